@@ -1,0 +1,159 @@
+//===- NVWGMMAOps.td - nvwgmma operations ------------------*- tablegen -*-===//
+//
+// One op per PTX wgmma instruction. Mnemonics follow PTX without `wgmma.`.
+// Verifiers are thin: they call the rule table in lib/IR/Constraints.cpp,
+// whose rules carry the labels of docs/Constraints.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVWGMMA_OPS_TD
+#define NVWGMMA_OPS_TD
+
+include "mlir/IR/OpBase.td"
+include "nvwgmma/IR/NVWGMMADialect.td"
+include "nvwgmma/IR/NVWGMMAEnums.td"
+include "nvwgmma/IR/NVWGMMAAttrs.td"
+
+def NVWGMMA_FenceOp : NVWGMMA_Op<"fence"> {
+  let summary = "wgmma.fence.sync.aligned: order register accesses before wgmma";
+  let description = [{
+    Establishes an ordering between prior accesses to any warpgroup registers
+    and the register accesses (accumulator and A fragment) of subsequent
+    `nvwgmma.mma_async` ops. Required before the first `mma_async` and
+    whenever the warpgroup touched those registers in between, except for
+    accumulator chaining between `mma_async` ops of the same shape.
+
+    ```mlir
+    nvwgmma.fence
+    ```
+
+    Lowers to `nvvm.wgmma.fence.aligned` or to the LLVM intrinsic
+    `llvm.nvvm.wgmma.fence.sync.aligned`. Requires `sm_90a`, PTX ISA 8.0.
+
+    [PTX ISA 9.7.15.7.1](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-fence)
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def NVWGMMA_CommitGroupOp : NVWGMMA_Op<"commit_group"> {
+  let summary = "wgmma.commit_group.sync.aligned: close the current wgmma-group";
+  let description = [{
+    Commits all prior uncommitted `nvwgmma.mma_async` ops of the executing
+    warpgroup into one wgmma-group. With no uncommitted op it creates an
+    empty group. PTX gives the instruction no type or layout suffix, and
+    neither does this op.
+
+    ```mlir
+    nvwgmma.commit_group
+    ```
+
+    Lowers to `nvvm.wgmma.commit.group.sync.aligned` or to the LLVM intrinsic
+    `llvm.nvvm.wgmma.commit_group.sync.aligned`. Requires `sm_90a`, PTX 8.0.
+
+    [PTX ISA 9.7.15.7.2](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-commit-group)
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def NVWGMMA_WaitGroupOp : NVWGMMA_Op<"wait_group"> {
+  let summary = "wgmma.wait_group.sync.aligned N: wait for all but N groups";
+  let description = [{
+    Waits until at most `N` of the most recent wgmma-groups are pending and
+    all prior ones have completed. `N` is an immediate: any non-negative
+    64-bit integer is accepted, as by ptxas (rule wait_group_c1).
+
+    ```mlir
+    nvwgmma.wait_group 0
+    nvwgmma.wait_group 1
+    ```
+
+    Lowers to `nvvm.wgmma.wait.group.sync.aligned N` or to the LLVM intrinsic
+    `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 N)`. Requires `sm_90a`,
+    PTX ISA 8.0.
+
+    [PTX ISA 9.7.15.7.3](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group)
+  }];
+  let arguments = (ins I64Attr:$group);
+  let assemblyFormat = "$group attr-dict";
+  let hasVerifier = 1;
+}
+
+def NVWGMMA_MmaAsyncOp : NVWGMMA_Op<"mma_async"> {
+  let summary = "wgmma.mma_async.sync.aligned: D = A * B (+ D) on a warpgroup";
+  let description = [{
+    Issues one asynchronous warpgroup matrix multiply-accumulate of shape
+    m64nNkK. A is a 64-bit shared-memory matrix descriptor (`i64`) or a
+    register fragment of exactly four 32-bit registers; B is always a
+    descriptor; the accumulator is an `!llvm.struct` of N/2 registers (`f32`
+    for f32, `i32` for s32) or N/4 registers of packed 2 x f16 (`i32`) for an
+    f16 accumulator. The result has the accumulator's type.
+
+    Grammar (groups in the order of the PTX operands):
+
+    ```
+    %d = nvwgmma.mma_async A, B-desc, C, #nvwgmma.shape<m = 64, n = N, k = K>,
+           D [dtype, scale-d (, satfinite)?],
+           A [atype, scale-a, layout-a],
+           B [btype, scale-b, layout-b]
+           : type(A), type(C) -> type(D)
+    ```
+
+    * `scale-d` is `zero` (D = A*B), `one` (D = A*B + D) or an `i1` SSA value
+      decided at run time (e.g. `k > 0` in a K loop).
+    * `scale-a`/`scale-b` are `one` or `neg` (imm-scale -1; f16, bf16, tf32
+      and fp8 only).
+    * Layouts follow upstream nvvm: A `row` and B `col` are the untransposed
+      defaults; A `col` sets imm-trans-a (descriptor A only), B `row` sets
+      imm-trans-b. Transposes exist for f16 and bf16 only.
+    * `satfinite` exists for s8/u8 only. b1 is emitted as `.and.popc`, the
+      only b1 operation PTX has for wgmma.
+
+    Example:
+
+    ```mlir
+    %d = nvwgmma.mma_async %descA, %descB, %acc,
+           #nvwgmma.shape<m = 64, n = 8, k = 16>,
+           D [f32, one], A [f16, one, row], B [f16, one, col]
+           : i64, !llvm.struct<(f32, f32, f32, f32)>
+           -> !llvm.struct<(f32, f32, f32, f32)>
+    ```
+
+    Requires `sm_90a`; PTX ISA 8.0, or 8.4 for mixed s8/u8.
+
+    [PTX ISA 9.7.15.5.2](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma)
+  }];
+  let arguments = (ins
+    AnyType:$a,
+    I64:$descB,
+    AnyType:$acc,
+    Optional<I1>:$scaleDValue,
+    NVWGMMA_ShapeAttr:$shape,
+    NVWGMMA_ElemTypeAttr:$typeD,
+    OptionalAttr<NVWGMMA_ScaleDAttr>:$scaleD,
+    UnitAttr:$satfinite,
+    NVWGMMA_ElemTypeAttr:$typeA,
+    NVWGMMA_ScaleInAttr:$scaleA,
+    NVWGMMA_LayoutAttr:$layoutA,
+    NVWGMMA_ElemTypeAttr:$typeB,
+    NVWGMMA_ScaleInAttr:$scaleB,
+    NVWGMMA_LayoutAttr:$layoutB
+  );
+  let results = (outs AnyType:$res);
+  let assemblyFormat = [{
+    $a `,` $descB `,` $acc `,` $shape `,`
+    `D` `[` $typeD `,` custom<ScaleD>($scaleDValue, $scaleD)
+        (`,` `satfinite` $satfinite^)? `]` `,`
+    `A` `[` $typeA `,` $scaleA `,` $layoutA `]` `,`
+    `B` `[` $typeB `,` $scaleB `,` $layoutB `]`
+    attr-dict `:` type($a) `,` type($acc) `->` type($res)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The op's configuration as the rule table and the PTX emitter see it.
+    MmaAsyncConfig getConfig();
+    /// True when A is a register fragment rather than a descriptor.
+    bool isAFromRegisters() { return !getA().getType().isInteger(64); }
+  }];
+}
+
+#endif // NVWGMMA_OPS_TD

@@ -1,0 +1,128 @@
+//===- NVWGMMAToLLVM.cpp - nvwgmma to LLVM dialect ------------------------===//
+
+#include "nvwgmma/Conversion/Passes.h"
+#include "nvwgmma/IR/NVWGMMAOps.h"
+#include "nvwgmma/PTX/PtxEmitter.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir {
+namespace nvwgmma {
+#define GEN_PASS_DEF_CONVERTNVWGMMATOLLVM
+#include "nvwgmma/Conversion/Passes.h.inc"
+} // namespace nvwgmma
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::nvwgmma;
+
+/// Widens a 32-bit register of any type (i32, f32, vector<2xf16>, ...) to the
+/// i32 the "r" constraint takes.
+static Value asI32(RewriterBase &rewriter, Location loc, Value v) {
+  Type i32 = rewriter.getI32Type();
+  if (v.getType() == i32)
+    return v;
+  return LLVM::BitcastOp::create(rewriter, loc, i32, v);
+}
+
+static Value materialize(RewriterBase &rewriter, MmaAsyncOp op,
+                         const PtxOperandSource &src) {
+  Location loc = op.getLoc();
+  switch (src.kind) {
+  case PtxOperandSource::Accumulator:
+    return LLVM::ExtractValueOp::create(rewriter, loc, op.getAcc(), src.index);
+  case PtxOperandSource::AFragment:
+    return asI32(rewriter, loc,
+                 LLVM::ExtractValueOp::create(rewriter, loc, op.getA(),
+                                              src.index));
+  case PtxOperandSource::ADescriptor:
+    return op.getA();
+  case PtxOperandSource::BDescriptor:
+    return op.getDescB();
+  case PtxOperandSource::ScaleDValue:
+    return LLVM::ZExtOp::create(rewriter, loc, rewriter.getI32Type(),
+                                op.getScaleDValue());
+  case PtxOperandSource::Immediate:
+    return LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
+                                    rewriter.getI32IntegerAttr(src.index));
+  case PtxOperandSource::SparseMeta:
+    break;
+  }
+  // Dense mma_async has no sparsity metadata; the emitter never asks for it.
+  return Value();
+}
+
+void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op) {
+  PtxInstruction ptx = buildMmaAsyncPtx(op.getConfig());
+  SmallVector<Value> inputs;
+  rewriter.setInsertionPoint(op);
+  for (const PtxOperand &operand : ptx.operands)
+    if (!operand.isOutput)
+      inputs.push_back(materialize(rewriter, op, operand.source));
+  auto asmDialect = LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                              LLVM::AsmDialect::AD_ATT);
+  auto inlineAsm = LLVM::InlineAsmOp::create(
+      rewriter, op.getLoc(), op.getRes().getType(), inputs, ptx.asmText,
+      ptx.getConstraints(), /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+      asmDialect, /*operand_attrs=*/ArrayAttr());
+  rewriter.replaceOp(op, inlineAsm.getResult(0));
+}
+
+namespace {
+
+Value i64Constant(RewriterBase &rewriter, Location loc, int64_t v) {
+  return LLVM::ConstantOp::create(rewriter, loc, rewriter.getI64Type(),
+                                  rewriter.getI64IntegerAttr(v));
+}
+
+template <typename OpT>
+struct IntrinsicPattern : OpRewritePattern<OpT> {
+  IntrinsicPattern(MLIRContext *ctx, StringRef intrinsic)
+      : OpRewritePattern<OpT>(ctx), intrinsic(intrinsic) {}
+
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<Value> args;
+    if constexpr (std::is_same_v<OpT, WaitGroupOp>)
+      args.push_back(i64Constant(rewriter, op.getLoc(), op.getGroup()));
+    LLVM::CallIntrinsicOp::create(rewriter, op.getLoc(),
+                                  rewriter.getStringAttr(intrinsic), args);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  StringRef intrinsic;
+};
+
+struct MmaAsyncToInlineAsm : OpRewritePattern<MmaAsyncOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MmaAsyncOp op,
+                                PatternRewriter &rewriter) const override {
+    lowerMmaAsyncToInlineAsm(rewriter, op);
+    return success();
+  }
+};
+
+struct ConvertNVWGMMAToLLVMPass
+    : nvwgmma::impl::ConvertNVWGMMAToLLVMBase<ConvertNVWGMMAToLLVMPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateNVWGMMAToLLVMConversionPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void nvwgmma::populateNVWGMMAToLLVMConversionPatterns(
+    RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<IntrinsicPattern<FenceOp>>(
+      ctx, "llvm.nvvm.wgmma.fence.sync.aligned");
+  patterns.add<IntrinsicPattern<CommitGroupOp>>(
+      ctx, "llvm.nvvm.wgmma.commit_group.sync.aligned");
+  patterns.add<IntrinsicPattern<WaitGroupOp>>(
+      ctx, "llvm.nvvm.wgmma.wait_group.sync.aligned");
+  patterns.add<MmaAsyncToInlineAsm>(ctx);
+}

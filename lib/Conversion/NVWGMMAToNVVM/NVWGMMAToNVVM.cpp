@@ -1,0 +1,112 @@
+//===- NVWGMMAToNVVM.cpp - nvwgmma to upstream nvvm -----------------------===//
+
+#include "nvwgmma/Conversion/Passes.h"
+#include "nvwgmma/IR/NVWGMMAOps.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Transforms/WalkPatternRewriteDriver.h"
+
+namespace mlir {
+namespace nvwgmma {
+#define GEN_PASS_DEF_CONVERTNVWGMMATONVVM
+#include "nvwgmma/Conversion/Passes.h.inc"
+} // namespace nvwgmma
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::nvwgmma;
+
+namespace {
+
+/// Upstream's WGMMATypes spell every case as we do; map by name.
+NVVM::WGMMATypesAttr toNVVM(MLIRContext *ctx, ElemType t) {
+  return NVVM::WGMMATypesAttr::get(
+      ctx, *NVVM::symbolizeWGMMATypes(stringifyElemType(t)));
+}
+
+/// Upstream cannot express A in registers, a runtime scale-d or sparsity,
+/// and emits b1 without `.and.popc` (which ptxas rejects).
+bool upstreamCanExpress(MmaAsyncOp op) {
+  MmaAsyncConfig c = op.getConfig();
+  return !c.aFromRegisters && !c.runtimeScaleD && !c.sparse &&
+         c.typeA != ElemType::b1;
+}
+
+struct MmaAsyncToNVVM : OpRewritePattern<MmaAsyncOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MmaAsyncOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!upstreamCanExpress(op)) {
+      lowerMmaAsyncToInlineAsm(rewriter, op);
+      return success();
+    }
+    MLIRContext *ctx = op.getContext();
+    MmaAsyncConfig c = op.getConfig();
+    auto scaleIn = [&](ScaleIn s) {
+      return NVVM::WGMMAScaleInAttr::get(
+          ctx, s == ScaleIn::one ? NVVM::WGMMAScaleIn::one
+                                 : NVVM::WGMMAScaleIn::neg);
+    };
+    auto layout = [&](Layout l) {
+      return NVVM::MMALayoutAttr::get(
+          ctx, l == Layout::row ? NVVM::MMALayout::row : NVVM::MMALayout::col);
+    };
+    NVVM::MMAIntOverflowAttr satfinite;
+    if (c.satfinite)
+      satfinite =
+          NVVM::MMAIntOverflowAttr::get(ctx, NVVM::MMAIntOverflow::satfinite);
+    auto nvvmOp = NVVM::WgmmaMmaAsyncOp::create(
+        rewriter, op.getLoc(), op.getRes().getType(), op.getAcc(), op.getA(),
+        op.getDescB(), NVVM::MMAShapeAttr::get(ctx, c.m, c.n, c.k),
+        toNVVM(ctx, c.typeA), toNVVM(ctx, c.typeB), toNVVM(ctx, c.typeD),
+        NVVM::WGMMAScaleOutAttr::get(ctx, c.scaleD == ScaleD::one
+                                              ? NVVM::WGMMAScaleOut::one
+                                              : NVVM::WGMMAScaleOut::zero),
+        scaleIn(c.scaleA), scaleIn(c.scaleB), layout(c.layoutA),
+        layout(c.layoutB), satfinite);
+    // Our verifier is stricter than upstream's, so this holds for every
+    // legal op; fall back to inline PTX rather than emit invalid nvvm.
+    ScopedDiagnosticHandler silence(ctx, [](Diagnostic &) { return success(); });
+    if (failed(mlir::verify(nvvmOp))) {
+      rewriter.eraseOp(nvvmOp);
+      lowerMmaAsyncToInlineAsm(rewriter, op);
+      return success();
+    }
+    rewriter.replaceOp(op, nvvmOp.getResults());
+    return success();
+  }
+};
+
+template <typename OpT, typename NVVMOpT>
+struct OneToOne : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    if constexpr (std::is_same_v<OpT, WaitGroupOp>)
+      rewriter.replaceOpWithNewOp<NVVMOpT>(op, op.getGroup());
+    else
+      rewriter.replaceOpWithNewOp<NVVMOpT>(op);
+    return success();
+  }
+};
+
+struct ConvertNVWGMMAToNVVMPass
+    : nvwgmma::impl::ConvertNVWGMMAToNVVMBase<ConvertNVWGMMAToNVVMPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateNVWGMMAToNVVMConversionPatterns(patterns);
+    walkAndApplyPatterns(getOperation(), std::move(patterns));
+  }
+};
+
+} // namespace
+
+void nvwgmma::populateNVWGMMAToNVVMConversionPatterns(
+    RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<OneToOne<FenceOp, NVVM::WgmmaFenceAlignedOp>,
+               OneToOne<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>,
+               OneToOne<WaitGroupOp, NVVM::WgmmaWaitGroupSyncOp>,
+               MmaAsyncToNVVM>(ctx);
+}

@@ -1,0 +1,43 @@
+//===- Pipelines.cpp - nvwgmma-to-llvm-pipeline ---------------------------===//
+
+#include "nvwgmma/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace {
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<unsigned> indexBitwidth{*this, "index-bitwidth",
+                                 llvm::cl::desc("bitwidth of index"),
+                                 llvm::cl::init(64)};
+};
+
+void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  // nvwgmma first: its ops take and produce LLVM types, which the later
+  // conversions leave untouched.
+  pm.addPass(nvwgmma::createConvertNVWGMMAToLLVM());
+  pm.addPass(createSCFToControlFlowPass());
+  ConvertGpuOpsToNVVMOpsOptions gpuOptions;
+  gpuOptions.indexBitwidth = options.indexBitwidth;
+  pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(gpuOptions));
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+} // namespace
+
+void nvwgmma::registerNVWGMMAPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "nvwgmma-to-llvm-pipeline",
+      "Lower nvwgmma and the upstream dialects of a kernel (func, arith, scf, "
+      "cf, memref, gpu, nvvm) to LLVM dialect",
+      buildPipeline);
+}

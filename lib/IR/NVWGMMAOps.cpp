@@ -1,0 +1,108 @@
+//===- NVWGMMAOps.cpp - nvwgmma operations --------------------------------===//
+//
+// Verifiers only translate the op into the rule table's terms; the rules and
+// their messages live in Constraints.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvwgmma/IR/NVWGMMAOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::nvwgmma;
+
+//===----------------------------------------------------------------------===//
+// scale-d: a constant keyword or an i1 SSA value
+//===----------------------------------------------------------------------===//
+
+static ParseResult
+parseScaleD(OpAsmParser &parser,
+            std::optional<OpAsmParser::UnresolvedOperand> &value,
+            ScaleDAttr &attr) {
+  OpAsmParser::UnresolvedOperand operand;
+  OptionalParseResult hasOperand = parser.parseOptionalOperand(operand);
+  if (hasOperand.has_value()) {
+    if (failed(*hasOperand))
+      return failure();
+    value = operand;
+    return success();
+  }
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  llvm::StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ScaleD> scale = symbolizeScaleD(keyword);
+  if (!scale)
+    return parser.emitError(loc)
+           << "scale-d must be zero, one or an i1 value, but got '" << keyword
+           << "'";
+  attr = ScaleDAttr::get(parser.getContext(), *scale);
+  return success();
+}
+
+static void printScaleD(OpAsmPrinter &printer, Operation *, Value value,
+                        ScaleDAttr attr) {
+  if (value)
+    printer << value;
+  else if (attr)
+    printer << stringifyScaleD(attr.getValue());
+}
+
+#define GET_OP_CLASSES
+#include "nvwgmma/IR/NVWGMMAOps.cpp.inc"
+
+static LogicalResult emitViolation(Operation *op,
+                                   const std::optional<RuleViolation> &v) {
+  if (!v)
+    return success();
+  return op->emitOpError() << v->message;
+}
+
+//===----------------------------------------------------------------------===//
+// WaitGroupOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WaitGroupOp::verify() {
+  return emitViolation(*this, checkWaitGroup(getGroup()));
+}
+
+//===----------------------------------------------------------------------===//
+// MmaAsyncOp
+//===----------------------------------------------------------------------===//
+
+MmaAsyncConfig MmaAsyncOp::getConfig() {
+  MmaAsyncConfig c;
+  ShapeAttr shape = getShape();
+  c.m = shape.getM();
+  c.n = shape.getN();
+  c.k = shape.getK();
+  c.typeA = getTypeA();
+  c.typeB = getTypeB();
+  c.typeD = getTypeD();
+  c.aFromRegisters = isAFromRegisters();
+  c.satfinite = getSatfinite();
+  c.runtimeScaleD = static_cast<bool>(getScaleDValue());
+  if (std::optional<ScaleD> s = getScaleD())
+    c.scaleD = *s;
+  c.scaleA = getScaleA();
+  c.scaleB = getScaleB();
+  c.layoutA = getLayoutA();
+  c.layoutB = getLayoutB();
+  return c;
+}
+
+LogicalResult MmaAsyncOp::verify() {
+  bool hasValue = static_cast<bool>(getScaleDValue());
+  bool hasAttr = getScaleDAttr() != nullptr;
+  if (hasValue == hasAttr)
+    return emitOpError() << "scale-d must be given exactly once, as zero/one "
+                            "or as an i1 value, but got "
+                         << (hasValue ? "both" : "neither")
+                         << " (mma_async_c16)";
+  return emitViolation(*this, checkMmaAsync(getConfig(), getA().getType(),
+                                            getAcc().getType(),
+                                            getRes().getType()));
+}

@@ -1,0 +1,185 @@
+"""Lower modules that use nvwgmma to LLVM dialect and to PTX.
+
+    from nvwgmma.compile import compile_to_ptx
+    ptx = compile_to_ptx(module)            # a `.version`/`.target` PTX string
+
+The path is: nvwgmma-check-target -> nvwgmma-to-llvm-pipeline (in process)
+-> `mlir-translate --mlir-to-llvmir` -> `llc -march=nvptx64 -mcpu=sm_90a`
+(both from the MLIR/LLVM wheels) and, with `assemble=True`, `ptxas`.
+
+Command line: `python -m nvwgmma.compile kernel.mlir [-o kernel.ptx]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+
+from .tools import require_tool
+
+PIPELINE = "nvwgmma-to-llvm-pipeline"
+
+
+class CompileError(RuntimeError):
+    """A step of compile_to_ptx failed; the message carries its diagnostics."""
+
+
+def _ir():
+    from . import ir, passmanager  # noqa: F401 (loads the native core)
+    from ._mlir_libs import _nvwgmma
+
+    return ir, passmanager, _nvwgmma
+
+
+def required_ptx_version(module) -> int:
+    """PTX ISA version (major*10+minor) every nvwgmma op of `module` needs.
+
+    80 for the base instructions, 84 for mixed s8/u8, 82 for sparse; 0 when
+    the module holds no nvwgmma op.
+    """
+    _, _, native = _ir()
+    return native.required_ptx_version(_operation(module))
+
+
+def _operation(module):
+    return module.operation if hasattr(module, "operation") else module
+
+
+def _run(pipeline: str, module) -> None:
+    _, passmanager, _ = _ir()
+    pm = passmanager.PassManager.parse(
+        f"builtin.module({pipeline})", context=module.context
+    )
+    pm.run(_operation(module))
+
+
+def check_target(module, chip: str = "sm_90a", ptx_version: int = 0) -> None:
+    """Raise if `chip`/`ptx_version` cannot carry every nvwgmma op of `module`."""
+    _run(f"nvwgmma-check-target{{chip={chip} ptx-version={ptx_version}}}", module)
+
+
+def lower_to_llvm(module) -> None:
+    """Run nvwgmma-to-llvm-pipeline on `module` in place."""
+    _run(PIPELINE, module)
+
+
+def _kernel_module_text(module) -> str:
+    """The LLVM-dialect text mlir-translate should export.
+
+    A module with one gpu.module exports that gpu.module's body (the device
+    code); otherwise the module itself.
+    """
+    ir, _, _ = _ir()
+    gpu_modules = [
+        op
+        for op in module.body.operations
+        if op.operation.name == "gpu.module"
+    ]
+    if len(gpu_modules) > 1:
+        raise CompileError(
+            f"expected at most one gpu.module, but got {len(gpu_modules)}"
+        )
+    if not gpu_modules:
+        return str(module)
+    body = gpu_modules[0].regions[0].blocks[0]
+    ops = "\n".join(str(op) for op in body.operations)
+    return "module {\n" + ops + "\n}\n"
+
+
+def _tool(argv, stdin: str, what: str) -> str:
+    proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise CompileError(f"{what} failed:\n{proc.stderr.strip()}")
+    return proc.stdout
+
+
+def run_ptxas(ptx: str, chip: str = "sm_90a", extra_args=()) -> str:
+    """Assemble `ptx` with ptxas; returns ptxas's messages (stderr).
+
+    Raises CompileError with ptxas's diagnostics when it rejects the PTX.
+    """
+    ptxas = require_tool("ptxas")
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx", delete=False) as f:
+        f.write(ptx)
+        path = f.name
+    proc = subprocess.run(
+        [ptxas, f"-arch={chip}", *extra_args, path, "-o", "/dev/null"],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0:
+        raise CompileError(f"ptxas failed:\n{proc.stderr.strip()}")
+    return proc.stderr
+
+
+def compile_to_ptx(
+    module,
+    chip: str = "sm_90a",
+    ptx_version: int | None = None,
+    assemble: bool = False,
+) -> str:
+    """Compile a module using nvwgmma (and upstream dialects) to PTX text.
+
+    `module` is not modified: a copy is lowered. `ptx_version` defaults to the
+    lowest version every op needs (at least 8.0); a too-low version or a
+    target other than sm_90a raises before any external tool runs. With
+    `assemble=True` the PTX is also assembled by ptxas.
+    """
+    ir, _, _ = _ir()
+    required = max(required_ptx_version(module), 80)
+    version = required if ptx_version is None else ptx_version
+    check_target(module, chip, version)
+    copy = ir.Module.parse(str(module), context=module.context)
+    lower_to_llvm(copy)
+    llvm_ir = _tool(
+        [require_tool("mlir-translate"), "--mlir-to-llvmir"],
+        _kernel_module_text(copy),
+        "mlir-translate",
+    )
+    ptx = _tool(
+        [
+            require_tool("llc"),
+            "-march=nvptx64",
+            f"-mcpu={chip}",
+            f"-mattr=+ptx{version}",
+        ],
+        llvm_ir,
+        "llc",
+    )
+    if assemble:
+        run_ptxas(ptx, chip)
+    return ptx
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m nvwgmma.compile",
+        description="Compile an MLIR file using nvwgmma to PTX.",
+    )
+    parser.add_argument("input", help="MLIR file ('-' for stdin)")
+    parser.add_argument("-o", "--output", default="-", help="PTX file")
+    parser.add_argument("--chip", default="sm_90a")
+    parser.add_argument("--ptx-version", type=int, default=None)
+    parser.add_argument("--assemble", action="store_true", help="run ptxas too")
+    args = parser.parse_args(argv)
+    ir, _, _ = _ir()
+    text = sys.stdin.read() if args.input == "-" else open(args.input).read()
+    try:
+        with ir.Context():
+            module = ir.Module.parse(text)
+            ptx = compile_to_ptx(module, args.chip, args.ptx_version, args.assemble)
+    except (CompileError, ir.MLIRError, FileNotFoundError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.output == "-":
+        sys.stdout.write(ptx)
+    else:
+        with open(args.output, "w") as f:
+            f.write(ptx)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Friendly builders (filled in below)."""

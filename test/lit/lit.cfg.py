@@ -1,0 +1,62 @@
+# lit configuration for nvwgmma. Works from a source checkout against either
+# the installed package (`lit test/lit`, tools found next to the running
+# Python) or a CMake build tree (`--param nvwgmma_tools_dir=build/bin`, which
+# `ninja check-nvwgmma` passes).
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "nvwgmma"
+# PyPI lit rejects execute_external=True; the internal shell is portable.
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.excludes = ["lit.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+
+def wheel_bin(package, tool):
+    """A tool shipped in the MLIR/LLVM wheels (site-packages/<pkg>/bin)."""
+    for entry in sys.path:
+        candidate = os.path.join(entry, package, "bin", tool)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def find_tool(name, package=None, required=True):
+    tools_dir = lit_config.params.get("nvwgmma_tools_dir")
+    search = [tools_dir] if tools_dir else []
+    search.append(os.path.dirname(sys.executable))
+    for directory in search:
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    found = (wheel_bin(package, name) if package else None) or shutil.which(name)
+    if not found and required:
+        lit_config.fatal(
+            f"cannot find '{name}': install the package (see README.md) or pass "
+            "--param nvwgmma_tools_dir=<build>/bin"
+        )
+    return found
+
+
+tools = {
+    "nvwgmma-opt": find_tool("nvwgmma-opt"),
+    "mlir-opt": find_tool("mlir-opt", "mlir"),
+    "mlir-translate": find_tool("mlir-translate", "mlir"),
+    "llc": find_tool("llc", "llvm"),
+    "FileCheck": find_tool("FileCheck", "llvm"),
+    "not": find_tool("not", "llvm", required=False),
+}
+for name, path in tools.items():
+    if path:
+        config.substitutions.append((r"\b%s\b" % name.replace("-", r"\-"), path))
+lit_config.note("nvwgmma-opt: " + tools["nvwgmma-opt"])
+
+ptxas = shutil.which("ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append((r"\bptxas\b", ptxas))
