@@ -51,6 +51,31 @@ static void printScaleD(OpAsmPrinter &printer, Operation *, Value value,
     printer << stringifyScaleD(attr.getValue());
 }
 
+//===----------------------------------------------------------------------===//
+// Enum attributes as bare PTX keywords (`f16`, `neg`, `col`)
+//===----------------------------------------------------------------------===//
+
+template <typename AttrT>
+static ParseResult parseEnumKeyword(OpAsmParser &parser, AttrT &attr) {
+  using EnumT = decltype(std::declval<AttrT>().getValue());
+  llvm::SMLoc loc = parser.getCurrentLocation();
+  llvm::StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<EnumT> value = symbolizeEnum<EnumT>(keyword);
+  if (!value)
+    return parser.emitError(loc)
+           << "'" << keyword << "' is not a valid " << AttrT::getMnemonic()
+           << " keyword";
+  attr = AttrT::get(parser.getContext(), *value);
+  return success();
+}
+
+template <typename AttrT>
+static void printEnumKeyword(OpAsmPrinter &printer, Operation *, AttrT attr) {
+  printer << stringifyEnum(attr.getValue());
+}
+
 #define GET_OP_CLASSES
 #include "nvwgmma/IR/NVWGMMAOps.cpp.inc"
 

@@ -9,6 +9,7 @@
 
 #include "nvwgmma/PTX/PtxEmitter.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;

@@ -140,11 +140,14 @@ def NVWGMMA_MmaAsyncOp : NVWGMMA_Op<"mma_async"> {
   );
   let results = (outs AnyType:$res);
   let assemblyFormat = [{
-    $a `,` $descB `,` $acc `,` $shape `,`
-    `D` `[` $typeD `,` custom<ScaleD>($scaleDValue, $scaleD)
+    $a `,` $descB `,` $acc `,` qualified($shape) `,`
+    `D` ` ` `[` custom<EnumKeyword>($typeD) `,`
+        custom<ScaleD>($scaleDValue, $scaleD)
         (`,` `satfinite` $satfinite^)? `]` `,`
-    `A` `[` $typeA `,` $scaleA `,` $layoutA `]` `,`
-    `B` `[` $typeB `,` $scaleB `,` $layoutB `]`
+    `A` ` ` `[` custom<EnumKeyword>($typeA) `,` custom<EnumKeyword>($scaleA)
+        `,` custom<EnumKeyword>($layoutA) `]` `,`
+    `B` ` ` `[` custom<EnumKeyword>($typeB) `,` custom<EnumKeyword>($scaleB)
+        `,` custom<EnumKeyword>($layoutB) `]`
     attr-dict `:` type($a) `,` type($acc) `->` type($res)
   }];
   let hasVerifier = 1;
