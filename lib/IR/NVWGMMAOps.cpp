@@ -38,7 +38,7 @@ parseScaleD(OpAsmParser &parser,
   if (!scale)
     return parser.emitError(loc)
            << "scale-d must be zero, one or an i1 value, but got '" << keyword
-           << "'";
+           << "' (mma_async_c16)";
   attr = ScaleDAttr::get(parser.getContext(), *scale);
   return success();
 }

@@ -28,7 +28,7 @@ def wheel_bin(package, tool):
 
 def find_tool(name, package=None, required=True):
     tools_dir = lit_config.params.get("nvwgmma_tools_dir")
-    search = [tools_dir] if tools_dir else []
+    search = [os.path.abspath(tools_dir)] if tools_dir else []
     search.append(os.path.dirname(sys.executable))
     for directory in search:
         candidate = os.path.join(directory, name)
