@@ -29,6 +29,9 @@ static std::string getOpcode(const MmaAsyncConfig &c) {
   return s;
 }
 
+/// imm-scale-a/b: the enum's storage value is not the PTX value.
+static int64_t immScale(ScaleIn s) { return s == ScaleIn::neg ? -1 : 1; }
+
 PtxInstruction nvwgmma::buildMmaAsyncPtx(const MmaAsyncConfig &c) {
   std::optional<InputFamily> family = getInputFamily(c.typeA, c.typeB);
   bool isFloat = family && *family != InputFamily::Int8 &&
@@ -69,8 +72,8 @@ PtxInstruction nvwgmma::buildMmaAsyncPtx(const MmaAsyncConfig &c) {
 
   std::string imms;
   if (isFloat) {
-    imms += ", " + e.addImmediate(static_cast<int64_t>(c.scaleA));
-    imms += ",  " + e.addImmediate(static_cast<int64_t>(c.scaleB));
+    imms += ", " + e.addImmediate(immScale(c.scaleA));
+    imms += ",  " + e.addImmediate(immScale(c.scaleB));
   }
   if (hasTranspose) {
     if (!c.aFromRegisters)

@@ -36,8 +36,10 @@ def NVWGMMA_ElemTypeAttr : EnumAttr<NVWGMMA_Dialect, NVWGMMA_ElemType, "type"> {
   let assemblyFormat = "$value";
 }
 
-def NVWGMMA_ScaleInOne : I32EnumAttrCase<"one", 1>;
-def NVWGMMA_ScaleInNeg : I32EnumAttrCase<"neg", -1>;
+// Stored as 0/1: TableGen's unsigned enums cannot hold PTX's -1. The PTX
+// immediate (1 or -1) is produced by the emitter, never by a cast.
+def NVWGMMA_ScaleInOne : I32EnumAttrCase<"one", 0>;
+def NVWGMMA_ScaleInNeg : I32EnumAttrCase<"neg", 1>;
 def NVWGMMA_ScaleIn : I32EnumAttr<"ScaleIn",
     "imm-scale-a / imm-scale-b: 1 keeps the input, -1 negates it",
     [NVWGMMA_ScaleInOne, NVWGMMA_ScaleInNeg]> {
