@@ -13,7 +13,8 @@ class DialectRegistry;
 namespace nvwgmma {
 
 /// nvwgmma plus the upstream dialects kernels combine it with: builtin, func,
-/// arith, llvm, nvvm, gpu, scf, memref, cf, index, math, vector, ub.
+/// arith, llvm, nvvm, gpu, scf, memref, cf, index, math, ub, with
+/// their ConvertToLLVM interfaces.
 void registerAllDialects(DialectRegistry &registry);
 
 /// nvwgmma's passes and pipelines plus the upstream passes needed to reach
