@@ -1,1 +1,236 @@
-"""Friendly builders (filled in below)."""
+"""Friendly builders for the nvwgmma dialect.
+
+    from nvwgmma.dialects import nvwgmma as wg
+    acc = wg.zero_accumulator("f32", 128)
+    d = wg.mma_async(acc, desc_a, desc_b, shape=(64, 128, 16),
+                     a_type="bf16", b_type="bf16", d_type="f32", scale_d=True)
+
+Every builder verifies the op it creates: an invalid combination raises
+`nvwgmma.errors.WgmmaRuleError` carrying the verifier's message and rule
+label, and leaves no op behind.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Sequence, Union
+
+from ..errors import WgmmaRuleError
+from ..ir import (
+    Attribute,
+    Context,
+    F32Type,
+    IntegerAttr,
+    IntegerType,
+    MLIRError,
+    Operation,
+    OpView,
+    Type,
+    Value,
+)
+from . import llvm as _llvm
+from ._nvwgmma_enum_gen import ElemType, Layout, ScaleD, ScaleIn
+from ._nvwgmma_ops_gen import CommitGroupOp, FenceOp, MmaAsyncOp, WaitGroupOp
+
+__all__ = [
+    "WgmmaRuleError",
+    "accumulator_type",
+    "a_fragment_type",
+    "commit_group",
+    "fence",
+    "inline_asm",
+    "mma_async",
+    "ptx",
+    "shape_attr",
+    "wait_group",
+    "zero_accumulator",
+]
+
+EnumLike = Union[str, ElemType]
+ShapeLike = Union[Sequence[int], Attribute]
+
+
+def _context(loc=None) -> Context:
+    return loc.context if loc is not None else Context.current
+
+
+def _enum(kind: type, value) -> object:
+    if isinstance(value, kind):
+        return value
+    try:
+        return kind[str(value)]
+    except KeyError:
+        choices = ", ".join(member.name for member in kind)
+        raise ValueError(
+            f"expected one of {choices} for {kind.__name__}, but got {value!r}"
+        ) from None
+
+
+@functools.lru_cache(maxsize=4096)
+def _attr(context: Context, text: str) -> Attribute:
+    return Attribute.parse(text, context=context)
+
+
+def shape_attr(shape: ShapeLike, context: Context | None = None) -> Attribute:
+    """`#nvwgmma.shape<m = M, n = N, k = K>` from an (m, n, k) tuple."""
+    if isinstance(shape, Attribute):
+        return shape
+    m, n, k = (int(v) for v in shape)
+    return _attr(context or Context.current, f"#nvwgmma.shape<m = {m}, n = {n}, k = {k}>")
+
+
+def _enum_attr(context: Context, mnemonic: str, value) -> Attribute:
+    return _attr(context, f"#nvwgmma<{mnemonic} {value}>")
+
+
+def accumulator_type(d_type: EnumLike, n: int, context: Context | None = None) -> Type:
+    """The accumulator struct of an m64nNk* mma_async with D type `d_type`.
+
+    n/2 f32 members for f32, n/2 i32 for s32, n/4 i32 (two packed f16 each)
+    for f16.
+    """
+    context = context or Context.current
+    d = _enum(ElemType, d_type)
+    if d == ElemType.f32:
+        member, count = F32Type.get(context), n // 2
+    elif d == ElemType.f16:
+        member, count = IntegerType.get_signless(32, context), n // 4
+    else:
+        member, count = IntegerType.get_signless(32, context), n // 2
+    return _llvm.StructType.get_literal([member] * count, context=context)
+
+
+def a_fragment_type(member: Type | None = None, context: Context | None = None) -> Type:
+    """The A register fragment: 4 x `member` (default i32)."""
+    context = context or Context.current
+    member = member or IntegerType.get_signless(32, context)
+    return _llvm.StructType.get_literal([member] * 4, context=context)
+
+
+def zero_accumulator(d_type: EnumLike, n: int, *, loc=None, ip=None) -> Value:
+    """An all-zero accumulator (`llvm.mlir.zero`) for (d_type, n)."""
+    return _llvm.mlir_zero(accumulator_type(d_type, n, _context(loc)), loc=loc, ip=ip)
+
+
+def _verified(op: OpView) -> OpView:
+    try:
+        op.operation.verify()
+    except MLIRError as error:
+        messages = [d.message for d in error.error_diagnostics] or [str(error)]
+        op.operation.erase()
+        raise WgmmaRuleError.from_diagnostic(messages[0]) from None
+    return op
+
+
+def fence(*, loc=None, ip=None) -> FenceOp:
+    """`nvwgmma.fence` (wgmma.fence.sync.aligned)."""
+    return FenceOp(loc=loc, ip=ip)
+
+
+def commit_group(*, loc=None, ip=None) -> CommitGroupOp:
+    """`nvwgmma.commit_group` (wgmma.commit_group.sync.aligned)."""
+    return CommitGroupOp(loc=loc, ip=ip)
+
+
+def wait_group(n: int, *, loc=None, ip=None) -> WaitGroupOp:
+    """`nvwgmma.wait_group n`: wait until at most n groups are pending."""
+    if not isinstance(n, int) or not -(2**63) <= n < 2**63:
+        raise WgmmaRuleError(
+            f"group must be a non-negative 64-bit integer, but got {n!r} "
+            "(wait_group_c1)",
+            "wait_group_c1",
+        )
+    group = IntegerAttr.get(IntegerType.get_signless(64, _context(loc)), n)
+    return _verified(WaitGroupOp(group, loc=loc, ip=ip))
+
+
+def mma_async(
+    acc: Value,
+    a: Value,
+    b_desc: Value,
+    *,
+    shape: ShapeLike,
+    a_type: EnumLike,
+    b_type: EnumLike | None = None,
+    d_type: EnumLike,
+    scale_d: Union[bool, Value] = True,
+    negate_a: bool = False,
+    negate_b: bool = False,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    satfinite: bool = False,
+    loc=None,
+    ip=None,
+) -> Value:
+    """`nvwgmma.mma_async`: D = A * B (+ D if scale_d) on one warpgroup.
+
+    acc      accumulator struct (see accumulator_type / zero_accumulator)
+    a        i64 shared-memory descriptor, or a 4 x 32-bit register fragment
+    b_desc   i64 shared-memory descriptor
+    shape    (64, n, k) or a #nvwgmma.shape attribute
+    a_type, b_type, d_type   PTX type names ("f16", "e4m3", "s32", ...) or
+             ElemType members; b_type defaults to a_type
+    scale_d  True/False (constant) or an i1 Value decided at run time
+    negate_a, negate_b        imm-scale -1 (f16, bf16, tf32, fp8)
+    transpose_a, transpose_b  imm-trans 1 (f16, bf16; transpose_a needs a
+             descriptor A)
+    satfinite                 clamp instead of wrap (s8/u8)
+
+    Returns the new accumulator Value. Raises WgmmaRuleError if the
+    combination is not a wgmma variant ptxas accepts for sm_90a.
+    """
+    context = acc.type.context
+    types = {
+        "typeA": _enum(ElemType, a_type),
+        "typeB": _enum(ElemType, a_type if b_type is None else b_type),
+        "typeD": _enum(ElemType, d_type),
+    }
+    kwargs = {}
+    if isinstance(scale_d, Value):
+        kwargs["scaleDValue"] = scale_d
+    else:
+        kwargs["scaleD"] = _enum_attr(context, "scale_d", "one" if scale_d else "zero")
+    op = MmaAsyncOp(
+        acc.type,
+        a,
+        b_desc,
+        acc,
+        shape_attr(shape, context),
+        _enum_attr(context, "type", types["typeD"]),
+        _enum_attr(context, "type", types["typeA"]),
+        _enum_attr(context, "scale_in", "neg" if negate_a else "one"),
+        _enum_attr(context, "layout", "col" if transpose_a else "row"),
+        _enum_attr(context, "type", types["typeB"]),
+        _enum_attr(context, "scale_in", "neg" if negate_b else "one"),
+        _enum_attr(context, "layout", "row" if transpose_b else "col"),
+        satfinite=satfinite,
+        loc=loc,
+        ip=ip,
+        **kwargs,
+    )
+    return _verified(op).result
+
+
+def _operation(op) -> Operation:
+    return op.operation if hasattr(op, "operation") else op.owner
+
+
+def ptx(op) -> str:
+    """The PTX text an nvwgmma op (or an mma_async result Value) lowers to,
+    with operands named (%d0, %descB) and immediates substituted."""
+    from .._mlir_libs import _nvwgmma
+
+    text = _nvwgmma.get_ptx(_operation(op), False)
+    if text is None:
+        raise ValueError("expected a verified nvwgmma op")
+    return text
+
+
+def inline_asm(op) -> tuple[str, str]:
+    """(asm string, constraint string) of the llvm.inline_asm an op lowers to."""
+    from .._mlir_libs import _nvwgmma
+
+    result = _nvwgmma.get_ptx(_operation(op), True)
+    if result is None:
+        raise ValueError("expected a verified nvwgmma op")
+    return result
