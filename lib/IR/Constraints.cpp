@@ -314,10 +314,10 @@ nvwgmma::checkMmaAsyncTypes(const MmaAsyncConfig &c, Type a, Type acc,
       return violation(
           "mma_async_c10",
           llvm::formatv("accumulator members must be {0} for a {1} "
-                        "accumulator{2}, but member {3} is {4}",
+                        "accumulator{2}, but got {3} at member {4}",
                         member, stringifyElemType(c.typeD),
-                        packedF16 ? " (two packed f16 each)" : "", i,
-                        typeToString(t)));
+                        packedF16 ? " (two packed f16 each)" : "",
+                        typeToString(t), i));
   }
   if (result != acc)
     return violation("mma_async_c11",

@@ -36,4 +36,6 @@ def body(ctx):
         f = func.FuncOp("f", ir.FunctionType.get([i64, i64, i1], []))
         block = f.add_entry_block()
     with ir.InsertionPoint(block):
+        ret = func.ReturnOp([])
+    with ir.InsertionPoint(ret):
         yield module, block.arguments

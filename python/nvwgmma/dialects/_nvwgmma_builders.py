@@ -34,6 +34,8 @@ from ._nvwgmma_ops_gen import CommitGroupOp, FenceOp, MmaAsyncOp, WaitGroupOp
 
 __all__ = [
     "WgmmaRuleError",
+    "descriptor",
+    "advance_descriptor",
     "accumulator_type",
     "a_fragment_type",
     "commit_group",
@@ -234,3 +236,57 @@ def inline_asm(op) -> tuple[str, str]:
     if result is None:
         raise ValueError("expected a verified nvwgmma op")
     return result
+
+
+def _i64_constant(value: int, loc=None, ip=None) -> Value:
+    i64 = IntegerType.get_signless(64, _context(loc))
+    signed = value - (1 << 64) if value >= 1 << 63 else value
+    return _llvm.ConstantOp(i64, IntegerAttr.get(i64, signed), loc=loc, ip=ip).result
+
+
+def descriptor(
+    address: Value,
+    *,
+    leading_byte_offset: int,
+    stride_byte_offset: int,
+    swizzle="none",
+    base_offset: int = 0,
+    loc=None,
+    ip=None,
+) -> Value:
+    """Build the i64 matrix descriptor of a shared-memory tile in IR.
+
+    `address` is the tile's shared-memory address: an `!llvm.ptr<3>`, or an
+    i32/i64 byte address. The constant fields are validated and encoded by
+    `nvwgmma.descriptors.encode_descriptor` (every swizzle mode, unlike
+    upstream nvgpu's 128B-only builder); the start address is encoded at run
+    time as `(address & 0x3FFFF) >> 4` with llvm.and/lshr/or.
+    """
+    from ..descriptors import encode_descriptor
+
+    constant = int(
+        encode_descriptor(0, leading_byte_offset, stride_byte_offset, swizzle, base_offset)
+    )
+    context = _context(loc)
+    i64 = IntegerType.get_signless(64, context)
+    if isinstance(address.type, IntegerType):
+        if address.type.width > 64:
+            raise ValueError("descriptor address must be at most 64 bits wide")
+        if address.type.width < 64:
+            address = _llvm.zext(i64, address, loc=loc, ip=ip)
+    else:
+        address = _llvm.ptrtoint(i64, address, loc=loc, ip=ip)
+    masked = _llvm.and_(address, _i64_constant(0x3FFFF, loc, ip), loc=loc, ip=ip)
+    start = _llvm.lshr(masked, _i64_constant(4, loc, ip), loc=loc, ip=ip)
+    return _llvm.or_(start, _i64_constant(constant, loc, ip), loc=loc, ip=ip)
+
+
+def advance_descriptor(desc: Value, byte_offset: int, *, loc=None, ip=None) -> Value:
+    """The descriptor of the same tile `byte_offset` bytes further (a K-loop
+    step): adds byte_offset >> 4 to the start-address field."""
+    if byte_offset % 16:
+        raise ValueError(f"byte offset must be a multiple of 16, but got {byte_offset}")
+    from ..ir import Attribute
+
+    flags = Attribute.parse("#llvm.overflow<none>", context=_context(loc))
+    return _llvm.add(desc, _i64_constant(byte_offset >> 4, loc, ip), flags, loc=loc, ip=ip)

@@ -185,7 +185,7 @@ func.func @mma_async_c9_not_struct(%a: i64, %b: i64, %acc: vector<4xf32>) -> vec
 
 !i32x4 = !llvm.struct<(i32, i32, i32, i32)>
 func.func @mma_async_c10_f32_members(%a: i64, %b: i64, %acc: !i32x4) -> !i32x4 {
-  // expected-error @+1 {{'nvwgmma.mma_async' op accumulator members must be f32 for a f32 accumulator, but member 0 is i32 (mma_async_c10)}}
+  // expected-error @+1 {{'nvwgmma.mma_async' op accumulator members must be f32 for a f32 accumulator, but got i32 at member 0 (mma_async_c10)}}
   %r = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !i32x4 -> !i32x4
   return %r : !i32x4
@@ -195,7 +195,7 @@ func.func @mma_async_c10_f32_members(%a: i64, %b: i64, %acc: !i32x4) -> !i32x4 {
 
 !mixed = !llvm.struct<(i32, f32)>
 func.func @mma_async_c10_f16_members(%a: i64, %b: i64, %acc: !mixed) -> !mixed {
-  // expected-error @+1 {{'nvwgmma.mma_async' op accumulator members must be i32 for a f16 accumulator (two packed f16 each), but member 1 is f32 (mma_async_c10)}}
+  // expected-error @+1 {{'nvwgmma.mma_async' op accumulator members must be i32 for a f16 accumulator (two packed f16 each), but got f32 at member 1 (mma_async_c10)}}
   %r = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f16, one], A [f16, one, row], B [f16, one, col] : i64, !mixed -> !mixed
   return %r : !mixed
