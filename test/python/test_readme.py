@@ -1,0 +1,42 @@
+"""The README's Python and nvwgmma-opt examples work exactly as written."""
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+README = (pathlib.Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+def blocks(lang):
+    return re.findall(rf"```{lang}\n(.*?)```", README, flags=re.S)
+
+
+@pytest.mark.ptxas
+def test_python_example_runs(capsys):
+    (code,) = [b for b in blocks("python") if "compile_to_ptx" in b]
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "nvwgmma.wait_group 0" in out
+    assert "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16" in out
+    assert re.search(r"wgmma.wait_group.sync.aligned\s+0;", out)
+    assert 'llvm.call_intrinsic "llvm.nvvm.wgmma.wait_group.sync.aligned"' in out
+
+
+def test_nvwgmma_opt_example_runs(tmp_path):
+    (script,) = [b for b in blocks("sh") if "cat > /tmp/k.mlir" in b]
+    search = [os.environ.get("NVWGMMA_TOOLS_DIR", ""), str(pathlib.Path(sys.executable).parent)]
+    tool = shutil.which("nvwgmma-opt", path=os.pathsep.join(p for p in search if p))
+    if tool is None:
+        pytest.skip("nvwgmma-opt is not installed next to this Python")
+    script = script.replace("/tmp/k.mlir", str(tmp_path / "k.mlir"))
+    script = script.replace(".venv/bin/nvwgmma-opt", tool)
+    proc = subprocess.run(["bash", "-c", "set -e\n" + script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "nvvm.wgmma.mma_async" in proc.stdout
+    assert "llvm.inline_asm has_side_effects" in proc.stdout
+    assert "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%d0, %d1, %d2, %d3}" in proc.stdout
