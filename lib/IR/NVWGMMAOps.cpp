@@ -98,36 +98,52 @@ LogicalResult WaitGroupOp::verify() {
 // MmaAsyncOp
 //===----------------------------------------------------------------------===//
 
-MmaAsyncConfig MmaAsyncOp::getConfig() {
+/// The fields both mma_async forms share.
+template <typename OpT>
+static MmaAsyncConfig getCommonConfig(OpT op) {
   MmaAsyncConfig c;
-  ShapeAttr shape = getShape();
+  ShapeAttr shape = op.getShape();
   c.m = shape.getM();
   c.n = shape.getN();
   c.k = shape.getK();
-  c.typeA = getTypeA();
-  c.typeB = getTypeB();
-  c.typeD = getTypeD();
-  c.aFromRegisters = isAFromRegisters();
-  c.satfinite = getSatfinite();
-  c.runtimeScaleD = static_cast<bool>(getScaleDValue());
-  if (std::optional<ScaleD> s = getScaleD())
+  c.typeA = op.getTypeA();
+  c.typeB = op.getTypeB();
+  c.typeD = op.getTypeD();
+  c.aFromRegisters = op.isAFromRegisters();
+  c.satfinite = op.getSatfinite();
+  c.runtimeScaleD = static_cast<bool>(op.getScaleDValue());
+  if (std::optional<ScaleD> s = op.getScaleD())
     c.scaleD = *s;
-  c.scaleA = getScaleA();
-  c.scaleB = getScaleB();
-  c.layoutA = getLayoutA();
-  c.layoutB = getLayoutB();
+  c.scaleA = op.getScaleA();
+  c.scaleB = op.getScaleB();
+  c.layoutA = op.getLayoutA();
+  c.layoutB = op.getLayoutB();
   return c;
 }
 
-LogicalResult MmaAsyncOp::verify() {
-  bool hasValue = static_cast<bool>(getScaleDValue());
-  bool hasAttr = getScaleDAttr() != nullptr;
+template <typename OpT>
+static LogicalResult verifyMmaAsync(OpT op) {
+  bool hasValue = static_cast<bool>(op.getScaleDValue());
+  bool hasAttr = op.getScaleDAttr() != nullptr;
   if (hasValue == hasAttr)
-    return emitOpError() << "scale-d must be given exactly once, as zero/one "
-                            "or as an i1 value, but got "
-                         << (hasValue ? "both" : "neither")
-                         << " (mma_async_c16)";
-  return emitViolation(*this, checkMmaAsync(getConfig(), getA().getType(),
-                                            getAcc().getType(),
-                                            getRes().getType()));
+    return op.emitOpError()
+           << "scale-d must be given exactly once, as zero/one or as an i1 "
+              "value, but got "
+           << (hasValue ? "both" : "neither") << " (mma_async_c16)";
+  return emitViolation(op, checkMmaAsync(op.getConfig(), op.getA().getType(),
+                                         op.getAcc().getType(),
+                                         op.getRes().getType()));
 }
+
+MmaAsyncConfig MmaAsyncOp::getConfig() { return getCommonConfig(*this); }
+
+LogicalResult MmaAsyncOp::verify() { return verifyMmaAsync(*this); }
+
+MmaAsyncConfig MmaAsyncSpOp::getConfig() {
+  MmaAsyncConfig c = getCommonConfig(*this);
+  c.sparse = true;
+  c.sparsitySelector = getSpSelector();
+  return c;
+}
+
+LogicalResult MmaAsyncSpOp::verify() { return verifyMmaAsync(*this); }

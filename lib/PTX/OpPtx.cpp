@@ -24,6 +24,7 @@ std::optional<PtxInstruction> nvwgmma::buildPtx(Operation *op) {
         return plain("wgmma.wait_group.sync.aligned " +
                      std::to_string(w.getGroup()) + ";");
       })
-      .Case([](MmaAsyncOp mma) { return buildMmaAsyncPtx(mma.getConfig()); })
+      .Case<MmaAsyncOp, MmaAsyncSpOp>(
+          [](auto mma) { return buildMmaAsyncPtx(mma.getConfig()); })
       .Default([](Operation *) { return std::nullopt; });
 }

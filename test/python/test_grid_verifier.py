@@ -5,6 +5,7 @@ data/dense_verdicts.json; the `ptxas`-marked test re-derives those verdicts
 from the installed ptxas and checks them against the file.
 """
 
+import functools
 import json
 import os
 import random
@@ -14,19 +15,23 @@ import pytest
 
 import wgmma_grid
 
-DATA = os.path.join(os.path.dirname(__file__), "data", "dense_verdicts.json")
+DATA = os.path.join(os.path.dirname(__file__), "data")
+GRIDS = {
+    "dense": (wgmma_grid.points, wgmma_grid.instruction, 1092),
+    "sparse": (wgmma_grid.sparse_points, wgmma_grid.sparse_instruction, 1312),
+}
 
 
-def load_verdicts():
-    with open(DATA) as f:
+def load_verdicts(grid="dense"):
+    with open(os.path.join(DATA, f"{grid}_verdicts.json")) as f:
         data = json.load(f)
-    points = list(wgmma_grid.points())
+    points = list(GRIDS[grid][0]())
     assert data["points"] == len(points)
     return points, wgmma_grid.decode_bits(data["bits"], len(points)), data
 
 
-def verifier_verdicts(points):
-    """Build every point as an nvwgmma.mma_async from Python; True = accepted."""
+def verifier_verdicts(points, sparse=False):
+    """Build every point as an nvwgmma.mma_async(.sp) from Python; True = accepted."""
     from nvwgmma import ir
     from nvwgmma.dialects import llvm
     from nvwgmma.dialects import nvwgmma as wg
@@ -46,18 +51,24 @@ def verifier_verdicts(points):
         i32 = ir.IntegerType.get_signless(32)
         i64 = ir.IntegerType.get_signless(64)
         desc = value(i64)
+        meta = value(i32)
         fragment = value(wg.a_fragment_type(i32))
         with ir.InsertionPoint(module.body):
-            for a, b, d, n, k, src, sat, b1_op in points:
-                if b1_op == "xor":  # not expressible: refused by construction
+            for a, b, d, n, k, src, sat, extra in points:
+                if not sparse and extra == "xor":  # not expressible: refused
                     verdicts.append(False)
                     continue
+                build = (
+                    functools.partial(wg.mma_async_sp, metadata=meta, selector=extra)
+                    if sparse
+                    else wg.mma_async
+                )
                 members = ir.F32Type.get() if d == "f32" else i32
                 acc_type = llvm.StructType.get_literal(
                     [members] * wgmma_grid.acc_count(d, n)
                 )
                 try:
-                    result = wg.mma_async(
+                    result = build(
                         value(acc_type),
                         fragment if src == "regs" else desc,
                         desc,
@@ -75,27 +86,30 @@ def verifier_verdicts(points):
     return verdicts
 
 
-def test_verifier_matches_ptxas_on_dense_grid():
-    points, expected, data = load_verdicts()
-    got = verifier_verdicts(points)
+@pytest.mark.parametrize("grid", sorted(GRIDS))
+def test_verifier_matches_ptxas(grid):
+    points, expected, data = load_verdicts(grid)
+    got = verifier_verdicts(points, sparse=grid == "sparse")
     disagreements = [
         (p, e) for p, e, g in zip(points, expected, got) if e != g
     ]
     print(
-        f"\n{len(points)} points, {sum(expected)} accepted by ptxas "
+        f"\n{grid}: {len(points)} points, {sum(expected)} accepted by ptxas "
         f"({data['ptxas']}), {len(points) - len(disagreements)} agreements"
     )
     assert not disagreements[:20], f"{len(disagreements)} disagreements"
-    # The lattice of docs/Constraints.md: f16 128, bf16 64, tf32 64, fp8 512,
-    # int8 288 (18 N x 4 pairs x 2 A sources x satfinite), b1 36.
-    assert sum(expected) == 1092
+    # The lattices of docs/Constraints.md. Dense: f16 128, bf16 64, tf32 64,
+    # fp8 512, int8 288 (18 N x 4 pairs x 2 A sources x satfinite), b1 36.
+    # Sparse: f16 256, bf16 128, tf32 128 (two selectors), fp8 512, int8 288.
+    assert sum(expected) == GRIDS[grid][2]
 
 
 @pytest.mark.ptxas
-def test_committed_verdicts_match_installed_ptxas():
-    points, expected, data = load_verdicts()
+@pytest.mark.parametrize("grid", sorted(GRIDS))
+def test_committed_verdicts_match_installed_ptxas(grid):
+    points, expected, data = load_verdicts(grid)
     ptxas = shutil.which("ptxas")
-    lines = [wgmma_grid.instruction(p) for p in points]
+    lines = [GRIDS[grid][1](p) for p in points]
     got = wgmma_grid.ptxas_verdicts(lines, ptxas)
     assert got == expected
 

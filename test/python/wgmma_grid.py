@@ -38,6 +38,31 @@ def points():
             yield (a, b, d, n, k, src, sat, op)
 
 
+SPARSE_KS = [16, 32, 64, 128, 256, 512]
+SELECTORS = [0, 1, 2]
+
+
+def sparse_points():
+    """The sparse grid: (atype, btype, dtype, n, k, a_source, satfinite, selector)."""
+    yield from itertools.product(
+        INPUT_TYPES, INPUT_TYPES, D_TYPES, NS, SPARSE_KS, A_SOURCES, SATFINITE, SELECTORS
+    )
+
+
+def sparse_instruction(point) -> str:
+    a, b, d, n, k, src, sat, sel = point
+    opcode = f"wgmma.mma_async.sp.sync.aligned.m64n{n}k{k}.{d}.{a}.{b}"
+    if a == "b1":
+        opcode += ".and.popc"
+    if sat:
+        opcode += ".satfinite"
+    reg = "f" if d == "f32" else "r"
+    acc = ", ".join(f"{reg}{i}" for i in range(acc_count(d, n)))
+    a_operand = "{a0, a1, a2, a3}" if src == "regs" else "da"
+    operands = [f"{{{acc}}}", a_operand, "db", "m", str(sel), "p"] + _family_imms(a, src)
+    return opcode + " " + ", ".join(operands) + ";"
+
+
 def _family_imms(atype: str, a_source: str) -> list[str]:
     if atype in ("f16", "bf16"):
         return ["1", "1"] + (["0"] if a_source == "desc" else []) + ["0"]
@@ -75,6 +100,7 @@ def ptx_file(lines: list[str]) -> str:
 .reg .f32 f<130>;
 .reg .b32 r<130>;
 .reg .b32 a<4>;
+.reg .b32 m;
 .reg .pred p;
 ld.param.u64 da, [pa];
 mov.b64 db, da;

@@ -8,6 +8,7 @@
 namespace mlir {
 namespace nvwgmma {
 class MmaAsyncOp;
+class MmaAsyncSpOp;
 
 /// Adds patterns lowering every nvwgmma op to LLVM dialect: intrinsic calls
 /// for fence/commit/wait and inline PTX for mma_async.
@@ -16,6 +17,7 @@ void populateNVWGMMAToLLVMConversionPatterns(RewritePatternSet &patterns);
 /// Replaces `op` by its inline PTX (llvm.inline_asm and the extract/insert
 /// ops around it). Shared by both conversions.
 void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op);
+void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncSpOp op);
 
 } // namespace nvwgmma
 } // namespace mlir

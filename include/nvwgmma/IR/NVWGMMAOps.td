@@ -159,4 +159,66 @@ def NVWGMMA_MmaAsyncOp : NVWGMMA_Op<"mma_async"> {
   }];
 }
 
+def NVWGMMA_MmaAsyncSpOp : NVWGMMA_Op<"mma_async.sp"> {
+  let summary = "wgmma.mma_async.sp.sync.aligned: D = A * B (+ D), A structured-sparse";
+  let description = [{
+    The sparse form of `nvwgmma.mma_async`: A is 2:4 structured-sparse (1:2
+    for tf32) and holds only its non-zero half; `sparsity [meta, selector]`
+    gives the 32-bit metadata register and the sparsity-selector immediate.
+    K is twice the dense K (32 for f16/bf16, 16 for tf32, 64 for fp8 and
+    s8/u8); b1 has no sparse form. Every other operand, group and rule is
+    that of `nvwgmma.mma_async`.
+
+    ```mlir
+    %d = nvwgmma.mma_async.sp %descA, %descB, %acc, sparsity [%meta, 0],
+           #nvwgmma.shape<m = 64, n = 8, k = 32>,
+           D [f32, one], A [f16, one, row], B [f16, one, col]
+           : i64, !llvm.struct<(f32, f32, f32, f32)>
+           -> !llvm.struct<(f32, f32, f32, f32)>
+    ```
+
+    The selector is 0 or 1 for f16, bf16 and tf32 and only 0 for fp8 and
+    s8/u8 (what ptxas accepts; the ISA's general "0..3" does not apply to
+    wgmma). Requires `sm_90a`; PTX ISA 8.2, or 8.4 for mixed s8/u8.
+
+    [PTX ISA 9.7.15.6.3](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-sp)
+  }];
+  let arguments = (ins
+    AnyType:$a,
+    I64:$descB,
+    AnyType:$acc,
+    I32:$spMeta,
+    Optional<I1>:$scaleDValue,
+    I64Attr:$spSelector,
+    NVWGMMA_ShapeAttr:$shape,
+    NVWGMMA_ElemTypeAttr:$typeD,
+    OptionalAttr<NVWGMMA_ScaleDAttr>:$scaleD,
+    UnitAttr:$satfinite,
+    NVWGMMA_ElemTypeAttr:$typeA,
+    NVWGMMA_ScaleInAttr:$scaleA,
+    NVWGMMA_LayoutAttr:$layoutA,
+    NVWGMMA_ElemTypeAttr:$typeB,
+    NVWGMMA_ScaleInAttr:$scaleB,
+    NVWGMMA_LayoutAttr:$layoutB
+  );
+  let results = (outs AnyType:$res);
+  let assemblyFormat = [{
+    $a `,` $descB `,` $acc `,` `sparsity` ` ` `[` $spMeta `,` $spSelector `]` `,`
+    qualified($shape) `,`
+    `D` ` ` `[` custom<EnumKeyword>($typeD) `,`
+        custom<ScaleD>($scaleDValue, $scaleD)
+        (`,` `satfinite` $satfinite^)? `]` `,`
+    `A` ` ` `[` custom<EnumKeyword>($typeA) `,` custom<EnumKeyword>($scaleA)
+        `,` custom<EnumKeyword>($layoutA) `]` `,`
+    `B` ` ` `[` custom<EnumKeyword>($typeB) `,` custom<EnumKeyword>($scaleB)
+        `,` custom<EnumKeyword>($layoutB) `]`
+    attr-dict `:` type($a) `,` type($acc) `->` type($res)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    MmaAsyncConfig getConfig();
+    bool isAFromRegisters() { return !getA().getType().isInteger(64); }
+  }];
+}
+
 #endif // NVWGMMA_OPS_TD

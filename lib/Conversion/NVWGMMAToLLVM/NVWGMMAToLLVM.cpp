@@ -26,7 +26,8 @@ static Value asI32(RewriterBase &rewriter, Location loc, Value v) {
   return LLVM::BitcastOp::create(rewriter, loc, i32, v);
 }
 
-static Value materialize(RewriterBase &rewriter, MmaAsyncOp op,
+template <typename OpT>
+static Value materialize(RewriterBase &rewriter, OpT op,
                          const PtxOperandSource &src) {
   Location loc = op.getLoc();
   switch (src.kind) {
@@ -47,13 +48,16 @@ static Value materialize(RewriterBase &rewriter, MmaAsyncOp op,
     return LLVM::ConstantOp::create(rewriter, loc, rewriter.getI32Type(),
                                     rewriter.getI32IntegerAttr(src.index));
   case PtxOperandSource::SparseMeta:
+    if constexpr (std::is_same_v<OpT, MmaAsyncSpOp>)
+      return op.getSpMeta();
     break;
   }
-  // Dense mma_async has no sparsity metadata; the emitter never asks for it.
+  // The emitter asks for sparsity metadata only for sparse configurations.
   return Value();
 }
 
-void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op) {
+template <typename OpT>
+static void lowerToInlineAsm(RewriterBase &rewriter, OpT op) {
   PtxInstruction ptx = buildMmaAsyncPtx(op.getConfig());
   SmallVector<Value> inputs;
   rewriter.setInsertionPoint(op);
@@ -68,6 +72,15 @@ void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op) {
       /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
       asmDialect, /*operand_attrs=*/ArrayAttr());
   rewriter.replaceOp(op, inlineAsm.getResult(0));
+}
+
+void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op) {
+  lowerToInlineAsm(rewriter, op);
+}
+
+void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter,
+                                       MmaAsyncSpOp op) {
+  lowerToInlineAsm(rewriter, op);
 }
 
 namespace {
@@ -95,9 +108,10 @@ struct IntrinsicPattern : OpRewritePattern<OpT> {
   StringRef intrinsic;
 };
 
-struct MmaAsyncToInlineAsm : OpRewritePattern<MmaAsyncOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MmaAsyncOp op,
+template <typename OpT>
+struct MmaAsyncToInlineAsm : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
     lowerMmaAsyncToInlineAsm(rewriter, op);
     return success();
@@ -124,5 +138,6 @@ void nvwgmma::populateNVWGMMAToLLVMConversionPatterns(
       ctx, "llvm.nvvm.wgmma.commit_group.sync.aligned");
   patterns.add<IntrinsicPattern<WaitGroupOp>>(
       ctx, "llvm.nvvm.wgmma.wait_group.sync.aligned");
-  patterns.add<MmaAsyncToInlineAsm>(ctx);
+  patterns.add<MmaAsyncToInlineAsm<MmaAsyncOp>,
+               MmaAsyncToInlineAsm<MmaAsyncSpOp>>(ctx);
 }

@@ -79,6 +79,16 @@ struct MmaAsyncToNVVM : OpRewritePattern<MmaAsyncOp> {
   }
 };
 
+/// Upstream has no sparse wgmma at all.
+struct MmaAsyncSpToInlineAsm : OpRewritePattern<MmaAsyncSpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MmaAsyncSpOp op,
+                                PatternRewriter &rewriter) const override {
+    lowerMmaAsyncToInlineAsm(rewriter, op);
+    return success();
+  }
+};
+
 template <typename OpT, typename NVVMOpT>
 struct OneToOne : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
@@ -109,5 +119,5 @@ void nvwgmma::populateNVWGMMAToNVVMConversionPatterns(
   patterns.add<OneToOne<FenceOp, NVVM::WgmmaFenceAlignedOp>,
                OneToOne<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>,
                OneToOne<WaitGroupOp, NVVM::WgmmaWaitGroupSyncOp>,
-               MmaAsyncToNVVM>(ctx);
+               MmaAsyncToNVVM, MmaAsyncSpToInlineAsm>(ctx);
 }

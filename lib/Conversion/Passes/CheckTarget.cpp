@@ -20,6 +20,8 @@ static std::string versionText(unsigned v) {
 static unsigned requiredVersion(Operation *op) {
   if (auto mma = dyn_cast<MmaAsyncOp>(op))
     return nvwgmma::getRequiredPtxVersion(mma.getConfig());
+  if (auto mma = dyn_cast<MmaAsyncSpOp>(op))
+    return nvwgmma::getRequiredPtxVersion(mma.getConfig());
   return isa<NVWGMMADialect>(op->getDialect()) ? 80 : 0;
 }
 

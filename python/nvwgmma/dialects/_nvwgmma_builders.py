@@ -30,7 +30,7 @@ from ..ir import (
 )
 from . import llvm as _llvm
 from ._nvwgmma_enum_gen import ElemType, Layout, ScaleD, ScaleIn
-from ._nvwgmma_ops_gen import CommitGroupOp, FenceOp, MmaAsyncOp, WaitGroupOp
+from ._nvwgmma_ops_gen import CommitGroupOp, FenceOp, MmaAsyncOp, MmaAsyncSpOp, WaitGroupOp
 
 __all__ = [
     "WgmmaRuleError",
@@ -42,6 +42,7 @@ __all__ = [
     "fence",
     "inline_asm",
     "mma_async",
+    "mma_async_sp",
     "ptx",
     "shape_attr",
     "wait_group",
@@ -181,6 +182,50 @@ def mma_async(
     Returns the new accumulator Value. Raises WgmmaRuleError if the
     combination is not a wgmma variant ptxas accepts for sm_90a.
     """
+    return _build_mma(
+        MmaAsyncOp, (), acc, a, b_desc, shape, a_type, b_type, d_type, scale_d,
+        negate_a, negate_b, transpose_a, transpose_b, satfinite, loc, ip,
+    )
+
+
+def mma_async_sp(
+    acc: Value,
+    a: Value,
+    b_desc: Value,
+    metadata: Value,
+    *,
+    selector: int = 0,
+    shape: ShapeLike,
+    a_type: EnumLike,
+    b_type: EnumLike | None = None,
+    d_type: EnumLike,
+    scale_d: Union[bool, Value] = True,
+    negate_a: bool = False,
+    negate_b: bool = False,
+    transpose_a: bool = False,
+    transpose_b: bool = False,
+    satfinite: bool = False,
+    loc=None,
+    ip=None,
+) -> Value:
+    """`nvwgmma.mma_async.sp`: mma_async with a 2:4 (tf32: 1:2) sparse A.
+
+    `a` holds the non-zero half of A (see nvwgmma.sparsity.compress),
+    `metadata` is the i32 sparsity metadata of this thread and `selector`
+    the sparsity selector (0 or 1 for f16/bf16/tf32, 0 otherwise). K is twice
+    the dense K. Other arguments as in mma_async.
+    """
+    i64 = IntegerType.get_signless(64, acc.type.context)
+    return _build_mma(
+        MmaAsyncSpOp, (metadata, IntegerAttr.get(i64, selector)), acc, a, b_desc,
+        shape, a_type, b_type, d_type, scale_d, negate_a, negate_b, transpose_a,
+        transpose_b, satfinite, loc, ip,
+    )
+
+
+def _build_mma(op_class, sparse, acc, a, b_desc, shape, a_type, b_type, d_type,
+               scale_d, negate_a, negate_b, transpose_a, transpose_b, satfinite,
+               loc, ip) -> Value:
     context = acc.type.context
     types = {
         "typeA": _enum(ElemType, a_type),
@@ -192,11 +237,12 @@ def mma_async(
         kwargs["scaleDValue"] = scale_d
     else:
         kwargs["scaleD"] = _enum_attr(context, "scale_d", "one" if scale_d else "zero")
-    op = MmaAsyncOp(
+    op = op_class(
         acc.type,
         a,
         b_desc,
         acc,
+        *sparse,
         shape_attr(shape, context),
         _enum_attr(context, "type", types["typeD"]),
         _enum_attr(context, "type", types["typeA"]),
