@@ -107,3 +107,35 @@ def test_legal_point_count():
     assert dict(by_family) == {
         "f16": 128, "bf16": 64, "tf32": 64, "fp8": 512, "int8": 288, "b1": 36,
     }
+
+
+@pytest.mark.ptxas
+def test_legal_sparse_lattice_assembles(ctx):
+    from nvwgmma import ir
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.dialects import llvm
+    from nvwgmma.dialects import nvwgmma as wg
+
+    points, verdicts, _ = load_verdicts("sparse")
+    legal = [p for p, ok in zip(points, verdicts) if ok]
+    per_kernel = 64
+    starts = range(0, len(legal), per_kernel)
+    module = ir.Module.parse("\n".join(
+        f"llvm.func @k{i}(%a: i64, %b: i64, %m: i32, %p: i1) attributes {{nvvm.kernel}} "
+        "{ llvm.return }" for i in starts))
+    for start, fn in zip(starts, module.body.operations):
+        block = fn.regions[0].blocks[0]
+        desc_a, desc_b, meta, pred = block.arguments
+        with ir.InsertionPoint(block.operations[0]):
+            for i, (a, b, d, n, k, src, sat, sel) in enumerate(legal[start:start + per_kernel]):
+                a_value = llvm.mlir_zero(wg.a_fragment_type()) if src == "regs" else desc_a
+                wg.mma_async_sp(
+                    wg.zero_accumulator(d, n), a_value, desc_b, meta, selector=sel,
+                    shape=(64, n, k), a_type=a, b_type=b, d_type=d, satfinite=sat,
+                    scale_d=pred if i % 2 else True,
+                )
+    ptx = compile_to_ptx(module, assemble=True)
+    assert ".version 8.4" in ptx
+    emitted = len(re.findall(r"wgmma\.mma_async\.sp\.sync\.aligned", ptx))
+    print(f"\nsparse: {len(legal)} legal points lowered and assembled")
+    assert emitted == len(legal) == 1312

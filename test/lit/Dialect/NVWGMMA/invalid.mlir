@@ -367,3 +367,62 @@ func.func @wait_group_c1_overflow() {
   nvwgmma.wait_group 18446744073709551616
   return
 }
+
+// -----
+
+!i32x4 = !llvm.struct<(i32, i32, i32, i32)>
+func.func @mma_async_sp_c1_b1(%a: i64, %b: i64, %acc: !i32x4, %m: i32) -> !i32x4 {
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op b1 inputs have no sparse form, but got a sparse b1 op (mma_async_sp_c1)}}
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 0], #nvwgmma.shape<m = 64, n = 8, k = 512>,
+         D [s32, one], A [b1, one, row], B [b1, one, col] : i64, !i32x4 -> !i32x4
+  return %r : !i32x4
+}
+
+// -----
+
+!f32x4 = !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_async_sp_c2_dense_k(%a: i64, %b: i64, %acc: !f32x4, %m: i32) -> !f32x4 {
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op k must be 32 for sparse f16 inputs, but got 16 (mma_async_sp_c2)}}
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 0], #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !f32x4 -> !f32x4
+  return %r : !f32x4
+}
+
+// -----
+
+!f32x4 = !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_async_sp_c3_selector_2(%a: i64, %b: i64, %acc: !f32x4, %m: i32) -> !f32x4 {
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op sparsity selector must be 0 or 1 for tf32 inputs, but got 2 (mma_async_sp_c3)}}
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 2], #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [tf32, one, row], B [tf32, one, col] : i64, !f32x4 -> !f32x4
+  return %r : !f32x4
+}
+
+// -----
+
+!i32x2 = !llvm.struct<(i32, i32)>
+func.func @mma_async_sp_c3_fp8_selector_1(%a: i64, %b: i64, %acc: !i32x2, %m: i32) -> !i32x2 {
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op sparsity selector must be 0 for e4m3/e5m2 inputs, but got 1 (mma_async_sp_c3)}}
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 1], #nvwgmma.shape<m = 64, n = 8, k = 64>,
+         D [f16, one], A [e4m3, one, row], B [e4m3, one, col] : i64, !i32x2 -> !i32x2
+  return %r : !i32x2
+}
+
+// -----
+
+!f32x4 = !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_async_sp_c4_metadata_i64(%a: i64, %b: i64, %acc: !f32x4, %m: i64) -> !f32x4 {
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op operand #3 must be 32-bit signless integer, but got 'i64'}}
+  %r = "nvwgmma.mma_async.sp"(%a, %b, %acc, %m) <{layoutA = #nvwgmma<layout row>, layoutB = #nvwgmma<layout col>, scaleA = #nvwgmma<scale_in one>, scaleB = #nvwgmma<scale_in one>, scaleD = #nvwgmma<scale_d one>, shape = #nvwgmma.shape<m = 64, n = 8, k = 32>, spSelector = 0 : i64, typeA = #nvwgmma<type f16>, typeB = #nvwgmma<type f16>, typeD = #nvwgmma<type f32>}> : (i64, i64, !f32x4, i64) -> !f32x4
+  return %r : !f32x4
+}
+
+// -----
+
+!i32x4 = !llvm.struct<(i32, i32, i32, i32)>
+func.func @mma_async_sp_shares_dense_rules(%a: i64, %b: i64, %acc: !i32x4, %m: i32) -> !i32x4 {
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op n must be 8, 16, 24, 32 or a multiple of 16 in [48, 256] for s8/u8 inputs, but got 40 (mma_async_c6)}}
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 0], #nvwgmma.shape<m = 64, n = 40, k = 64>,
+         D [s32, one], A [s8, one, row], B [s8, one, col] : i64, !i32x4 -> !i32x4
+  return %r : !i32x4
+}

@@ -81,3 +81,19 @@ func.func @mma_async_b1(%a: i64, %b: i64, %acc: !i32x4) -> !i32x4 {
          : i64, !i32x4 -> !i32x4
   return %r : !i32x4
 }
+
+// CHECK-LABEL: func.func @mma_async_sp_f16
+func.func @mma_async_sp_f16(%a: i64, %b: i64, %acc: !f32x4, %m: i32, %p: i1) -> !f32x4 {
+  // CHECK: nvwgmma.mma_async.sp %{{.*}}, %{{.*}}, %{{.*}}, sparsity [%{{.*}}, 1], #nvwgmma.shape<m = 64, n = 8, k = 32>, D [f32, %{{.*}}], A [f16, neg, col], B [f16, one, row] : i64, !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 1], #nvwgmma.shape<m = 64, n = 8, k = 32>,
+         D [f32, %p], A [f16, neg, col], B [f16, one, row] : i64, !f32x4 -> !f32x4
+  return %r : !f32x4
+}
+
+// CHECK-LABEL: func.func @mma_async_sp_int8_registers
+func.func @mma_async_sp_int8_registers(%a: !i32x4, %b: i64, %acc: !i32x4, %m: i32) -> !i32x4 {
+  // CHECK: sparsity [%{{.*}}, 0], #nvwgmma.shape<m = 64, n = 8, k = 64>, D [s32, one, satfinite], A [u8, one, row], B [s8, one, col] : !llvm.struct<(i32, i32, i32, i32)>
+  %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 0], #nvwgmma.shape<m = 64, n = 8, k = 64>,
+         D [s32, one, satfinite], A [u8, one, row], B [s8, one, col] : !i32x4, !i32x4 -> !i32x4
+  return %r : !i32x4
+}
