@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 
 K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
         "s8": 32, "u8": 32, "b1": 256}
+SPARSE_K = {t: 2 * k for t, k in K_OF.items() if t != "b1"}
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,12 @@ class Config:
     satfinite: bool = False
     steps: int = 2              # mma_async ops in the K loop
     init_d: bool = False        # accumulate onto a large initial D (overflow)
+    sparse: bool = False        # mma_async.sp with a 2:4 (tf32 1:2) sparse A
+    selector: int = 0           # sparsity selector
 
     @property
     def k(self) -> int:
-        return K_OF[self.a_type]
+        return SPARSE_K[self.a_type] if self.sparse else K_OF[self.a_type]
 
     @property
     def name(self) -> str:
@@ -44,6 +47,8 @@ class Config:
             parts.append("satfinite")
         if self.init_d:
             parts.append("initD")
+        if self.sparse:
+            parts.append(f"sp{self.selector}")
         parts.append(f"k{self.steps}x")
         return "_".join(parts)
 
@@ -95,4 +100,25 @@ def _family_configs():
     return out
 
 
-CONFIGS = _family_configs()
+def _sparse_configs():
+    out = []
+    for a, d in [("f16", "f32"), ("f16", "f16"), ("bf16", "f32"), ("tf32", "f32")]:
+        for sel in (0, 1):
+            out.append(Config(a, a, d, 8, sparse=True, selector=sel))
+        out.append(Config(a, a, d, 136, swizzle="128B", sparse=True))
+        out.append(Config(a, a, d, 256, a_source="regs", sparse=True, selector=1,
+                          negate_a=True))
+    out.append(Config("f16", "f16", "f32", 64, b_major="MN", sparse=True))
+    out.append(Config("bf16", "bf16", "f32", 128, b_major="MN", swizzle="128B", sparse=True,
+                      negate_b=True))
+    for a, b, d in [("e4m3", "e4m3", "f32"), ("e5m2", "e4m3", "f16"), ("e4m3", "e5m2", "f32")]:
+        out.append(Config(a, b, d, 8, sparse=True))
+        out.append(Config(a, b, d, 256, swizzle="128B", sparse=True, a_source="regs"))
+    for a, b, sat in [("s8", "s8", False), ("u8", "s8", True), ("s8", "u8", False)]:
+        out.append(Config(a, b, "s32", 8, sparse=True, satfinite=sat))
+        out.append(Config(a, b, "s32", 112, swizzle="128B", sparse=True, a_source="regs"))
+    out.append(Config("u8", "u8", "s32", 256, sparse=True))
+    return out
+
+
+CONFIGS = _family_configs() + _sparse_configs()

@@ -1,7 +1,8 @@
 """Single-warpgroup wgmma test kernels, built with nvwgmma's Python API.
 
 Kernel signature (every config):
-    kernel(a_tile: ptr<1>, b_tile: ptr<1>, a_frag: ptr<1>, d: ptr<1>, first_scale: i32)
+    kernel(a_tile: ptr<1>, b_tile: ptr<1>, a_frag: ptr<1>, d: ptr<1>, meta: ptr<1>,
+           first_scale: i32)
 
 128 threads copy the A and B tiles (already in the canonical layout their
 descriptors describe, made by nvwgmma.layouts.shared_tile) from global to
@@ -16,6 +17,8 @@ accumulator starts from d (poisoned by the runner), so a wrong scale-d shows.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from configs import Config
@@ -25,9 +28,10 @@ B_OFFSET_ALIGN = 1024
 
 
 def tile_shapes(cfg: Config):
-    """(rows, K) of the A and B tiles for the whole K loop."""
+    """(rows, K) of the A and B tiles for the whole K loop; a sparse A tile
+    holds the compressed A (half of K)."""
     k_total = cfg.k * cfg.steps
-    return (64, k_total), (cfg.n, k_total)
+    return (64, k_total // 2 if cfg.sparse else k_total), (cfg.n, k_total)
 
 
 def layout_tiles(cfg: Config, a_bits, b_bits_t):
@@ -69,7 +73,7 @@ def kernel_text(cfg: Config) -> str:
     emit(f"llvm.mlir.global internal @smem() {{addr_space = 3 : i32, alignment = 1024 : i64}} "
          f": !llvm.array<{SMEM_BYTES} x i8>")
     emit("llvm.func @kernel(%a: !llvm.ptr<1>, %b: !llvm.ptr<1>, %frag: !llvm.ptr<1>, "
-         "%d: !llvm.ptr<1>, %first_scale: i32) attributes {nvvm.kernel} {")
+         "%d: !llvm.ptr<1>, %meta: !llvm.ptr<1>, %first_scale: i32) attributes {nvvm.kernel} {")
     emit("  %tid = nvvm.read.ptx.sreg.tid.x : i32")
     emit("  %tidx = arith.index_cast %tid : i32 to index")
     emit("  %c128 = arith.constant 128 : index")
@@ -109,6 +113,12 @@ def kernel_text(cfg: Config) -> str:
                 emit(f"  %fv{s}_{j} = llvm.load %fp{s}_{j} : !llvm.ptr<1> -> i32")
                 tag = f' {{hw.tag = "frag{s}"}}' if j == 3 else ""
                 emit(f"  %f{s}_{j + 1} = llvm.insertvalue %fv{s}_{j}, %f{s}_{j}[{j}]{tag} : {frag_t}")
+    if cfg.sparse:
+        for s in range(cfg.steps):
+            emit(f"  %mo{s} = llvm.mlir.constant({s * 128} : i64) : i64")
+            emit(f"  %mr{s} = llvm.add %tid64, %mo{s} : i64")
+            emit(f"  %mp{s} = llvm.getelementptr %meta[%mr{s}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32")
+            emit(f'  %mv{s} = llvm.load %mp{s} {{hw.tag = "meta{s}"}} : !llvm.ptr<1> -> i32')
     emit("  %zero = llvm.mlir.constant(0 : i32) : i32")
     emit('  %first = llvm.icmp "ne" %first_scale, %zero {hw.tag = "first"} : i32')
     emit(f'  %result = llvm.mlir.poison {{hw.tag = "result"}} : {acc_t}')
@@ -147,8 +157,15 @@ def build_module(cfg: Config):
         for s in range(cfg.steps):
             a_operand = (tagged[f"frag{s}"].result if cfg.a_source == "regs"
                          else wg.advance_descriptor(desc_a, s * a.k_step_bytes) if s else desc_a)
-            b_operand = wg.advance_descriptor(desc_b, s * b.k_step_bytes) if s else desc_b
-            acc = wg.mma_async(
+            # B advances by the instruction's K: 32 bytes per row dense,
+            # 64 sparse (k_step_bytes is per 32 bytes).
+            b_step = b.k_step_bytes * (2 if cfg.sparse else 1)
+            b_operand = wg.advance_descriptor(desc_b, s * b_step) if s else desc_b
+            build = wg.mma_async
+            if cfg.sparse:
+                build = functools.partial(wg.mma_async_sp, metadata=tagged[f"meta{s}"].result,
+                                          selector=cfg.selector)
+            acc = build(
                 acc, a_operand, b_operand, shape=(64, cfg.n, cfg.k),
                 a_type=cfg.a_type, b_type=cfg.b_type, d_type=cfg.d_type,
                 scale_d=tagged["first"].result if s == 0 else True,

@@ -7,7 +7,8 @@ numpy helpers (python/nvwgmma/{layouts,descriptors}.py, imported without the
 native package). For every kernel of PTX_DIR/manifest.json: fresh random
 inputs (never all zeros; integers span their type's range), A and B laid out
 in shared-memory order by nvwgmma.layouts.shared_tile, A fragments packed by
-pack_a_fragment, the output buffer poisoned, one launch of 128 threads, then
+pack_a_fragment, a sparse A compressed and its metadata packed by
+nvwgmma.sparsity, the output buffer poisoned, one launch of 128 threads, then
 D unpacked with unpack_accumulator and compared with a float64 / int64 numpy
 reference: exact for integers and b1 (wrapping or saturating per step as the
 op says), ‖out − ref‖ / ‖ref‖ under the type's bound for floats.
@@ -29,6 +30,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 from configs import Config  # noqa: E402
 from kernels import layout_tiles, tile_shapes  # noqa: E402
 from nvwgmma import layouts as L  # noqa: E402  (pure numpy)
+from nvwgmma import sparsity as S  # noqa: E402  (pure numpy)
 
 # Bounds on ‖out − ref‖ / ‖ref‖ (see docs/validation.md for the reasons).
 TOLERANCE = {
@@ -60,10 +62,20 @@ def random_values(rng, type_name: str, shape):
 
 def prepare(cfg: Config, rng):
     """Device inputs and the reference D (float64 or int64) of one config."""
-    (m, k_total), (n, _) = tile_shapes(cfg)
+    (m, k_stored), (n, k_total) = tile_shapes(cfg)
     a_bits, a_val = random_values(rng, cfg.a_type, (m, k_total))
+    a_stored, metas = a_bits, []
+    if cfg.sparse:
+        a_bits = S.random_sparse(rng, a_bits, cfg.a_type)
+        a_val = L.from_bits(a_bits, cfg.a_type)
+        slices = []
+        for s in range(cfg.steps):
+            values, positions = S.compress(a_bits[:, s * cfg.k:(s + 1) * cfg.k], cfg.a_type)
+            slices.append(values)
+            metas.append(S.pack_metadata(positions, cfg.a_type, cfg.selector))
+        a_stored = np.concatenate(slices, axis=1)
     b_bits, b_val = random_values(rng, cfg.b_type, (k_total, n))
-    a_tile, b_tile = layout_tiles(cfg, a_bits, b_bits.T)
+    a_tile, b_tile = layout_tiles(cfg, a_stored, b_bits.T)
     count = cfg.n // 4 if cfg.d_type == "f16" else cfg.n // 2
     integer = cfg.d_type == "s32"
     if cfg.init_d:
@@ -81,7 +93,8 @@ def prepare(cfg: Config, rng):
     for s in range(cfg.steps):
         ks = slice(s * cfg.k, (s + 1) * cfg.k)
         if cfg.a_source == "regs":
-            frags.append(L.pack_a_fragment(a_bits[:, ks], cfg.a_type))
+            stored = slice(s * cfg.k // 2, (s + 1) * cfg.k // 2) if cfg.sparse else ks
+            frags.append(L.pack_a_fragment(a_stored[:, stored], cfg.a_type))
         if integer:
             ref = ref + a_val[:, ks].astype(np.int64) @ b_val[ks, :].astype(np.int64)
             ref = np.clip(ref, INT32_MIN, INT32_MAX) if cfg.satfinite else (
@@ -89,10 +102,12 @@ def prepare(cfg: Config, rng):
         else:
             ref = ref + (sa * a_val[:, ks]) @ (sb * b_val[ks, :])
     frag = np.concatenate(frags) if frags else np.zeros((128, 4), np.uint32)
-    return {
+    inputs = {
         "a": a_tile.data, "b": b_tile.data, "frag": np.ascontiguousarray(frag, np.uint32),
         "d": np.ascontiguousarray(d_init, np.uint32), "first_scale": first_scale,
-    }, ref
+        "meta": np.concatenate(metas) if metas else np.zeros(128, np.uint32),
+    }
+    return inputs, ref
 
 
 def check(cfg: Config, d_out: np.ndarray, ref: np.ndarray):
@@ -124,8 +139,9 @@ def run(ptx_dir: str, out_dir: str | None) -> int:
         inputs, ref = prepare(cfg, rng)
         module = cp.RawModule(path=os.path.join(ptx_dir, entry["ptx"]))
         kernel = module.get_function("kernel")
+
         dev = {k: cp.asarray(v) for k, v in inputs.items() if k != "first_scale"}
-        kernel((1,), (128,), (dev["a"], dev["b"], dev["frag"], dev["d"],
+        kernel((1,), (128,), (dev["a"], dev["b"], dev["frag"], dev["d"], dev["meta"],
                               np.int32(inputs["first_scale"])))
         cp.cuda.runtime.deviceSynchronize()
         passed, error, detail = check(cfg, cp.asnumpy(dev["d"]), ref)
