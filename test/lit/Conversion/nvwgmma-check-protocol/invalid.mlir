@@ -1,0 +1,163 @@
+// RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol -verify-diagnostics
+//
+// One minimal violation per rule of docs/Protocol.md, plus the loop cases.
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c1_no_fence_before_first_mma(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  // expected-error @+1 {{expected an nvwgmma.fence between the last non-wgmma access to the accumulator or A-fragment registers and this mma_async, but found none (protocol_c1)}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  return %d : !acc
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c1_accumulator_written_after_fence(%da: i64, %db: i64, %x: f32) -> !acc {
+  nvwgmma.fence
+  %zero = llvm.mlir.zero : !acc
+  // expected-note @+1 {{registers last accessed here}}
+  %acc = llvm.insertvalue %x, %zero[0] : !acc
+  // expected-error @+1 {{(protocol_c1)}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  return %d : !acc
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c2_never_committed(%da: i64, %db: i64, %acc: !acc) {
+  nvwgmma.fence
+  // expected-note @+1 {{uncommitted mma_async issued here}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.wait_group 0
+  // expected-error @+1 {{expected every mma_async to be committed before the function returns, but found one that is not (protocol_c2)}}
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c3_never_waited(%da: i64, %db: i64, %acc: !acc) {
+  nvwgmma.fence
+  // expected-note @+1 {{mma_async of the pending group issued here}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 1
+  // expected-error @+1 {{expected a wait_group completing every committed group before the function returns, but found a group that is not waited on (protocol_c3)}}
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c4_read_before_wait(%da: i64, %db: i64, %acc: !acc, %out: !llvm.ptr<1>) {
+  nvwgmma.fence
+  // expected-note @+1 {{mma_async issued here}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  // expected-error @+1 {{expected a wait_group 0 completing the mma_async group before this use of its result, but found its group still pending (protocol_c4)}}
+  %v = llvm.extractvalue %d[0] : !acc
+  nvwgmma.wait_group 0
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c4_wait_one_is_not_enough(%da: i64, %db: i64, %acc: !acc, %out: !llvm.ptr<1>) {
+  nvwgmma.fence
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  // expected-note @+1 {{mma_async issued here}}
+  %e = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 1
+  // The first group is complete; the second is not.
+  %v = llvm.extractvalue %d[0] : !acc
+  // expected-error @+1 {{expected a wait_group 0 completing the mma_async group before this use of its result, but found its group still pending (protocol_c4)}}
+  %w = llvm.extractvalue %e[0] : !acc
+  nvwgmma.wait_group 0
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  llvm.store %w, %out : f32, !llvm.ptr<1>
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// The pipelined loop of valid.mlir, reading the accumulator inside the loop
+// before the wait.
+func.func @protocol_c4_loop_reads_accumulator_before_wait(%da: i64, %db: i64, %n: index, %out: !llvm.ptr<1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = llvm.mlir.zero : !acc
+  nvwgmma.fence
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> !acc {
+    // The read also touches registers the next iteration's mma_async uses,
+    // so that one needs a fence too.
+    // expected-note @+2 {{mma_async issued here}}
+    // expected-error @+1 {{(protocol_c1)}}
+    %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+           D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+    nvwgmma.commit_group
+    // expected-error @+2 {{(protocol_c4)}}
+    // expected-note @+1 {{registers last accessed here}}
+    %v = llvm.extractvalue %d[0] : !acc
+    llvm.store %v, %out : f32, !llvm.ptr<1>
+    nvwgmma.wait_group 1
+    scf.yield %d : !acc
+  }
+  nvwgmma.wait_group 0
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// No commit inside the loop: after it, wait_group 0 completes nothing.
+func.func @protocol_c2_missing_commit_before_loop_exit(%da: i64, %db: i64, %n: index, %out: !llvm.ptr<1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = llvm.mlir.zero : !acc
+  nvwgmma.fence
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> !acc {
+    // expected-note @+2 {{uncommitted mma_async issued here}}
+    // expected-note @+1 {{mma_async issued here}}
+    %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+           D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+    scf.yield %d : !acc
+  }
+  nvwgmma.wait_group 0
+  // expected-error @+1 {{expected a wait_group 0 completing the mma_async group before this use of its result, but found the mma_async not even committed (protocol_c4)}}
+  %v = llvm.extractvalue %r[0] : !acc
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  // expected-error @+1 {{(protocol_c2)}}
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c5_shared_store_without_proxy_fence(%da: i64, %db: i64, %acc: !acc, %smem: !llvm.ptr<3>, %x: i32) -> !acc {
+  // expected-note @+1 {{shared memory written here}}
+  llvm.store %x, %smem : i32, !llvm.ptr<3>
+  nvwgmma.fence
+  // expected-error @+1 {{expected fence.proxy.async between a generic-proxy write to shared memory and this mma_async, but found none (protocol_c5)}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  return %d : !acc
+}
