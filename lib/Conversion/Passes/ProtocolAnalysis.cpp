@@ -389,9 +389,9 @@ private:
   void transferMma(Operation *op, State &s, bool emit) {
     if (s.proxyStore)
       emitOnce({ProtocolViolation::MissingProxyFence, op, s.proxyStore}, emit);
-    // Chaining accumulators between mma_async ops (of any shape here: the
-    // verifier-level shape rule is checked below) never marks registers
-    // dirty, so only non-wgmma accesses since the last fence count.
+    // mma_async ops never mark registers dirty, so chaining accumulators
+    // needs no fence; what does is a non-wgmma access since the last fence,
+    // or a chain that changes shape (outside the ISA's exception).
     bool dirty = llvm::any_of(closure[op], [&](Value v) {
       return s.dirty.contains(v);
     });

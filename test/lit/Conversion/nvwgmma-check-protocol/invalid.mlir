@@ -31,6 +31,22 @@ func.func @protocol_c1_accumulator_written_after_fence(%da: i64, %db: i64, %x: f
 // -----
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
+// Chaining is fence-free only between mma_async ops of the same shape.
+func.func @protocol_c1_chain_changes_shape(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  nvwgmma.fence
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  // expected-error @+1 {{(protocol_c1)}}
+  %e = nvwgmma.mma_async %da, %db, %d, #nvwgmma.shape<m = 64, n = 8, k = 8>,
+         D [f32, one], A [tf32, one, row], B [tf32, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  return %e : !acc
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
 func.func @protocol_c2_never_committed(%da: i64, %db: i64, %acc: !acc) {
   nvwgmma.fence
   // expected-note @+1 {{uncommitted mma_async issued here}}

@@ -99,3 +99,19 @@ func.func @if_both_arms_wait(%da: i64, %db: i64, %acc: !acc, %c: i1) -> !acc {
   }
   return %d : !acc
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// Same-shape chaining needs no fence between the mma_async ops.
+// CHECK-LABEL: func.func @same_shape_chain
+func.func @same_shape_chain(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  nvwgmma.fence
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  %e = nvwgmma.mma_async %da, %db, %d, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [bf16, one, row], B [bf16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  return %e : !acc
+}
