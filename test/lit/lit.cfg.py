@@ -5,6 +5,7 @@
 import os
 import shutil
 import sys
+import tempfile
 
 import lit.formats
 
@@ -14,6 +15,10 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
+# Temporary files (%t) go outside the source tree.
+config.test_exec_root = lit_config.params.get("nvwgmma_exec_root") or os.path.join(
+    tempfile.gettempdir(), "nvwgmma-lit-%d" % os.getuid()
+)
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 
 
