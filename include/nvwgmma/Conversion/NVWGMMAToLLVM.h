@@ -19,6 +19,18 @@ void populateNVWGMMAToLLVMConversionPatterns(RewritePatternSet &patterns);
 void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op);
 void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncSpOp op);
 
+/// The pattern applying lowerMmaAsyncToInlineAsm to MmaAsyncOp or
+/// MmaAsyncSpOp, used by both conversions.
+template <typename OpT>
+struct MmaAsyncToInlineAsm : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
+    lowerMmaAsyncToInlineAsm(rewriter, op);
+    return success();
+  }
+};
+
 } // namespace nvwgmma
 } // namespace mlir
 

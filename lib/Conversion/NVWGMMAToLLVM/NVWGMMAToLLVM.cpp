@@ -108,16 +108,6 @@ struct IntrinsicPattern : OpRewritePattern<OpT> {
   StringRef intrinsic;
 };
 
-template <typename OpT>
-struct MmaAsyncToInlineAsm : OpRewritePattern<OpT> {
-  using OpRewritePattern<OpT>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpT op,
-                                PatternRewriter &rewriter) const override {
-    lowerMmaAsyncToInlineAsm(rewriter, op);
-    return success();
-  }
-};
-
 struct ConvertNVWGMMAToLLVMPass
     : nvwgmma::impl::ConvertNVWGMMAToLLVMBase<ConvertNVWGMMAToLLVMPass> {
   void runOnOperation() override {

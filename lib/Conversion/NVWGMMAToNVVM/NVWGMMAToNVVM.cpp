@@ -79,16 +79,6 @@ struct MmaAsyncToNVVM : OpRewritePattern<MmaAsyncOp> {
   }
 };
 
-/// Upstream has no sparse wgmma at all.
-struct MmaAsyncSpToInlineAsm : OpRewritePattern<MmaAsyncSpOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MmaAsyncSpOp op,
-                                PatternRewriter &rewriter) const override {
-    lowerMmaAsyncToInlineAsm(rewriter, op);
-    return success();
-  }
-};
-
 template <typename OpT, typename NVVMOpT>
 struct OneToOne : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
@@ -119,5 +109,7 @@ void nvwgmma::populateNVWGMMAToNVVMConversionPatterns(
   patterns.add<OneToOne<FenceOp, NVVM::WgmmaFenceAlignedOp>,
                OneToOne<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>,
                OneToOne<WaitGroupOp, NVVM::WgmmaWaitGroupSyncOp>,
-               MmaAsyncToNVVM, MmaAsyncSpToInlineAsm>(ctx);
+               MmaAsyncToNVVM,
+               // Upstream has no sparse wgmma at all.
+               MmaAsyncToInlineAsm<MmaAsyncSpOp>>(ctx);
 }
