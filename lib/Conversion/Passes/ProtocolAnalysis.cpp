@@ -20,6 +20,7 @@
 
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -218,10 +219,8 @@ bool isSharedMemRef(Type t) {
     return false;
   if (auto i = dyn_cast<IntegerAttr>(m.getMemorySpace()))
     return i.getInt() == 3;
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << m.getMemorySpace();
-  return llvm::StringRef(s).contains("workgroup");
+  auto space = dyn_cast<gpu::AddressSpaceAttr>(m.getMemorySpace());
+  return space && space.getValue() == gpu::AddressSpace::Workgroup;
 }
 
 bool isGenericSharedStore(Operation *op) {

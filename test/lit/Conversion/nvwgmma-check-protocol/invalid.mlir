@@ -177,3 +177,19 @@ func.func @protocol_c5_shared_store_without_proxy_fence(%da: i64, %db: i64, %acc
   nvwgmma.wait_group 0
   return %d : !acc
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c5_memref_store_to_workgroup_memory(%da: i64, %db: i64, %acc: !acc, %smem: memref<64xf16, #gpu.address_space<workgroup>>, %x: f16) -> !acc {
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{shared memory written here}}
+  memref.store %x, %smem[%c0] : memref<64xf16, #gpu.address_space<workgroup>>
+  nvwgmma.fence
+  // expected-error @+1 {{(protocol_c5)}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  return %d : !acc
+}
