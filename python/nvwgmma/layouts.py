@@ -29,6 +29,7 @@ __all__ = [
     "ELEMENT_BITS",
     "K_OF",
     "accumulator_map",
+    "accumulator_register_count",
     "pack_accumulator",
     "unpack_accumulator",
     "a_fragment_map",
@@ -153,6 +154,12 @@ def from_bits(bits, type_name: str) -> np.ndarray:
 # Accumulator
 # --------------------------------------------------------------------------
 
+def accumulator_register_count(d_type: str, n: int) -> int:
+    """32-bit accumulator registers per thread: n/2 (f32, s32) or n/4 (f16,
+    two packed halves each)."""
+    return n // 4 if str(d_type) == "f16" else n // 2
+
+
 def accumulator_map(d_type: str, n: int):
     """(thread, register, half) arrays of shape (64, n): who holds D[row, col].
 
@@ -184,7 +191,7 @@ def pack_accumulator(bits: np.ndarray, d_type: str) -> np.ndarray:
     bits = np.asarray(bits)
     n = bits.shape[1]
     thread, register, half = accumulator_map(d_type, n)
-    regs = np.zeros((128, n // 4 if d_type == "f16" else n // 2), dtype=np.uint32)
+    regs = np.zeros((128, accumulator_register_count(d_type, n)), dtype=np.uint32)
     shift = (16 * half).astype(np.uint32)
     np.bitwise_or.at(regs, (thread, register), bits.astype(np.uint32) << shift)
     return regs

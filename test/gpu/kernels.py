@@ -58,7 +58,9 @@ def _acc_member(cfg: Config) -> str:
 
 
 def _acc_count(cfg: Config) -> int:
-    return cfg.n // 4 if cfg.d_type == "f16" else cfg.n // 2
+    from nvwgmma.layouts import accumulator_register_count
+
+    return accumulator_register_count(cfg.d_type, cfg.n)
 
 
 def kernel_text(cfg: Config) -> str:

@@ -76,7 +76,7 @@ def prepare(cfg: Config, rng):
         a_stored = np.concatenate(slices, axis=1)
     b_bits, b_val = random_values(rng, cfg.b_type, (k_total, n))
     a_tile, b_tile = layout_tiles(cfg, a_stored, b_bits.T)
-    count = cfg.n // 4 if cfg.d_type == "f16" else cfg.n // 2
+    count = L.accumulator_register_count(cfg.d_type, cfg.n)
     integer = cfg.d_type == "s32"
     if cfg.init_d:
         d0 = rng.integers(INT32_MAX - 2**20, INT32_MAX, (m, n)) * rng.choice([-1, 1], (m, n))

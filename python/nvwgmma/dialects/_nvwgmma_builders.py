@@ -92,14 +92,12 @@ def accumulator_type(d_type: EnumLike, n: int, context: Context | None = None) -
     n/2 f32 members for f32, n/2 i32 for s32, n/4 i32 (two packed f16 each)
     for f16.
     """
+    from ..layouts import accumulator_register_count
+
     context = context or Context.current
     d = _enum(ElemType, d_type)
-    if d == ElemType.f32:
-        member, count = F32Type.get(context), n // 2
-    elif d == ElemType.f16:
-        member, count = IntegerType.get_signless(32, context), n // 4
-    else:
-        member, count = IntegerType.get_signless(32, context), n // 2
+    member = F32Type.get(context) if d == ElemType.f32 else IntegerType.get_signless(32, context)
+    count = accumulator_register_count(d, n)
     return _llvm.StructType.get_literal([member] * count, context=context)
 
 
@@ -332,7 +330,5 @@ def advance_descriptor(desc: Value, byte_offset: int, *, loc=None, ip=None) -> V
     step): adds byte_offset >> 4 to the start-address field."""
     if byte_offset % 16:
         raise ValueError(f"byte offset must be a multiple of 16, but got {byte_offset}")
-    from ..ir import Attribute
-
-    flags = Attribute.parse("#llvm.overflow<none>", context=_context(loc))
+    flags = _attr(_context(loc), "#llvm.overflow<none>")
     return _llvm.add(desc, _i64_constant(byte_offset >> 4, loc, ip), flags, loc=loc, ip=ip)
