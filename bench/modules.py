@@ -10,28 +10,29 @@ fp8 pairs, s8/u8 with and without satfinite.
 from __future__ import annotations
 
 VARIANTS = [
-    # (typeA, typeB, typeD, k, n values, satfinite)
-    ("f16", "f16", "f32", 16, [64, 128, 256], False),
-    ("f16", "f16", "f16", 16, [64, 128], False),
-    ("bf16", "bf16", "f32", 16, [128, 256], False),
-    ("tf32", "tf32", "f32", 8, [64, 128], False),
-    ("e4m3", "e4m3", "f32", 32, [128, 256], False),
-    ("e4m3", "e5m2", "f16", 32, [64], False),
-    ("e5m2", "e4m3", "f32", 32, [96], False),
-    ("s8", "s8", "s32", 32, [64, 128], True),
-    ("u8", "u8", "s32", 32, [256], False),
+    # (typeA, typeB, typeD, n values, satfinite); K comes from the lattice.
+    ("f16", "f16", "f32", [64, 128, 256], False),
+    ("f16", "f16", "f16", [64, 128], False),
+    ("bf16", "bf16", "f32", [128, 256], False),
+    ("tf32", "tf32", "f32", [64, 128], False),
+    ("e4m3", "e4m3", "f32", [128, 256], False),
+    ("e4m3", "e5m2", "f16", [64], False),
+    ("e5m2", "e4m3", "f32", [96], False),
+    ("s8", "s8", "s32", [64, 128], True),
+    ("u8", "u8", "s32", [256], False),
 ]
 
 
 def _acc(d: str, n: int) -> str:
-    member = "f32" if d == "f32" else "i32"
-    count = n // 4 if d == "f16" else n // 2
-    return f"!llvm.struct<({', '.join([member] * count)})>"
+    from nvwgmma.lattice import accumulator_member, accumulator_register_count
+
+    members = [accumulator_member(d)] * accumulator_register_count(d, n)
+    return f"!llvm.struct<({', '.join(members)})>"
 
 
 def _ops(total: int, chain: int):
     """(kernel index, position in chain, variant, n) for `total` mma ops."""
-    cases = [(v, n) for v in VARIANTS for n in v[4]]
+    cases = [(v, n) for v in VARIANTS for n in v[3]]
     for i in range(total):
         yield i // chain, i % chain, cases[(i // chain) % len(cases)]
 
@@ -41,8 +42,11 @@ def generate(total: int, dialect: str, chain: int = 8) -> str:
     out = []
     emit = out.append
     kernels = -(-total // chain)
-    for kernel, pos, ((a, b, d, k, _, sat), n) in _ops(total, chain):
+    from nvwgmma.lattice import instruction_k
+
+    for kernel, pos, ((a, b, d, _, sat), n) in _ops(total, chain):
         acc_t = _acc(d, n)
+        k = instruction_k(a, b)
         if pos == 0:
             emit(f"llvm.func @k{kernel}(%a: i64, %b: i64, %acc: {acc_t}) -> {acc_t} {{")
             emit("  nvwgmma.fence" if dialect == "nvwgmma" else "  nvvm.wgmma.fence.aligned")

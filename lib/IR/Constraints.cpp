@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvwgmma/IR/Constraints.h"
+#include "nvwgmma/IR/NVWGMMAOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -22,10 +23,20 @@ RuleViolation violation(llvm::StringRef label, const llvm::Twine &what) {
   return {label.str(), (what + " (" + label + ")").str()};
 }
 
+/// A type as diagnostics show it: in full when short, else a struct of
+/// identical members as "!llvm.struct of 64 x f32" (an accumulator of n = 256
+/// would otherwise print 128 members).
 std::string typeToString(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << type;
+  auto st = dyn_cast<LLVM::LLVMStructType>(type);
+  if (s.size() <= 80 || !st || st.isOpaque() || st.getBody().empty() ||
+      !llvm::all_equal(st.getBody()))
+    return s;
+  s.clear();
+  os << "!llvm.struct of " << st.getBody().size() << " x "
+     << st.getBody().front();
   return s;
 }
 
@@ -99,6 +110,33 @@ int64_t nvwgmma::getRequiredK(InputFamily family, bool sparse) {
   return sparse ? 2 * k : k;
 }
 
+bool nvwgmma::canTranspose(InputFamily family) {
+  return family == InputFamily::F16 || family == InputFamily::BF16;
+}
+
+bool nvwgmma::canNegate(InputFamily family) {
+  return family != InputFamily::Int8 && family != InputFamily::B1;
+}
+
+bool nvwgmma::canSaturate(InputFamily family) {
+  return family == InputFamily::Int8;
+}
+
+int64_t nvwgmma::getNumSparsitySelectors(InputFamily family) {
+  switch (family) {
+  case InputFamily::F16:
+  case InputFamily::BF16:
+  case InputFamily::TF32:
+    return 2;
+  case InputFamily::FP8:
+  case InputFamily::Int8:
+    return 1;
+  case InputFamily::B1:
+    return 0;
+  }
+  return 0;
+}
+
 static bool hasCoarseNLattice(InputFamily family) {
   return family == InputFamily::Int8 || family == InputFamily::B1;
 }
@@ -116,7 +154,13 @@ int64_t nvwgmma::getAccumulatorRegisterCount(ElemType typeD, int64_t n) {
   return typeD == ElemType::f16 ? n / 4 : n / 2;
 }
 
-static bool isLegalD(InputFamily family, ElemType d) {
+Type nvwgmma::getAccumulatorMemberType(MLIRContext *context, ElemType typeD) {
+  if (typeD == ElemType::f32)
+    return Float32Type::get(context);
+  return IntegerType::get(context, 32);
+}
+
+bool nvwgmma::isLegalD(InputFamily family, ElemType d) {
   switch (family) {
   case InputFamily::F16:
   case InputFamily::FP8:
@@ -166,9 +210,11 @@ nvwgmma::checkMmaAsyncConfig(const MmaAsyncConfig &c) {
                       "s8/u8, but got {0} and {1}",
                       stringifyElemType(c.typeA), stringifyElemType(c.typeB)));
   llvm::StringRef fam = getFamilyName(*family);
-  if (c.sparse && *family == InputFamily::B1)
+  if (c.sparse && getNumSparsitySelectors(*family) == 0)
     return violation("mma_async_sp_c1",
-                     "b1 inputs have no sparse form, but got a sparse b1 op");
+                     llvm::formatv("inputs of a sparse op must not be b1 (b1 "
+                                   "has no sparse form), but got {0}",
+                                   fam));
   int64_t k = getRequiredK(*family, c.sparse);
   if (c.k != k)
     return violation(c.sparse ? "mma_async_sp_c2" : "mma_async_c4",
@@ -191,14 +237,12 @@ nvwgmma::checkMmaAsyncConfig(const MmaAsyncConfig &c) {
                      llvm::formatv("typeD must be {0} for {1} inputs, but got {2}",
                                    legalDText(*family), fam,
                                    stringifyElemType(c.typeD)));
-  bool canTranspose =
-      *family == InputFamily::F16 || *family == InputFamily::BF16;
-  if (!canTranspose && c.layoutA != Layout::row)
+  if (!canTranspose(*family) && c.layoutA != Layout::row)
     return violation("mma_async_c12",
                      llvm::formatv("layout of A must be row (no transpose) for "
                                    "{0} inputs, but got col",
                                    fam));
-  if (!canTranspose && c.layoutB != Layout::col)
+  if (!canTranspose(*family) && c.layoutB != Layout::col)
     return violation("mma_async_c12",
                      llvm::formatv("layout of B must be col (no transpose) for "
                                    "{0} inputs, but got row",
@@ -207,28 +251,25 @@ nvwgmma::checkMmaAsyncConfig(const MmaAsyncConfig &c) {
     return violation("mma_async_c13", "layout of A must be row when A comes "
                                       "from registers (imm-trans-a needs a "
                                       "descriptor), but got col");
-  bool canNegate = *family != InputFamily::Int8 && *family != InputFamily::B1;
   for (auto [name, s] : {std::pair{"A", c.scaleA}, {"B", c.scaleB}})
-    if (!canNegate && s != ScaleIn::one)
+    if (!canNegate(*family) && s != ScaleIn::one)
       return violation("mma_async_c14",
                        llvm::formatv("scale of {0} must be one (no negation) "
                                      "for {1} inputs, but got neg",
                                      name, fam));
-  if (c.satfinite && *family != InputFamily::Int8)
+  if (c.satfinite && !canSaturate(*family))
     return violation("mma_async_c15",
-                     llvm::formatv("satfinite requires s8/u8 inputs, but got "
-                                   "{0} inputs",
+                     llvm::formatv("inputs must be s8/u8 for satfinite, but "
+                                   "got {0}",
                                    fam));
   if (c.sparse) {
-    bool twoSelectors = *family == InputFamily::F16 ||
-                        *family == InputFamily::BF16 ||
-                        *family == InputFamily::TF32;
-    if (c.sparsitySelector != 0 && !(twoSelectors && c.sparsitySelector == 1))
+    int64_t selectors = getNumSparsitySelectors(*family);
+    if (c.sparsitySelector < 0 || c.sparsitySelector >= selectors)
       return violation(
           "mma_async_sp_c3",
           llvm::formatv("sparsity selector must be {0} for {1} inputs, but got "
                         "{2}",
-                        twoSelectors ? "0 or 1" : "0", fam,
+                        selectors == 2 ? "0 or 1" : "0", fam,
                         c.sparsitySelector));
   }
   return std::nullopt;
@@ -297,8 +338,7 @@ nvwgmma::checkMmaAsyncTypes(const MmaAsyncConfig &c, Type a, Type acc,
   }
   int64_t count = getAccumulatorRegisterCount(c.typeD, c.n);
   bool packedF16 = c.typeD == ElemType::f16;
-  llvm::StringRef member =
-      c.typeD == ElemType::f32 ? "f32" : "i32";
+  Type member = getAccumulatorMemberType(acc.getContext(), c.typeD);
   auto accStruct = dyn_cast<LLVM::LLVMStructType>(acc);
   if (!accStruct || accStruct.isOpaque() ||
       (int64_t)accStruct.getBody().size() != count)
@@ -309,13 +349,12 @@ nvwgmma::checkMmaAsyncTypes(const MmaAsyncConfig &c, Type a, Type acc,
                       count, packedF16 ? "n/4 for " : "n/2 for ", c.n,
                       stringifyElemType(c.typeD), typeToString(acc)));
   for (auto [i, t] : llvm::enumerate(accStruct.getBody())) {
-    bool ok = c.typeD == ElemType::f32 ? t.isF32() : t.isInteger(32);
-    if (!ok)
+    if (t != member)
       return violation(
           "mma_async_c10",
           llvm::formatv("accumulator members must be {0} for a {1} "
                         "accumulator{2}, but got {3} at member {4}",
-                        member, stringifyElemType(c.typeD),
+                        typeToString(member), stringifyElemType(c.typeD),
                         packedF16 ? " (two packed f16 each)" : "",
                         typeToString(t), i));
   }
@@ -340,6 +379,106 @@ unsigned nvwgmma::getRequiredPtxVersion(const MmaAsyncConfig &c) {
   if (mixedInt)
     return 84;
   return c.sparse ? 82 : 80;
+}
+
+unsigned nvwgmma::getRequiredPtxVersionOfOp(Operation *op) {
+  if (std::optional<MmaAsyncConfig> c = getMmaAsyncConfig(op))
+    return getRequiredPtxVersion(*c);
+  return isa<NVWGMMADialect>(op->getDialect()) ? 80 : 0;
+}
+
+unsigned nvwgmma::getRequiredPtxVersion(Operation *root) {
+  unsigned v = 0;
+  root->walk([&](Operation *op) { v = std::max(v, getRequiredPtxVersionOfOp(op)); });
+  return v;
+}
+
+std::string nvwgmma::getPtxVersionText(unsigned version) {
+  return std::to_string(version / 10) + "." + std::to_string(version % 10);
+}
+
+std::optional<RuleViolation>
+nvwgmma::checkTarget(Operation *op, llvm::StringRef chip, unsigned ptxVersion) {
+  unsigned need = getRequiredPtxVersionOfOp(op);
+  if (need == 0)
+    return std::nullopt;
+  if (chip != getRequiredTarget())
+    return violation("target_c1",
+                     llvm::formatv("target must be {0} for '{1}', but got {2}",
+                                   getRequiredTarget(), op->getName(), chip));
+  if (ptxVersion != 0 && ptxVersion < need)
+    return violation(
+        "target_c2",
+        llvm::formatv("PTX ISA version must be {0} or later for '{1}', but "
+                      "got {2}",
+                      getPtxVersionText(need), op->getName(),
+                      getPtxVersionText(ptxVersion)));
+  return std::nullopt;
+}
+
+std::optional<RuleViolation> nvwgmma::checkScaleDGiven(bool hasValue,
+                                                       bool hasAttr) {
+  if (hasValue != hasAttr)
+    return std::nullopt;
+  return violation("mma_async_c16",
+                   llvm::formatv("scale-d must be given exactly once, as "
+                                 "zero/one or as an i1 value, but got {0}",
+                                 hasValue ? "both" : "neither"));
+}
+
+RuleViolation nvwgmma::unknownScaleDKeyword(llvm::StringRef keyword) {
+  return violation("mma_async_c16",
+                   "scale-d must be zero, one or an i1 value, but got '" +
+                       keyword + "'");
+}
+
+RuleViolation nvwgmma::unknownEnumKeyword(llvm::StringRef group,
+                                          llvm::StringRef keyword,
+                                          llvm::StringRef choices) {
+  return violation("mma_async_c18", group + " must be one of " + choices +
+                                        ", but got '" + keyword + "'");
+}
+
+std::optional<RuleViolation> nvwgmma::checkOperandTypes(Operation *op) {
+  bool sparse = isa<MmaAsyncSpOp>(op);
+  if (!sparse && !isa<MmaAsyncOp>(op))
+    return std::nullopt;
+  // a, descB, acc, [spMeta], [scaleDValue]
+  unsigned fixed = sparse ? 4 : 3;
+  if (op->getNumOperands() < fixed || op->getNumOperands() > fixed + 1)
+    return std::nullopt; // ODS reports the operand count.
+  Type descB = op->getOperand(1).getType();
+  if (!descB.isSignlessInteger(64))
+    return violation("mma_async_c17",
+                     "B must be an i64 shared-memory descriptor, but got " +
+                         typeToString(descB));
+  if (sparse && !op->getOperand(3).getType().isSignlessInteger(32))
+    return violation("mma_async_sp_c4",
+                     "sparsity metadata must be an i32, but got " +
+                         typeToString(op->getOperand(3).getType()));
+  if (op->getNumOperands() == fixed + 1 &&
+      !op->getOperand(fixed).getType().isSignlessInteger(1))
+    return violation("mma_async_c16",
+                     "a runtime scale-d must be an i1 value, but got " +
+                         typeToString(op->getOperand(fixed).getType()));
+  return std::nullopt;
+}
+
+std::optional<RuleViolation> nvwgmma::checkOpRules(Operation *op) {
+  if (auto wait = dyn_cast<WaitGroupOp>(op))
+    return checkWaitGroup(wait.getGroup());
+  auto check = [](auto mma) -> std::optional<RuleViolation> {
+    if (auto v = checkScaleDGiven(static_cast<bool>(mma.getScaleDValue()),
+                                  mma.getScaleDAttr() != nullptr))
+      return v;
+    return checkMmaAsync(mma.getConfig(), mma.getA().getType(),
+                         mma.getAcc().getType(), mma.getRes().getType());
+  };
+  if (auto mma = dyn_cast<MmaAsyncOp>(op))
+    return check(mma);
+  if (auto mma = dyn_cast<MmaAsyncSpOp>(op))
+    return check(mma);
+  return std::nullopt;
 }
 
 std::optional<RuleViolation> nvwgmma::checkWaitGroup(int64_t group) {

@@ -1,7 +1,8 @@
 //===- NVWGMMAOps.cpp - nvwgmma operations --------------------------------===//
 //
-// Verifiers only translate the op into the rule table's terms; the rules and
-// their messages live in Constraints.cpp.
+// The custom syntax (bare PTX keywords, scale-d as keyword or value) and the
+// op configurations. Verifiers only call the rule table: the rules and their
+// messages live in Constraints.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,9 +37,7 @@ parseScaleD(OpAsmParser &parser,
     return failure();
   std::optional<ScaleD> scale = symbolizeScaleD(keyword);
   if (!scale)
-    return parser.emitError(loc)
-           << "scale-d must be zero, one or an i1 value, but got '" << keyword
-           << "' (mma_async_c16)";
+    return parser.emitError(loc) << unknownScaleDKeyword(keyword).message;
   attr = ScaleDAttr::get(parser.getContext(), *scale);
   return success();
 }
@@ -63,10 +62,19 @@ static ParseResult parseEnumKeyword(OpAsmParser &parser, AttrT &attr) {
   if (parser.parseKeyword(&keyword))
     return failure();
   std::optional<EnumT> value = symbolizeEnum<EnumT>(keyword);
-  if (!value)
+  if (!value) {
+    std::string choices;
+    // Cases are numbered from 0 without gaps; stringify is empty past them.
+    for (uint32_t i = 0;; ++i) {
+      llvm::StringRef name = stringifyEnum(static_cast<EnumT>(i));
+      if (name.empty())
+        break;
+      choices += (i ? ", " : "") + name.str();
+    }
     return parser.emitError(loc)
-           << "'" << keyword << "' is not a valid " << AttrT::getMnemonic()
-           << " keyword";
+           << unknownEnumKeyword(AttrT::getMnemonic(), keyword, choices)
+                  .message;
+  }
   attr = AttrT::get(parser.getContext(), *value);
   return success();
 }
@@ -79,24 +87,15 @@ static void printEnumKeyword(OpAsmPrinter &printer, Operation *, AttrT attr) {
 #define GET_OP_CLASSES
 #include "nvwgmma/IR/NVWGMMAOps.cpp.inc"
 
-static LogicalResult emitViolation(Operation *op,
-                                   const std::optional<RuleViolation> &v) {
-  if (!v)
-    return success();
-  return op->emitOpError() << v->message;
+/// Every verifier is the rule table's checkOpRules; Python asks the same
+/// function for the label, so the CLI and Python report the same rule.
+static LogicalResult verifyRules(Operation *op) {
+  if (std::optional<RuleViolation> v = checkOpRules(op))
+    return op->emitOpError() << v->message;
+  return success();
 }
 
-//===----------------------------------------------------------------------===//
-// WaitGroupOp
-//===----------------------------------------------------------------------===//
-
-LogicalResult WaitGroupOp::verify() {
-  return emitViolation(*this, checkWaitGroup(getGroup()));
-}
-
-//===----------------------------------------------------------------------===//
-// MmaAsyncOp
-//===----------------------------------------------------------------------===//
+LogicalResult WaitGroupOp::verify() { return verifyRules(*this); }
 
 /// The fields both mma_async forms share.
 template <typename OpT>
@@ -121,23 +120,9 @@ static MmaAsyncConfig getCommonConfig(OpT op) {
   return c;
 }
 
-template <typename OpT>
-static LogicalResult verifyMmaAsync(OpT op) {
-  bool hasValue = static_cast<bool>(op.getScaleDValue());
-  bool hasAttr = op.getScaleDAttr() != nullptr;
-  if (hasValue == hasAttr)
-    return op.emitOpError()
-           << "scale-d must be given exactly once, as zero/one or as an i1 "
-              "value, but got "
-           << (hasValue ? "both" : "neither") << " (mma_async_c16)";
-  return emitViolation(op, checkMmaAsync(op.getConfig(), op.getA().getType(),
-                                         op.getAcc().getType(),
-                                         op.getRes().getType()));
-}
-
 MmaAsyncConfig MmaAsyncOp::getConfig() { return getCommonConfig(*this); }
 
-LogicalResult MmaAsyncOp::verify() { return verifyMmaAsync(*this); }
+LogicalResult MmaAsyncOp::verify() { return verifyRules(*this); }
 
 MmaAsyncConfig MmaAsyncSpOp::getConfig() {
   MmaAsyncConfig c = getCommonConfig(*this);
@@ -146,4 +131,12 @@ MmaAsyncConfig MmaAsyncSpOp::getConfig() {
   return c;
 }
 
-LogicalResult MmaAsyncSpOp::verify() { return verifyMmaAsync(*this); }
+LogicalResult MmaAsyncSpOp::verify() { return verifyRules(*this); }
+
+std::optional<MmaAsyncConfig> nvwgmma::getMmaAsyncConfig(Operation *op) {
+  if (auto mma = dyn_cast<MmaAsyncOp>(op))
+    return mma.getConfig();
+  if (auto mma = dyn_cast<MmaAsyncSpOp>(op))
+    return mma.getConfig();
+  return std::nullopt;
+}

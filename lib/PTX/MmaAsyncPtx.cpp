@@ -33,11 +33,8 @@ static std::string getOpcode(const MmaAsyncConfig &c) {
 static int64_t immScale(ScaleIn s) { return s == ScaleIn::neg ? -1 : 1; }
 
 PtxInstruction nvwgmma::buildMmaAsyncPtx(const MmaAsyncConfig &c) {
-  std::optional<InputFamily> family = getInputFamily(c.typeA, c.typeB);
-  bool isFloat = family && *family != InputFamily::Int8 &&
-                 *family != InputFamily::B1;
-  bool hasTranspose =
-      family && (*family == InputFamily::F16 || *family == InputFamily::BF16);
+  // Only legal configurations get here: the family exists.
+  InputFamily family = *getInputFamily(c.typeA, c.typeB);
 
   PtxEmitter e;
   int64_t numAcc = getAccumulatorRegisterCount(c.typeD, c.n);
@@ -71,11 +68,11 @@ PtxInstruction nvwgmma::buildMmaAsyncPtx(const MmaAsyncConfig &c) {
           : e.addImmediate(c.scaleD == ScaleD::one ? 1 : 0);
 
   std::string imms;
-  if (isFloat) {
+  if (canNegate(family)) {
     imms += ", " + e.addImmediate(immScale(c.scaleA));
     imms += ",  " + e.addImmediate(immScale(c.scaleB));
   }
-  if (hasTranspose) {
+  if (canTranspose(family)) {
     if (!c.aFromRegisters)
       imms += ", " + e.addImmediate(c.layoutA == Layout::col ? 1 : 0);
     imms += (c.aFromRegisters ? ", " : ",  ") +

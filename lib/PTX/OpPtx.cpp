@@ -1,4 +1,9 @@
 //===- OpPtx.cpp - the PTX of any nvwgmma op ------------------------------===//
+//
+// One entry point for the text every nvwgmma op becomes, used by the PTX
+// printer pass and by Python's `ptx` / `inline_asm`.
+//
+//===----------------------------------------------------------------------===//
 
 #include "nvwgmma/IR/NVWGMMAOps.h"
 #include "nvwgmma/PTX/PtxEmitter.h"
@@ -24,7 +29,9 @@ std::optional<PtxInstruction> nvwgmma::buildPtx(Operation *op) {
         return plain("wgmma.wait_group.sync.aligned " +
                      std::to_string(w.getGroup()) + ";");
       })
-      .Case<MmaAsyncOp, MmaAsyncSpOp>(
-          [](auto mma) { return buildMmaAsyncPtx(mma.getConfig()); })
-      .Default([](Operation *) { return std::nullopt; });
+      .Default([](Operation *op) -> std::optional<PtxInstruction> {
+        if (std::optional<MmaAsyncConfig> c = getMmaAsyncConfig(op))
+          return buildMmaAsyncPtx(*c);
+        return std::nullopt;
+      });
 }

@@ -1,8 +1,16 @@
 //===- Registration.cpp - what nvwgmma-opt and Python register ------------===//
+//
+// Each registered dialect also gets its ConvertToLLVM interface: passes such
+// as convert-gpu-to-nvvm look one up on every loaded dialect and abort the
+// process when a dialect promises one it does not have.
+//
+//===----------------------------------------------------------------------===//
 
 #include "nvwgmma/Registration/Registration.h"
 #include "nvwgmma/Conversion/Passes.h"
 #include "nvwgmma/IR/NVWGMMADialect.h"
+#include "nvwgmma/Pipelines/Pipelines.h"
+#include "nvwgmma/Transforms/Passes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -38,9 +46,6 @@ void nvwgmma::registerAllDialects(DialectRegistry &registry) {
                   index::IndexDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   ub::UBDialect>();
-  // Passes such as convert-gpu-to-nvvm look these up on every loaded
-  // dialect; a dialect that promises one without its implementation aborts
-  // the process, so each registered dialect gets its implementation here.
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
   registerConvertFuncToLLVMInterface(registry);
@@ -55,7 +60,8 @@ void nvwgmma::registerAllDialects(DialectRegistry &registry) {
 void nvwgmma::registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
-    nvwgmma::registerNVWGMMAPasses();
+    nvwgmma::registerNVWGMMAConversionPasses();
+    nvwgmma::registerNVWGMMATransformsPasses();
     nvwgmma::registerNVWGMMAPipelines();
     registerArithToLLVMConversionPass();
     registerConvertControlFlowToLLVMPass();

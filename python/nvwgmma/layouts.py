@@ -15,6 +15,12 @@ w = t // 32, g = (t % 32) // 4, q = t % 4.
 
 Matrices are passed as element *bit patterns* (see `to_bits`/`from_bits`),
 so every type, bf16 and fp8 included, packs the same way.
+
+Lattice facts (K per type, accumulator widths, which types are inputs) come
+from `nvwgmma.lattice`, i.e. the C++ rule table. The layout functions derive
+their sizes from the register layouts themselves, so they also run where
+only numpy is installed (the GPU runner imports this file from the source
+tree); there, arguments are not checked against the lattice.
 """
 
 from __future__ import annotations
@@ -47,9 +53,25 @@ ELEMENT_BITS = {
     "f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8,
     "s8": 8, "u8": 8, "b1": 1, "f32": 32, "s32": 32,
 }
-# K of one dense instruction per input type.
-K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
-        "s8": 32, "u8": 32, "b1": 256}
+
+
+def _lattice():
+    """nvwgmma.lattice, or None where the native package is absent."""
+    try:
+        from . import lattice
+    except ImportError:
+        return None
+    return lattice
+
+
+def __getattr__(name):
+    # K of one dense instruction per input type, asked of the lattice.
+    if name == "K_OF":
+        lattice = _lattice()
+        if lattice is None:
+            raise AttributeError("K_OF needs the native nvwgmma package (nvwgmma.lattice)")
+        return {t: lattice.instruction_k(t) for t in lattice.INPUT_TYPES}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _THREADS = np.arange(128)
 _W, _G, _Q = _THREADS // 32, (_THREADS % 32) // 4, _THREADS % 4
@@ -156,8 +178,10 @@ def from_bits(bits, type_name: str) -> np.ndarray:
 
 def accumulator_register_count(d_type: str, n: int) -> int:
     """32-bit accumulator registers per thread: n/2 (f32, s32) or n/4 (f16,
-    two packed halves each)."""
-    return n // 4 if str(d_type) == "f16" else n // 2
+    two packed halves each), from nvwgmma.lattice."""
+    from .lattice import accumulator_register_count as count
+
+    return count(d_type, n)
 
 
 def accumulator_map(d_type: str, n: int):
@@ -191,7 +215,7 @@ def pack_accumulator(bits: np.ndarray, d_type: str) -> np.ndarray:
     bits = np.asarray(bits)
     n = bits.shape[1]
     thread, register, half = accumulator_map(d_type, n)
-    regs = np.zeros((128, accumulator_register_count(d_type, n)), dtype=np.uint32)
+    regs = np.zeros((128, int(register.max()) + 1), dtype=np.uint32)
     shift = (16 * half).astype(np.uint32)
     np.bitwise_or.at(regs, (thread, register), bits.astype(np.uint32) << shift)
     return regs
@@ -216,10 +240,12 @@ def a_fragment_map(a_type: str):
     `position` is the element's index inside its 32-bit register (its bits
     start at position * element bits).
     """
-    _check_type(a_type, K_OF)
+    _check_type(a_type, ELEMENT_BITS)
+    lattice = _lattice()
+    if lattice is not None:
+        _check_type(a_type, lattice.INPUT_TYPES)
     bits = ELEMENT_BITS[a_type]
     per_reg = 32 // bits
-    k_total = K_OF[a_type]
     i = np.arange(4 * per_reg)
     t, i = np.meshgrid(_THREADS, i, indexing="ij")
     w, g, q = t // 32, (t % 32) // 4, t % 4
@@ -233,6 +259,8 @@ def a_fragment_map(a_type: str):
         j = i // per_reg
         row = 16 * w + g + 8 * (j % 2)
         k = per_reg * q + i % per_reg + 4 * per_reg * (j // 2)
+    # Four 32-bit registers of 128 threads cover 64 rows of exactly K.
+    k_total = int(k.max()) + 1
     thread = np.full((64, k_total), -1)
     register = np.full((64, k_total), -1)
     position = np.full((64, k_total), -1)

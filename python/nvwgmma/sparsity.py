@@ -22,8 +22,20 @@ from .layouts import ELEMENT_BITS
 __all__ = ["SparsityError", "SPARSE_K", "compress", "expand", "pack_metadata",
            "metadata_map", "random_sparse"]
 
-# K of one sparse instruction (the dense A width) per type.
-SPARSE_K = {"f16": 32, "bf16": 32, "tf32": 16, "e4m3": 64, "e5m2": 64, "s8": 64, "u8": 64}
+
+
+def __getattr__(name):
+    # K of one sparse instruction (the dense A width) per type, asked of the
+    # lattice (lib/IR/Constraints.cpp).
+    if name == "SPARSE_K":
+        from . import lattice
+
+        return {
+            t: lattice.instruction_k(t, sparse=True)
+            for t in lattice.INPUT_TYPES
+            if lattice.family(t).sparse_k
+        }
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class SparsityError(ValueError):
@@ -31,10 +43,23 @@ class SparsityError(ValueError):
 
 
 def _chunk(type_name: str) -> int:
-    if type_name not in SPARSE_K:
-        raise SparsityError(f"{type_name} has no sparse wgmma form (expected one of "
-                            f"{', '.join(SPARSE_K)})")
-    return 2 if type_name == "tf32" else 4
+    """Elements per sparsity chunk: 1:2 for 32-bit tf32, 2:4 for 16- and
+    8-bit types (the storage format of PTX ISA 9.7.15.6.1)."""
+    from .layouts import ELEMENT_BITS, _lattice
+
+    lattice = _lattice()
+    if lattice is not None:
+        try:
+            lattice.instruction_k(type_name, sparse=True)
+        except ValueError as error:
+            raise SparsityError(f"{type_name} has no sparse wgmma form: {error}") from None
+    bits = ELEMENT_BITS.get(type_name)
+    if bits not in (8, 16, 32):
+        raise SparsityError(
+            f"element width must be 8, 16 or 32 bits for a sparse format, but got "
+            f"{type_name!r}"
+        )
+    return 2 if bits == 32 else 4
 
 
 def compress(bits: np.ndarray, type_name: str):
@@ -109,11 +134,15 @@ def metadata_map(type_name: str, selector: int = 0) -> np.ndarray:
       32(j / 2)..32(j / 2) + 31 of row r0 + 8(j % 2).
     """
     _chunk(type_name)
+    from .layouts import ELEMENT_BITS
+
     t = np.arange(128)
     w, g, q = t // 32, (t % 32) // 4, t % 4
     r0 = 16 * w + g
     pieces = np.full((128, 2, 3), -1, dtype=np.int64)
-    if type_name in ("f16", "bf16", "tf32"):
+    # 16- and 32-bit elements (chunks of 4 and 2 over 64 bits): a lane pair
+    # per selector; 8-bit elements: all four lanes, selector 0.
+    if ELEMENT_BITS[type_name] >= 16:
         if selector not in (0, 1):
             raise SparsityError(f"selector must be 0 or 1 for {type_name}, but got {selector}")
         active = q // 2 == selector

@@ -3,15 +3,13 @@ negation where legal, N = 8 / a middle N / 256, no-swizzle and swizzled
 shared-memory layouts, K-major and MN-major where PTX allows.
 
 Pure Python: imported both where the PTX is generated and on the device.
+The instruction K of a config comes from nvwgmma.lattice (`with_lattice`,
+on the host) and reaches the device in the manifest.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
-K_OF = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32,
-        "s8": 32, "u8": 32, "b1": 256}
-SPARSE_K = {t: 2 * k for t, k in K_OF.items() if t != "b1"}
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -31,10 +29,7 @@ class Config:
     init_d: bool = False        # accumulate onto a large initial D (overflow)
     sparse: bool = False        # mma_async.sp with a 2:4 (tf32 1:2) sparse A
     selector: int = 0           # sparsity selector
-
-    @property
-    def k(self) -> int:
-        return SPARSE_K[self.a_type] if self.sparse else K_OF[self.a_type]
+    k: int = 0                  # instruction K (0 until with_lattice fills it)
 
     @property
     def name(self) -> str:
@@ -119,6 +114,13 @@ def _sparse_configs():
         out.append(Config(a, b, "s32", 112, swizzle="128B", sparse=True, a_source="regs"))
     out.append(Config("u8", "u8", "s32", 256, sparse=True))
     return out
+
+
+def with_lattice(cfg: Config) -> Config:
+    """The config with its instruction K asked of nvwgmma.lattice."""
+    from nvwgmma.lattice import instruction_k
+
+    return replace(cfg, k=instruction_k(cfg.a_type, cfg.b_type, sparse=cfg.sparse))
 
 
 CONFIGS = _family_configs() + _sparse_configs()

@@ -26,7 +26,7 @@ def main(out_dir: str) -> int:
     os.makedirs(out_dir, exist_ok=True)
     ptxas = require_tool("ptxas")
     manifest = []
-    for cfg in configs.CONFIGS:
+    for cfg in map(configs.with_lattice, configs.CONFIGS):
         with ir.Context(), ir.Location.unknown():
             ptx = kernels.compile_config(cfg)
         path = os.path.join(out_dir, cfg.name + ".ptx")

@@ -54,11 +54,13 @@ def tile_geometry(cfg: Config):
 
 
 def _acc_member(cfg: Config) -> str:
-    return "f32" if cfg.d_type == "f32" else "i32"
+    from nvwgmma.lattice import accumulator_member
+
+    return accumulator_member(cfg.d_type)
 
 
 def _acc_count(cfg: Config) -> int:
-    from nvwgmma.layouts import accumulator_register_count
+    from nvwgmma.lattice import accumulator_register_count
 
     return accumulator_register_count(cfg.d_type, cfg.n)
 

@@ -76,7 +76,7 @@ def prepare(cfg: Config, rng):
         a_stored = np.concatenate(slices, axis=1)
     b_bits, b_val = random_values(rng, cfg.b_type, (k_total, n))
     a_tile, b_tile = layout_tiles(cfg, a_stored, b_bits.T)
-    count = L.accumulator_register_count(cfg.d_type, cfg.n)
+    count = L.pack_accumulator(np.zeros((m, n), np.uint32), cfg.d_type).shape[1]
     integer = cfg.d_type == "s32"
     if cfg.init_d:
         d0 = rng.integers(INT32_MAX - 2**20, INT32_MAX, (m, n)) * rng.choice([-1, 1], (m, n))

@@ -1,7 +1,8 @@
-# lit configuration for nvwgmma. Works from a source checkout against either
-# the installed package (`lit test/lit`, tools found next to the running
-# Python) or a CMake build tree (`--param nvwgmma_tools_dir=build/bin`, which
-# `ninja check-nvwgmma` passes).
+# lit configuration for nvwgmma. Works from a CMake build tree (`ninja
+# check-nvwgmma`, through the lit.site.cfg.py CMake writes, which names the
+# tool directories) and from a source checkout against the installed package
+# (`lit test/lit`: tools next to the running Python, or `--param
+# nvwgmma_tools_dir=<dir>`).
 import os
 import shutil
 import sys
@@ -15,8 +16,8 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
-# Temporary files (%t) go outside the source tree.
-config.test_exec_root = lit_config.params.get("nvwgmma_exec_root") or os.path.join(
+# Temporary files (%t) go to the build tree or outside the source tree.
+config.test_exec_root = getattr(config, "nvwgmma_obj_root", None) or os.path.join(
     tempfile.gettempdir(), "nvwgmma-lit-%d" % os.getuid()
 )
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
@@ -34,6 +35,10 @@ def wheel_bin(package, tool):
 def find_tool(name, package=None, required=True):
     tools_dir = lit_config.params.get("nvwgmma_tools_dir")
     search = [os.path.abspath(tools_dir)] if tools_dir else []
+    # Written by CMake into lit.site.cfg.py for a build tree.
+    for attr in ("nvwgmma_tools_dir", "llvm_tools_dir", "mlir_tools_dir"):
+        if getattr(config, attr, None):
+            search.append(getattr(config, attr))
     search.append(os.path.dirname(sys.executable))
     for directory in search:
         candidate = os.path.join(directory, name)

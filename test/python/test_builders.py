@@ -85,7 +85,8 @@ RULES = {
     "mma_async_c2": dict(shape=(64, 8, 16), a_type="f32", d_type="f32"),
     "mma_async_c3": dict(shape=(64, 8, 16), a_type="f16", b_type="bf16", d_type="f32"),
     "mma_async_c4": dict(shape=(64, 8, 32), a_type="f16", d_type="f32"),
-    "mma_async_c5": dict(shape=(64, 12, 16), a_type="f16", d_type="f32"),
+    # No accumulator has n = 12 (zero_accumulator refuses it): take n = 16.
+    "mma_async_c5": dict(shape=(64, 12, 16), a_type="f16", d_type="f32", acc=("f32", 16)),
     "mma_async_c6": dict(shape=(64, 40, 32), a_type="s8", d_type="s32"),
     "mma_async_c7": dict(shape=(64, 8, 16), a_type="bf16", d_type="f16"),
     "mma_async_c8": dict(shape=(64, 8, 16), a_type="f16", d_type="f32", a="i32"),
@@ -140,9 +141,11 @@ def test_b_descriptor_must_be_i64(env):
 
     _, wg, desc_a, _, _, _ = env
     b32 = arith.constant(ir.IntegerType.get_signless(32), 0)
-    with pytest.raises(wg.WgmmaRuleError, match="operand #1 must be 64-bit signless integer"):
+    with pytest.raises(wg.WgmmaRuleError, match=r"B must be an i64 shared-memory descriptor, "
+                       r"but got i32 \(mma_async_c17\)") as info:
         wg.mma_async(wg.zero_accumulator("f32", 8), desc_a, b32, shape=(64, 8, 16),
                      a_type="f16", d_type="f32")
+    assert info.value.label == "mma_async_c17"
 
 
 def test_descriptor_builder_emits_encoding(env):

@@ -43,7 +43,7 @@ def test_runner_reference_accepts_exact_and_rejects_poison():
     from nvwgmma import layouts as L
 
     rng = np.random.default_rng(0)
-    for cfg in configs.CONFIGS:
+    for cfg in map(configs.with_lattice, configs.CONFIGS):
         inputs, ref = runner.prepare(cfg, rng)
         exact = L.pack_accumulator(L.to_bits(ref, cfg.d_type), cfg.d_type)
         assert runner.check(cfg, exact, ref)[0], cfg.name

@@ -1,4 +1,9 @@
 //===- NVWGMMAToNVVM.h - nvwgmma to upstream nvvm ---------------*- C++ -*-===//
+//
+// Patterns of --convert-nvwgmma-to-nvvm, for users who assemble their own
+// conversion.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef NVWGMMA_CONVERSION_NVWGMMATONVVM_H
 #define NVWGMMA_CONVERSION_NVWGMMATONVVM_H

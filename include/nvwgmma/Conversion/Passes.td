@@ -1,4 +1,9 @@
-//===- Passes.td - nvwgmma passes --------------------------*- tablegen -*-===//
+//===- Passes.td - nvwgmma conversions ---------------------*- tablegen -*-===//
+//
+// The two lowerings of nvwgmma ops. Passes that check or repair IR without
+// changing its dialect live in nvwgmma/Transforms/Passes.td.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef NVWGMMA_CONVERSION_PASSES_TD
 #define NVWGMMA_CONVERSION_PASSES_TD
@@ -29,77 +34,6 @@ def ConvertNVWGMMAToLLVM : Pass<"convert-nvwgmma-to-llvm"> {
     byte-identical to upstream `--convert-nvvm-to-llvm`.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
-}
-
-def NVWGMMAPrintPtx : Pass<"nvwgmma-print-ptx"> {
-  let summary = "Print the PTX instruction of every nvwgmma op";
-  let description = [{
-    Writes one line per nvwgmma op to stdout (or to `file`): its location
-    and the PTX text the lowering will emit, with operands named (`%d0`,
-    `%descB`) and immediates substituted. The IR is not changed.
-  }];
-  let options = [
-    Option<"inlineAsm", "inline-asm", "bool", /*default=*/"false",
-           "print the raw inline-asm text and constraints instead">
-  ];
-}
-
-def NVWGMMACheckTarget : Pass<"nvwgmma-check-target", "ModuleOp"> {
-  let summary = "Check that a PTX version and target satisfy every nvwgmma op";
-  let description = [{
-    Fails with a diagnostic naming the first op that needs more than
-    `ptx-version` (e.g. 84 for mixed s8/u8) or a target other than `chip`
-    (wgmma exists on sm_90a only). `compile_to_ptx` runs it so users get
-    this message instead of ptxas's.
-  }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "the target the PTX will be assembled for">,
-    Option<"ptxVersion", "ptx-version", "unsigned", /*default=*/"0",
-           "PTX ISA version as major*10+minor; 0 means the lowest that "
-           "satisfies every op, which is always accepted">
-  ];
-}
-
-def NVWGMMACheckProtocol : Pass<"nvwgmma-check-protocol"> {
-  let summary = "Report wgmma fence/commit/wait/async-proxy protocol violations";
-  let description = [{
-    A dataflow analysis over every function (structured scf.for/scf.if and
-    plain CFGs) that reports, with an error and a note at the op involved:
-
-    * protocol_c1: an mma_async with no nvwgmma.fence since the last
-      non-wgmma access to its accumulator or A-fragment registers
-      (accumulator chaining between mma_async ops of the same shape is
-      allowed);
-    * protocol_c2: an mma_async not committed before the function returns;
-    * protocol_c3: an mma_async whose group is not waited on before the
-      function returns;
-    * protocol_c4: a non-wgmma use of an mma_async result before a
-      wait_group guarantees its group completed (`wait_group N` completes
-      all but the N most recent groups); re-bundling the registers into the
-      operands of a later mma_async (llvm.insertvalue/extractvalue/bitcast)
-      is not a use;
-    * protocol_c5: a generic-proxy store to shared memory (address space 3)
-      followed by an mma_async with no fence.proxy.async in between.
-
-    Loops are analysed to their steady state, so a software-pipelined K
-    loop (`wait_group 1` inside, `wait_group 0` after) passes. Limits are
-    in docs/Protocol.md.
-  }];
-}
-
-def NVWGMMAInsertSynchronization : Pass<"nvwgmma-insert-synchronization"> {
-  let summary = "Insert the fences, commits and waits the protocol checker asks for";
-  let description = [{
-    Repeatedly runs the protocol analysis and repairs each violation at the
-    latest correct point: a fence right before an unfenced mma_async
-    (protocol_c1), a commit and the weakest `wait_group N` that completes
-    the group right before an early use (c4) or the return (c2, c3), and
-    `fence.proxy.async` right before an mma_async that follows a shared
-    store (c5). Correct functions are left unchanged; the pass is
-    idempotent.
-  }];
-  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 
 #endif // NVWGMMA_CONVERSION_PASSES_TD

@@ -1,4 +1,9 @@
 //===- NVWGMMAOps.h - nvwgmma operations ------------------------*- C++ -*-===//
+//
+// The generated op classes and the one way to ask any op for its mma_async
+// configuration, dense or sparse.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef NVWGMMA_IR_NVWGMMAOPS_H
 #define NVWGMMA_IR_NVWGMMAOPS_H
@@ -13,5 +18,12 @@
 
 #define GET_OP_CLASSES
 #include "nvwgmma/IR/NVWGMMAOps.h.inc"
+
+namespace mlir {
+namespace nvwgmma {
+/// The configuration of an mma_async or mma_async.sp; nullopt for other ops.
+std::optional<MmaAsyncConfig> getMmaAsyncConfig(Operation *op);
+} // namespace nvwgmma
+} // namespace mlir
 
 #endif // NVWGMMA_IR_NVWGMMAOPS_H

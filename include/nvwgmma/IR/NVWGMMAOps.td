@@ -78,7 +78,62 @@ def NVWGMMA_WaitGroupOp : NVWGMMA_Op<"wait_group"> {
   let hasVerifier = 1;
 }
 
-def NVWGMMA_MmaAsyncOp : NVWGMMA_Op<"mma_async"> {
+// Operand types carry their rule label, so the ODS diagnostic names the rule
+// like the rule table's do.
+def NVWGMMA_DescriptorType : Type<CPred<"$_self.isSignlessInteger(64)">,
+    "i64 shared-memory descriptor (mma_async_c17)", "::mlir::IntegerType">,
+    BuildableType<"$_builder.getIntegerType(64)">;
+def NVWGMMA_ScaleDValueType : Type<CPred<"$_self.isSignlessInteger(1)">,
+    "i1 scale-d (mma_async_c16)", "::mlir::IntegerType">,
+    BuildableType<"$_builder.getIntegerType(1)">;
+def NVWGMMA_SparseMetaType : Type<CPred<"$_self.isSignlessInteger(32)">,
+    "i32 sparsity metadata (mma_async_sp_c4)", "::mlir::IntegerType">,
+    BuildableType<"$_builder.getIntegerType(32)">;
+
+// The mma_async family: the dense and the sparse op share every operand,
+// attribute, group of the syntax and rule; the sparse one adds its metadata
+// operand, selector attribute and `sparsity [...]` group after C.
+class NVWGMMA_MmaAsyncBase<string mnemonic, dag sparseOperands,
+                           dag sparseAttrs, string sparseFormat>
+    : NVWGMMA_Op<mnemonic> {
+  let arguments = !con(
+    (ins AnyType:$a, NVWGMMA_DescriptorType:$descB, AnyType:$acc),
+    sparseOperands,
+    (ins Optional<NVWGMMA_ScaleDValueType>:$scaleDValue),
+    sparseAttrs,
+    (ins
+      NVWGMMA_ShapeAttr:$shape,
+      NVWGMMA_ElemTypeAttr:$typeD,
+      OptionalAttr<NVWGMMA_ScaleDAttr>:$scaleD,
+      UnitAttr:$satfinite,
+      NVWGMMA_ElemTypeAttr:$typeA,
+      NVWGMMA_ScaleInAttr:$scaleA,
+      NVWGMMA_LayoutAttr:$layoutA,
+      NVWGMMA_ElemTypeAttr:$typeB,
+      NVWGMMA_ScaleInAttr:$scaleB,
+      NVWGMMA_LayoutAttr:$layoutB));
+  let results = (outs AnyType:$res);
+  let assemblyFormat = "$a `,` $descB `,` $acc `,` " # sparseFormat # [{
+    qualified($shape) `,`
+    `D` ` ` `[` custom<EnumKeyword>($typeD) `,`
+        custom<ScaleD>($scaleDValue, $scaleD)
+        (`,` `satfinite` $satfinite^)? `]` `,`
+    `A` ` ` `[` custom<EnumKeyword>($typeA) `,` custom<EnumKeyword>($scaleA)
+        `,` custom<EnumKeyword>($layoutA) `]` `,`
+    `B` ` ` `[` custom<EnumKeyword>($typeB) `,` custom<EnumKeyword>($scaleB)
+        `,` custom<EnumKeyword>($layoutB) `]`
+    attr-dict `:` type($a) `,` type($acc) `->` type($res)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The op's configuration as the rule table and the PTX emitter see it.
+    MmaAsyncConfig getConfig();
+    /// True when A is a register fragment rather than a descriptor.
+    bool isAFromRegisters() { return !getA().getType().isInteger(64); }
+  }];
+}
+
+def NVWGMMA_MmaAsyncOp : NVWGMMA_MmaAsyncBase<"mma_async", (ins), (ins), ""> {
   let summary = "wgmma.mma_async.sync.aligned: D = A * B (+ D) on a warpgroup";
   let description = [{
     Issues one asynchronous warpgroup matrix multiply-accumulate of shape
@@ -122,44 +177,11 @@ def NVWGMMA_MmaAsyncOp : NVWGMMA_Op<"mma_async"> {
 
     [PTX ISA 9.7.15.5.2](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma)
   }];
-  let arguments = (ins
-    AnyType:$a,
-    I64:$descB,
-    AnyType:$acc,
-    Optional<I1>:$scaleDValue,
-    NVWGMMA_ShapeAttr:$shape,
-    NVWGMMA_ElemTypeAttr:$typeD,
-    OptionalAttr<NVWGMMA_ScaleDAttr>:$scaleD,
-    UnitAttr:$satfinite,
-    NVWGMMA_ElemTypeAttr:$typeA,
-    NVWGMMA_ScaleInAttr:$scaleA,
-    NVWGMMA_LayoutAttr:$layoutA,
-    NVWGMMA_ElemTypeAttr:$typeB,
-    NVWGMMA_ScaleInAttr:$scaleB,
-    NVWGMMA_LayoutAttr:$layoutB
-  );
-  let results = (outs AnyType:$res);
-  let assemblyFormat = [{
-    $a `,` $descB `,` $acc `,` qualified($shape) `,`
-    `D` ` ` `[` custom<EnumKeyword>($typeD) `,`
-        custom<ScaleD>($scaleDValue, $scaleD)
-        (`,` `satfinite` $satfinite^)? `]` `,`
-    `A` ` ` `[` custom<EnumKeyword>($typeA) `,` custom<EnumKeyword>($scaleA)
-        `,` custom<EnumKeyword>($layoutA) `]` `,`
-    `B` ` ` `[` custom<EnumKeyword>($typeB) `,` custom<EnumKeyword>($scaleB)
-        `,` custom<EnumKeyword>($layoutB) `]`
-    attr-dict `:` type($a) `,` type($acc) `->` type($res)
-  }];
-  let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    /// The op's configuration as the rule table and the PTX emitter see it.
-    MmaAsyncConfig getConfig();
-    /// True when A is a register fragment rather than a descriptor.
-    bool isAFromRegisters() { return !getA().getType().isInteger(64); }
-  }];
 }
 
-def NVWGMMA_MmaAsyncSpOp : NVWGMMA_Op<"mma_async.sp"> {
+def NVWGMMA_MmaAsyncSpOp : NVWGMMA_MmaAsyncBase<"mma_async.sp",
+    (ins NVWGMMA_SparseMetaType:$spMeta), (ins I64Attr:$spSelector),
+    "`sparsity` ` ` `[` $spMeta `,` $spSelector `]` `,`"> {
   let summary = "wgmma.mma_async.sp.sync.aligned: D = A * B (+ D), A structured-sparse";
   let description = [{
     The sparse form of `nvwgmma.mma_async`: A is 2:4 structured-sparse (1:2
@@ -182,42 +204,6 @@ def NVWGMMA_MmaAsyncSpOp : NVWGMMA_Op<"mma_async.sp"> {
     wgmma). Requires `sm_90a`; PTX ISA 8.2, or 8.4 for mixed s8/u8.
 
     [PTX ISA 9.7.15.6.3](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-sp)
-  }];
-  let arguments = (ins
-    AnyType:$a,
-    I64:$descB,
-    AnyType:$acc,
-    I32:$spMeta,
-    Optional<I1>:$scaleDValue,
-    I64Attr:$spSelector,
-    NVWGMMA_ShapeAttr:$shape,
-    NVWGMMA_ElemTypeAttr:$typeD,
-    OptionalAttr<NVWGMMA_ScaleDAttr>:$scaleD,
-    UnitAttr:$satfinite,
-    NVWGMMA_ElemTypeAttr:$typeA,
-    NVWGMMA_ScaleInAttr:$scaleA,
-    NVWGMMA_LayoutAttr:$layoutA,
-    NVWGMMA_ElemTypeAttr:$typeB,
-    NVWGMMA_ScaleInAttr:$scaleB,
-    NVWGMMA_LayoutAttr:$layoutB
-  );
-  let results = (outs AnyType:$res);
-  let assemblyFormat = [{
-    $a `,` $descB `,` $acc `,` `sparsity` ` ` `[` $spMeta `,` $spSelector `]` `,`
-    qualified($shape) `,`
-    `D` ` ` `[` custom<EnumKeyword>($typeD) `,`
-        custom<ScaleD>($scaleDValue, $scaleD)
-        (`,` `satfinite` $satfinite^)? `]` `,`
-    `A` ` ` `[` custom<EnumKeyword>($typeA) `,` custom<EnumKeyword>($scaleA)
-        `,` custom<EnumKeyword>($layoutA) `]` `,`
-    `B` ` ` `[` custom<EnumKeyword>($typeB) `,` custom<EnumKeyword>($scaleB)
-        `,` custom<EnumKeyword>($layoutB) `]`
-    attr-dict `:` type($a) `,` type($acc) `->` type($res)
-  }];
-  let hasVerifier = 1;
-  let extraClassDeclaration = [{
-    MmaAsyncConfig getConfig();
-    bool isAFromRegisters() { return !getA().getType().isInteger(64); }
   }];
 }
 

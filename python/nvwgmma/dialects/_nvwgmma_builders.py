@@ -12,14 +12,12 @@ label, and leaves no op behind.
 
 from __future__ import annotations
 
-import functools
-from typing import Sequence, Union
+from typing import TYPE_CHECKING, Sequence, TypedDict, Union
 
 from ..errors import WgmmaRuleError
 from ..ir import (
     Attribute,
     Context,
-    F32Type,
     IntegerAttr,
     IntegerType,
     MLIRError,
@@ -27,13 +25,23 @@ from ..ir import (
     OpView,
     Type,
     Value,
+    register_attribute_builder,
 )
+from .._mlir_libs import _nvwgmma
+
+_nvwgmma.define_shape_attr(_nvwgmma)
+ShapeAttr = _nvwgmma.ShapeAttr
 from . import llvm as _llvm
 from ._nvwgmma_enum_gen import ElemType, Layout, ScaleD, ScaleIn
 from ._nvwgmma_ops_gen import CommitGroupOp, FenceOp, MmaAsyncOp, MmaAsyncSpOp, WaitGroupOp
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
 __all__ = [
     "WgmmaRuleError",
+    "MmaOptions",
+    "ShapeAttr",
     "descriptor",
     "advance_descriptor",
     "accumulator_type",
@@ -69,35 +77,51 @@ def _enum(kind: type, value) -> object:
         ) from None
 
 
-@functools.lru_cache(maxsize=4096)
-def _attr(context: Context, text: str) -> Attribute:
-    return Attribute.parse(text, context=context)
+# Enum attributes are built from the generated enum classes through the C
+# API (never by printing and parsing text); the generated op classes use the
+# same constructors when handed enum members directly.
+_ENUM_ATTRS = {
+    ElemType: ("NVWGMMA_ElemTypeAttr", _nvwgmma.elem_type_attr),
+    ScaleIn: ("NVWGMMA_ScaleInAttr", _nvwgmma.scale_in_attr),
+    ScaleD: ("NVWGMMA_ScaleDAttr", _nvwgmma.scale_d_attr),
+    Layout: ("NVWGMMA_LayoutAttr", _nvwgmma.layout_attr),
+}
+
+
+def _enum_attr(kind: type, value, context: Context | None = None) -> Attribute:
+    return _ENUM_ATTRS[kind][1](int(_enum(kind, value)), context or Context.current)
+
+
+def _register_enum_builder(kind: type) -> None:
+    @register_attribute_builder(_ENUM_ATTRS[kind][0], replace=True)
+    def build(value, context):
+        return _enum_attr(kind, value, context)
+
+
+for _kind in _ENUM_ATTRS:
+    _register_enum_builder(_kind)
 
 
 def shape_attr(shape: ShapeLike, context: Context | None = None) -> Attribute:
-    """`#nvwgmma.shape<m = M, n = N, k = K>` from an (m, n, k) tuple."""
+    """`#nvwgmma.shape<m = M, n = N, k = K>` (a ShapeAttr) from (m, n, k)."""
     if isinstance(shape, Attribute):
         return shape
     m, n, k = (int(v) for v in shape)
-    return _attr(context or Context.current, f"#nvwgmma.shape<m = {m}, n = {n}, k = {k}>")
-
-
-def _enum_attr(context: Context, mnemonic: str, value) -> Attribute:
-    return _attr(context, f"#nvwgmma<{mnemonic} {value}>")
+    return ShapeAttr.get(m, n, k, context=context or Context.current)
 
 
 def accumulator_type(d_type: EnumLike, n: int, context: Context | None = None) -> Type:
     """The accumulator struct of an m64nNk* mma_async with D type `d_type`.
 
     n/2 f32 members for f32, n/2 i32 for s32, n/4 i32 (two packed f16 each)
-    for f16.
+    for f16: the lattice's numbers (nvwgmma.lattice).
     """
-    from ..layouts import accumulator_register_count
+    from ..lattice import accumulator_register_count
 
     context = context or Context.current
     d = _enum(ElemType, d_type)
-    member = F32Type.get(context) if d == ElemType.f32 else IntegerType.get_signless(32, context)
     count = accumulator_register_count(d, n)
+    member = _nvwgmma.accumulator_member_type(int(d), context)
     return _llvm.StructType.get_literal([member] * count, context=context)
 
 
@@ -114,12 +138,22 @@ def zero_accumulator(d_type: EnumLike, n: int, *, loc=None, ip=None) -> Value:
 
 
 def _verified(op: OpView) -> OpView:
+    """Verifies a freshly built op; on failure erases it and raises.
+
+    A broken wgmma rule comes back from the rule table as (label, message):
+    the label travels as data into WgmmaRuleError.label.
+    """
+    broken = _nvwgmma.check_rules(op.operation)
+    if broken is not None:
+        op.operation.erase()
+        label, message = broken
+        raise WgmmaRuleError(message, label)
     try:
         op.operation.verify()
     except MLIRError as error:
         messages = [d.message for d in error.error_diagnostics] or [str(error)]
         op.operation.erase()
-        raise WgmmaRuleError.from_diagnostic(messages[0]) from None
+        raise TypeError(messages[0]) from None
     return op
 
 
@@ -135,55 +169,61 @@ def commit_group(*, loc=None, ip=None) -> CommitGroupOp:
 
 def wait_group(n: int, *, loc=None, ip=None) -> WaitGroupOp:
     """`nvwgmma.wait_group n`: wait until at most n groups are pending."""
-    if not isinstance(n, int) or not -(2**63) <= n < 2**63:
+    # Values an i64 attribute cannot hold never reach the rule table.
+    if isinstance(n, bool) or not isinstance(n, int) or not -(2**63) <= n < 2**63:
         raise WgmmaRuleError(
-            f"group must be a non-negative 64-bit integer, but got {n!r} "
-            "(wait_group_c1)",
+            f"group must be a non-negative 64-bit integer, but got {n!r} (wait_group_c1)",
             "wait_group_c1",
         )
     group = IntegerAttr.get(IntegerType.get_signless(64, _context(loc)), n)
     return _verified(WaitGroupOp(group, loc=loc, ip=ip))
 
 
-def mma_async(
-    acc: Value,
-    a: Value,
-    b_desc: Value,
-    *,
-    shape: ShapeLike,
-    a_type: EnumLike,
-    b_type: EnumLike | None = None,
-    d_type: EnumLike,
-    scale_d: Union[bool, Value] = True,
-    negate_a: bool = False,
-    negate_b: bool = False,
-    transpose_a: bool = False,
-    transpose_b: bool = False,
-    satfinite: bool = False,
-    loc=None,
-    ip=None,
-) -> Value:
+class MmaOptions(TypedDict, total=False):
+    """The keywords mma_async and mma_async_sp share (all keyword-only).
+
+    shape    (64, n, k) or a ShapeAttr (required)
+    a_type, b_type, d_type   PTX type names ("f16", "e4m3", "s32", ...) or
+             ElemType members; a_type and d_type are required, b_type
+             defaults to a_type
+    scale_d  True/False (constant; default True) or an i1 Value decided at
+             run time
+    negate_a, negate_b        imm-scale -1 (f16, bf16, tf32, fp8)
+    transpose_a, transpose_b  imm-trans 1 (f16, bf16; transpose_a needs a
+             descriptor A)
+    satfinite                 clamp instead of wrap (s8/u8)
+    loc, ip                   location and insertion point
+    """
+
+    shape: ShapeLike
+    a_type: EnumLike
+    b_type: EnumLike | None
+    d_type: EnumLike
+    scale_d: Union[bool, Value]
+    negate_a: bool
+    negate_b: bool
+    transpose_a: bool
+    transpose_b: bool
+    satfinite: bool
+    loc: object
+    ip: object
+
+
+_REQUIRED_OPTIONS = ("shape", "a_type", "d_type")
+
+
+def mma_async(acc: Value, a: Value, b_desc: Value, **options: Unpack[MmaOptions]) -> Value:
     """`nvwgmma.mma_async`: D = A * B (+ D if scale_d) on one warpgroup.
 
     acc      accumulator struct (see accumulator_type / zero_accumulator)
     a        i64 shared-memory descriptor, or a 4 x 32-bit register fragment
     b_desc   i64 shared-memory descriptor
-    shape    (64, n, k) or a #nvwgmma.shape attribute
-    a_type, b_type, d_type   PTX type names ("f16", "e4m3", "s32", ...) or
-             ElemType members; b_type defaults to a_type
-    scale_d  True/False (constant) or an i1 Value decided at run time
-    negate_a, negate_b        imm-scale -1 (f16, bf16, tf32, fp8)
-    transpose_a, transpose_b  imm-trans 1 (f16, bf16; transpose_a needs a
-             descriptor A)
-    satfinite                 clamp instead of wrap (s8/u8)
+    options  the keywords of MmaOptions (shape, a_type, d_type, ...)
 
     Returns the new accumulator Value. Raises WgmmaRuleError if the
     combination is not a wgmma variant ptxas accepts for sm_90a.
     """
-    return _build_mma(
-        MmaAsyncOp, (), acc, a, b_desc, shape, a_type, b_type, d_type, scale_d,
-        negate_a, negate_b, transpose_a, transpose_b, satfinite, loc, ip,
-    )
+    return _build_mma(MmaAsyncOp, acc, a, b_desc, (), options)
 
 
 def mma_async_sp(
@@ -193,65 +233,55 @@ def mma_async_sp(
     metadata: Value,
     *,
     selector: int = 0,
-    shape: ShapeLike,
-    a_type: EnumLike,
-    b_type: EnumLike | None = None,
-    d_type: EnumLike,
-    scale_d: Union[bool, Value] = True,
-    negate_a: bool = False,
-    negate_b: bool = False,
-    transpose_a: bool = False,
-    transpose_b: bool = False,
-    satfinite: bool = False,
-    loc=None,
-    ip=None,
+    **options: Unpack[MmaOptions],
 ) -> Value:
     """`nvwgmma.mma_async.sp`: mma_async with a 2:4 (tf32: 1:2) sparse A.
 
     `a` holds the non-zero half of A (see nvwgmma.sparsity.compress),
     `metadata` is the i32 sparsity metadata of this thread and `selector`
     the sparsity selector (0 or 1 for f16/bf16/tf32, 0 otherwise). K is twice
-    the dense K. Other arguments as in mma_async.
+    the dense K. The other keywords are those of mma_async (MmaOptions).
     """
     i64 = IntegerType.get_signless(64, acc.type.context)
-    return _build_mma(
-        MmaAsyncSpOp, (metadata, IntegerAttr.get(i64, selector)), acc, a, b_desc,
-        shape, a_type, b_type, d_type, scale_d, negate_a, negate_b, transpose_a,
-        transpose_b, satfinite, loc, ip,
-    )
+    return _build_mma(MmaAsyncSpOp, acc, a, b_desc, (metadata, IntegerAttr.get(i64, selector)), options)
 
 
-def _build_mma(op_class, sparse, acc, a, b_desc, shape, a_type, b_type, d_type,
-               scale_d, negate_a, negate_b, transpose_a, transpose_b, satfinite,
-               loc, ip) -> Value:
+def _build_mma(op_class, acc, a, b_desc, sparse, options: dict) -> Value:
+    unknown = sorted(set(options) - set(MmaOptions.__annotations__))
+    if unknown:
+        raise TypeError(
+            f"expected keywords among {', '.join(MmaOptions.__annotations__)}, but got "
+            f"{', '.join(unknown)}"
+        )
+    missing = [name for name in _REQUIRED_OPTIONS if name not in options]
+    if missing:
+        raise TypeError(f"expected the keywords {', '.join(missing)}, but got none")
     context = acc.type.context
-    types = {
-        "typeA": _enum(ElemType, a_type),
-        "typeB": _enum(ElemType, a_type if b_type is None else b_type),
-        "typeD": _enum(ElemType, d_type),
-    }
+    a_type = _enum(ElemType, options["a_type"])
+    b_type = options.get("b_type")
+    scale_d = options.get("scale_d", True)
     kwargs = {}
     if isinstance(scale_d, Value):
         kwargs["scaleDValue"] = scale_d
     else:
-        kwargs["scaleD"] = _enum_attr(context, "scale_d", "one" if scale_d else "zero")
+        kwargs["scaleD"] = _enum_attr(ScaleD, "one" if scale_d else "zero", context)
     op = op_class(
         acc.type,
         a,
         b_desc,
         acc,
         *sparse,
-        shape_attr(shape, context),
-        _enum_attr(context, "type", types["typeD"]),
-        _enum_attr(context, "type", types["typeA"]),
-        _enum_attr(context, "scale_in", "neg" if negate_a else "one"),
-        _enum_attr(context, "layout", "col" if transpose_a else "row"),
-        _enum_attr(context, "type", types["typeB"]),
-        _enum_attr(context, "scale_in", "neg" if negate_b else "one"),
-        _enum_attr(context, "layout", "row" if transpose_b else "col"),
-        satfinite=satfinite,
-        loc=loc,
-        ip=ip,
+        shape_attr(options["shape"], context),
+        _enum_attr(ElemType, options["d_type"], context),
+        _enum_attr(ElemType, a_type, context),
+        _enum_attr(ScaleIn, "neg" if options.get("negate_a") else "one", context),
+        _enum_attr(Layout, "col" if options.get("transpose_a") else "row", context),
+        _enum_attr(ElemType, a_type if b_type is None else b_type, context),
+        _enum_attr(ScaleIn, "neg" if options.get("negate_b") else "one", context),
+        _enum_attr(Layout, "row" if options.get("transpose_b") else "col", context),
+        satfinite=bool(options.get("satfinite", False)),
+        loc=options.get("loc"),
+        ip=options.get("ip"),
         **kwargs,
     )
     return _verified(op).result
@@ -330,5 +360,5 @@ def advance_descriptor(desc: Value, byte_offset: int, *, loc=None, ip=None) -> V
     step): adds byte_offset >> 4 to the start-address field."""
     if byte_offset % 16:
         raise ValueError(f"byte offset must be a multiple of 16, but got {byte_offset}")
-    flags = _attr(_context(loc), "#llvm.overflow<none>")
-    return _llvm.add(desc, _i64_constant(byte_offset >> 4, loc, ip), flags, loc=loc, ip=ip)
+    step = _i64_constant(byte_offset >> 4, loc, ip)
+    return _llvm.add(desc, step, _llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)

@@ -267,7 +267,7 @@ func.func @mma_async_c14_b1_negate_b(%a: i64, %b: i64, %acc: !i32x4) -> !i32x4 {
 
 !f32x4 = !llvm.struct<(f32, f32, f32, f32)>
 func.func @mma_async_c15_satfinite_f16(%a: i64, %b: i64, %acc: !f32x4) -> !f32x4 {
-  // expected-error @+1 {{'nvwgmma.mma_async' op satfinite requires s8/u8 inputs, but got f16 inputs (mma_async_c15)}}
+  // expected-error @+1 {{'nvwgmma.mma_async' op inputs must be s8/u8 for satfinite, but got f16 (mma_async_c15)}}
   %r = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f32, one, satfinite], A [f16, one, row], B [f16, one, col] : i64, !f32x4 -> !f32x4
   return %r : !f32x4
@@ -277,7 +277,7 @@ func.func @mma_async_c15_satfinite_f16(%a: i64, %b: i64, %acc: !f32x4) -> !f32x4
 
 !i32x4 = !llvm.struct<(i32, i32, i32, i32)>
 func.func @mma_async_c15_satfinite_b1(%a: i64, %b: i64, %acc: !i32x4) -> !i32x4 {
-  // expected-error @+1 {{'nvwgmma.mma_async' op satfinite requires s8/u8 inputs, but got b1 inputs (mma_async_c15)}}
+  // expected-error @+1 {{'nvwgmma.mma_async' op inputs must be s8/u8 for satfinite, but got b1 (mma_async_c15)}}
   %r = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 256>,
          D [s32, one, satfinite], A [b1, one, row], B [b1, one, col] : i64, !i32x4 -> !i32x4
   return %r : !i32x4
@@ -337,7 +337,7 @@ func.func @mma_async_c17_b_descriptor(%a: i64, %b: i32, %acc: !f32x4) -> !f32x4 
 
 !f32x4 = !llvm.struct<(f32, f32, f32, f32)>
 func.func @mma_async_c17_b_descriptor_generic(%a: i64, %b: i32, %acc: !f32x4) -> !f32x4 {
-  // expected-error @+1 {{'nvwgmma.mma_async' op operand #1 must be 64-bit signless integer, but got 'i32'}}
+  // expected-error @+1 {{'nvwgmma.mma_async' op operand #1 must be i64 shared-memory descriptor (mma_async_c17), but got 'i32'}}
   %r = "nvwgmma.mma_async"(%a, %b, %acc) <{layoutA = #nvwgmma<layout row>, layoutB = #nvwgmma<layout col>, scaleA = #nvwgmma<scale_in one>, scaleB = #nvwgmma<scale_in one>, scaleD = #nvwgmma<scale_d one>, shape = #nvwgmma.shape<m = 64, n = 8, k = 16>, typeA = #nvwgmma<type f16>, typeB = #nvwgmma<type f16>, typeD = #nvwgmma<type f32>}> : (i64, i32, !f32x4) -> !f32x4
   return %r : !f32x4
 }
@@ -345,10 +345,20 @@ func.func @mma_async_c17_b_descriptor_generic(%a: i64, %b: i32, %acc: !f32x4) ->
 // -----
 
 !f32x4 = !llvm.struct<(f32, f32, f32, f32)>
-func.func @mma_async_bad_enum_keyword(%a: i64, %b: i64, %acc: !f32x4) -> !f32x4 {
+func.func @mma_async_c18_bad_type_keyword(%a: i64, %b: i64, %acc: !f32x4) -> !f32x4 {
   %r = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
-         // expected-error @+1 {{'s4' is not a valid type keyword}}
+         // expected-error @+1 {{type must be one of f16, bf16, tf32, e4m3, e5m2, s8, u8, b1, f32, s32, but got 's4' (mma_async_c18)}}
          D [f32, one], A [s4, one, row], B [f16, one, col] : i64, !f32x4 -> !f32x4
+  return %r : !f32x4
+}
+
+// -----
+
+!f32x4 = !llvm.struct<(f32, f32, f32, f32)>
+func.func @mma_async_c18_bad_layout_keyword(%a: i64, %b: i64, %acc: !f32x4) -> !f32x4 {
+  %r = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         // expected-error @+1 {{layout must be one of row, col, but got 'trans' (mma_async_c18)}}
+         D [f32, one], A [f16, one, trans], B [f16, one, col] : i64, !f32x4 -> !f32x4
   return %r : !f32x4
 }
 
@@ -372,7 +382,7 @@ func.func @wait_group_c1_overflow() {
 
 !i32x4 = !llvm.struct<(i32, i32, i32, i32)>
 func.func @mma_async_sp_c1_b1(%a: i64, %b: i64, %acc: !i32x4, %m: i32) -> !i32x4 {
-  // expected-error @+1 {{'nvwgmma.mma_async.sp' op b1 inputs have no sparse form, but got a sparse b1 op (mma_async_sp_c1)}}
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op inputs of a sparse op must not be b1 (b1 has no sparse form), but got b1 (mma_async_sp_c1)}}
   %r = nvwgmma.mma_async.sp %a, %b, %acc, sparsity [%m, 0], #nvwgmma.shape<m = 64, n = 8, k = 512>,
          D [s32, one], A [b1, one, row], B [b1, one, col] : i64, !i32x4 -> !i32x4
   return %r : !i32x4
@@ -412,7 +422,7 @@ func.func @mma_async_sp_c3_fp8_selector_1(%a: i64, %b: i64, %acc: !i32x2, %m: i3
 
 !f32x4 = !llvm.struct<(f32, f32, f32, f32)>
 func.func @mma_async_sp_c4_metadata_i64(%a: i64, %b: i64, %acc: !f32x4, %m: i64) -> !f32x4 {
-  // expected-error @+1 {{'nvwgmma.mma_async.sp' op operand #3 must be 32-bit signless integer, but got 'i64'}}
+  // expected-error @+1 {{'nvwgmma.mma_async.sp' op operand #3 must be i32 sparsity metadata (mma_async_sp_c4), but got 'i64'}}
   %r = "nvwgmma.mma_async.sp"(%a, %b, %acc, %m) <{layoutA = #nvwgmma<layout row>, layoutB = #nvwgmma<layout col>, scaleA = #nvwgmma<scale_in one>, scaleB = #nvwgmma<scale_in one>, scaleD = #nvwgmma<scale_d one>, shape = #nvwgmma.shape<m = 64, n = 8, k = 32>, spSelector = 0 : i64, typeA = #nvwgmma<type f16>, typeB = #nvwgmma<type f16>, typeD = #nvwgmma<type f32>}> : (i64, i64, !f32x4, i64) -> !f32x4
   return %r : !f32x4
 }

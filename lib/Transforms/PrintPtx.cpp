@@ -1,6 +1,6 @@
 //===- PrintPtx.cpp - show the PTX each nvwgmma op becomes ----------------===//
 
-#include "nvwgmma/Conversion/Passes.h"
+#include "nvwgmma/Transforms/Passes.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
 #include "nvwgmma/PTX/PtxEmitter.h"
 
@@ -10,7 +10,7 @@
 namespace mlir {
 namespace nvwgmma {
 #define GEN_PASS_DEF_NVWGMMAPRINTPTX
-#include "nvwgmma/Conversion/Passes.h.inc"
+#include "nvwgmma/Transforms/Passes.h.inc"
 } // namespace nvwgmma
 } // namespace mlir
 

@@ -1,5 +1,11 @@
 //===- Pipelines.cpp - nvwgmma-to-llvm-pipeline ---------------------------===//
+//
+// The order matters: nvwgmma is lowered first, while its operands still have
+// the LLVM types the later conversions leave alone.
+//
+//===----------------------------------------------------------------------===//
 
+#include "nvwgmma/Pipelines/Pipelines.h"
 #include "nvwgmma/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -17,8 +23,6 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 };
 
 void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
-  // nvwgmma first: its ops take and produce LLVM types, which the later
-  // conversions leave untouched.
   pm.addPass(nvwgmma::createConvertNVWGMMAToLLVM());
   pm.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions gpuOptions;

@@ -4,7 +4,7 @@
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 func.func @protocol_c1_no_fence_before_first_mma(%da: i64, %db: i64, %acc: !acc) -> !acc {
-  // expected-error @+1 {{expected an nvwgmma.fence between the last non-wgmma access to the accumulator or A-fragment registers and this mma_async, but found none (protocol_c1)}}
+  // expected-error @+1 {{an nvwgmma.fence must separate the last non-wgmma access to the accumulator or A-fragment registers from this mma_async, but got none (protocol_c1)}}
   %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
   nvwgmma.commit_group
@@ -53,7 +53,7 @@ func.func @protocol_c2_never_committed(%da: i64, %db: i64, %acc: !acc) {
   %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
   nvwgmma.wait_group 0
-  // expected-error @+1 {{expected every mma_async to be committed before the function returns, but found one that is not (protocol_c2)}}
+  // expected-error @+1 {{every mma_async must be committed before the function returns, but got one that is not (protocol_c2)}}
   return
 }
 
@@ -67,7 +67,7 @@ func.func @protocol_c3_never_waited(%da: i64, %db: i64, %acc: !acc) {
          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
   nvwgmma.commit_group
   nvwgmma.wait_group 1
-  // expected-error @+1 {{expected a wait_group completing every committed group before the function returns, but found a group that is not waited on (protocol_c3)}}
+  // expected-error @+1 {{every committed group must be completed by a wait_group before the function returns, but got a group that is not waited on (protocol_c3)}}
   return
 }
 
@@ -80,7 +80,7 @@ func.func @protocol_c4_read_before_wait(%da: i64, %db: i64, %acc: !acc, %out: !l
   %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
   nvwgmma.commit_group
-  // expected-error @+1 {{expected a wait_group 0 completing the mma_async group before this use of its result, but found its group still pending (protocol_c4)}}
+  // expected-error @+1 {{the mma_async group must be completed by a wait_group 0 before this use of its result, but got its group still pending (protocol_c4)}}
   %v = llvm.extractvalue %d[0] : !acc
   nvwgmma.wait_group 0
   llvm.store %v, %out : f32, !llvm.ptr<1>
@@ -102,7 +102,7 @@ func.func @protocol_c4_wait_one_is_not_enough(%da: i64, %db: i64, %acc: !acc, %o
   nvwgmma.wait_group 1
   // The first group is complete; the second is not.
   %v = llvm.extractvalue %d[0] : !acc
-  // expected-error @+1 {{expected a wait_group 0 completing the mma_async group before this use of its result, but found its group still pending (protocol_c4)}}
+  // expected-error @+1 {{the mma_async group must be completed by a wait_group 0 before this use of its result, but got its group still pending (protocol_c4)}}
   %w = llvm.extractvalue %e[0] : !acc
   nvwgmma.wait_group 0
   llvm.store %v, %out : f32, !llvm.ptr<1>
@@ -156,7 +156,7 @@ func.func @protocol_c2_missing_commit_before_loop_exit(%da: i64, %db: i64, %n: i
     scf.yield %d : !acc
   }
   nvwgmma.wait_group 0
-  // expected-error @+1 {{expected a wait_group 0 completing the mma_async group before this use of its result, but found the mma_async not even committed (protocol_c4)}}
+  // expected-error @+1 {{the mma_async group must be completed by a wait_group 0 before this use of its result, but got the mma_async not even committed (protocol_c4)}}
   %v = llvm.extractvalue %r[0] : !acc
   llvm.store %v, %out : f32, !llvm.ptr<1>
   // expected-error @+1 {{(protocol_c2)}}
@@ -170,7 +170,7 @@ func.func @protocol_c5_shared_store_without_proxy_fence(%da: i64, %db: i64, %acc
   // expected-note @+1 {{shared memory written here}}
   llvm.store %x, %smem : i32, !llvm.ptr<3>
   nvwgmma.fence
-  // expected-error @+1 {{expected fence.proxy.async between a generic-proxy write to shared memory and this mma_async, but found none (protocol_c5)}}
+  // expected-error @+1 {{a fence.proxy.async must separate a generic-proxy write to shared memory from this mma_async, but got none (protocol_c5)}}
   %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
   nvwgmma.commit_group

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ProtocolAnalysis.h"
+#include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
@@ -53,27 +53,27 @@ const char *ProtocolViolation::label() const {
 std::string ProtocolViolation::message() const {
   switch (kind) {
   case MissingFence:
-    return "expected an nvwgmma.fence between the last non-wgmma access to the "
-           "accumulator or A-fragment registers and this mma_async, but found "
+    return "an nvwgmma.fence must separate the last non-wgmma access to the "
+           "accumulator or A-fragment registers from this mma_async, but got "
            "none (protocol_c1)";
   case NotCommitted:
-    return "expected every mma_async to be committed before the function "
-           "returns, but found one that is not (protocol_c2)";
+    return "every mma_async must be committed before the function returns, "
+           "but got one that is not (protocol_c2)";
   case NotWaited:
-    return "expected a wait_group completing every committed group before the "
-           "function returns, but found a group that is not waited on "
+    return "every committed group must be completed by a wait_group before "
+           "the function returns, but got a group that is not waited on "
            "(protocol_c3)";
   case EarlyUse:
-    return llvm::formatv("expected a wait_group {0} completing the mma_async "
-                         "group before this use of its result, but found {1} "
-                         "(protocol_c4)",
+    return llvm::formatv("the mma_async group must be completed by a "
+                         "wait_group {0} before this use of its result, but "
+                         "got {1} (protocol_c4)",
                          waitDepth,
                          uncommitted ? "the mma_async not even committed"
                                      : "its group still pending")
         .str();
   case MissingProxyFence:
-    return "expected fence.proxy.async between a generic-proxy write to shared "
-           "memory and this mma_async, but found none (protocol_c5)";
+    return "a fence.proxy.async must separate a generic-proxy write to shared "
+           "memory from this mma_async, but got none (protocol_c5)";
   }
   return "";
 }
@@ -203,9 +203,8 @@ SmallVector<Value> mmaRegisterOperands(Operation *op) {
 }
 
 std::tuple<int64_t, int64_t, int64_t> mmaShape(Operation *op) {
-  ShapeAttr s = isa<MmaAsyncOp>(op) ? cast<MmaAsyncOp>(op).getShape()
-                                    : cast<MmaAsyncSpOp>(op).getShape();
-  return {s.getM(), s.getN(), s.getK()};
+  MmaAsyncConfig c = *getMmaAsyncConfig(op);
+  return {c.m, c.n, c.k};
 }
 
 bool isSharedPtr(Type t) {

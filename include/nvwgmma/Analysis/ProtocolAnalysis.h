@@ -1,12 +1,13 @@
 //===- ProtocolAnalysis.h - wgmma protocol dataflow ------------*- C++ -*-===//
 //
-// Shared by --nvwgmma-check-protocol (reports) and
-// --nvwgmma-insert-synchronization (repairs).
+// What the wgmma protocol checker finds, as data: shared by
+// --nvwgmma-check-protocol (reports) and --nvwgmma-insert-synchronization
+// (repairs), so a repair is always exactly what the check asked for.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef NVWGMMA_LIB_CONVERSION_PASSES_PROTOCOLANALYSIS_H
-#define NVWGMMA_LIB_CONVERSION_PASSES_PROTOCOLANALYSIS_H
+#ifndef NVWGMMA_ANALYSIS_PROTOCOLANALYSIS_H
+#define NVWGMMA_ANALYSIS_PROTOCOLANALYSIS_H
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -39,4 +40,4 @@ llvm::SmallVector<ProtocolViolation> analyzeProtocol(Operation *root);
 } // namespace nvwgmma
 } // namespace mlir
 
-#endif // NVWGMMA_LIB_CONVERSION_PASSES_PROTOCOLANALYSIS_H
+#endif // NVWGMMA_ANALYSIS_PROTOCOLANALYSIS_H

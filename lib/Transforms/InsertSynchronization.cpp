@@ -1,18 +1,22 @@
-//===- Protocol.cpp - check and repair the wgmma protocol -----------------===//
+//===- InsertSynchronization.cpp - repair the wgmma protocol --------------===//
+//
+// Applies, one at a time, the repair each protocol violation asks for, and
+// re-analyses after each: a commit or wait inserted for one use often
+// satisfies the next, which keeps the inserted set small.
+//
+//===----------------------------------------------------------------------===//
 
-#include "ProtocolAnalysis.h"
-
-#include "nvwgmma/Conversion/Passes.h"
+#include "nvwgmma/Analysis/ProtocolAnalysis.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
+#include "nvwgmma/Transforms/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
 namespace nvwgmma {
-#define GEN_PASS_DEF_NVWGMMACHECKPROTOCOL
 #define GEN_PASS_DEF_NVWGMMAINSERTSYNCHRONIZATION
-#include "nvwgmma/Conversion/Passes.h.inc"
+#include "nvwgmma/Transforms/Passes.h.inc"
 } // namespace nvwgmma
 } // namespace mlir
 
@@ -21,36 +25,21 @@ using namespace mlir::nvwgmma;
 
 namespace {
 
-struct CheckProtocolPass
-    : nvwgmma::impl::NVWGMMACheckProtocolBase<CheckProtocolPass> {
-  void runOnOperation() override {
-    SmallVector<ProtocolViolation> violations = analyzeProtocol(getOperation());
-    for (const ProtocolViolation &v : violations) {
-      InFlightDiagnostic diag = v.at->emitError() << v.message();
-      if (v.related)
-        diag.attachNote(v.related->getLoc()) << v.note();
-    }
-    if (!violations.empty())
-      signalPassFailure();
-    markAllAnalysesPreserved();
-  }
-};
-
-/// Repairs one violation; returns false if it cannot.
-bool repair(const ProtocolViolation &v) {
+/// Inserts, before the offending op, what the violation asks for.
+void repair(const ProtocolViolation &v) {
   OpBuilder b(v.at);
   Location loc = v.at->getLoc();
   switch (v.kind) {
   case ProtocolViolation::MissingFence:
     FenceOp::create(b, loc);
-    return true;
+    return;
   case ProtocolViolation::MissingProxyFence:
     NVVM::FenceProxyOp::create(
         b, loc,
         NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(b.getContext(),
                                    NVVM::SharedSpace::shared_cta));
-    return true;
+    return;
   case ProtocolViolation::NotCommitted:
   case ProtocolViolation::NotWaited:
   case ProtocolViolation::EarlyUse:
@@ -58,31 +47,30 @@ bool repair(const ProtocolViolation &v) {
       CommitGroupOp::create(b, loc);
     WaitGroupOp::create(b, loc,
                         v.kind == ProtocolViolation::EarlyUse ? v.waitDepth : 0);
-    return true;
+    return;
   }
-  return false;
 }
 
 struct InsertSynchronizationPass
     : nvwgmma::impl::NVWGMMAInsertSynchronizationBase<
           InsertSynchronizationPass> {
   void runOnOperation() override {
-    // One repair at a time, re-analysing after each: a commit or wait
-    // inserted for one use often satisfies the next, which keeps the
-    // inserted set small.
-    for (int i = 0; i < 1000; ++i) {
+    constexpr int kMaxRepairs = 1000;
+    for (int i = 0; i < kMaxRepairs; ++i) {
       SmallVector<ProtocolViolation> violations =
           analyzeProtocol(getOperation());
       if (violations.empty())
         return;
-      if (!repair(violations.front())) {
-        violations.front().at->emitError()
-            << "cannot repair: " << violations.front().message();
-        return signalPassFailure();
-      }
+      repair(violations.front());
     }
-    getOperation()->emitError()
-        << "nvwgmma-insert-synchronization did not converge";
+    // Each repair removes its violation, so only pathological IR gets here.
+    SmallVector<ProtocolViolation> left = analyzeProtocol(getOperation());
+    if (left.empty())
+      return;
+    left.front().at->emitError()
+        << "the repairs must reach a correct function within " << kMaxRepairs
+        << " insertions, but got this violation still open: "
+        << left.front().message();
     signalPassFailure();
   }
 };
