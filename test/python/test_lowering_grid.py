@@ -139,3 +139,30 @@ def test_legal_sparse_lattice_assembles(ctx):
     emitted = len(re.findall(r"wgmma\.mma_async\.sp\.sync\.aligned", ptx))
     print(f"\nsparse: {len(legal)} legal points lowered and assembled")
     assert emitted == len(legal) == 1312
+
+
+@pytest.mark.parametrize("family", ["f16", "bf16", "tf32", "fp8", "int8", "b1"])
+def test_nvvm_conversion_grid(ctx, family):
+    """--convert-nvwgmma-to-nvvm picks upstream nvvm.wgmma.mma_async by one
+    rule (A descriptor, constant scale-d, not b1) and upstream's verifier
+    accepts every such op (the pass manager verifies after each pass, so a
+    refusal fails the run); the rest is inline PTX. Then upstream's own
+    --convert-nvvm-to-llvm lowers what we handed it."""
+    from nvwgmma.passmanager import PassManager
+
+    points = [p for p in legal_points() if FAMILY[p[0]] == family]
+    module, count = build_family_module(points)
+    ops = [op for fn in module.body.operations for op in fn.regions[0].blocks[0].operations
+           if op.operation.name == "nvwgmma.mma_async"]
+    upstream = sum(
+        1 for op in ops
+        if str(op.operands[0].type) == "i64" and len(op.operands) == 3
+        and str(op.attributes["typeA"]) != "#nvwgmma<type b1>"
+    )
+    PassManager.parse("builtin.module(convert-nvwgmma-to-nvvm)").run(module.operation)
+    lowered = str(module)
+    assert lowered.count("nvvm.wgmma.mma_async") == upstream
+    assert lowered.count("llvm.inline_asm") == count - upstream
+    assert (upstream > 0) == (family != "b1")
+    PassManager.parse("builtin.module(convert-nvvm-to-llvm)").run(module.operation)
+    assert str(module).count("wgmma.mma_async.sync.aligned") == count
