@@ -54,13 +54,17 @@ def generate(total: int, dialect: str, chain: int = 8) -> str:
         res = f"%r{pos}"
         sat_txt = ", satfinite" if sat else ""
         if dialect == "nvwgmma":
-            emit(f"  {res} = nvwgmma.mma_async %a, %b, {prev}, #nvwgmma.shape<m = 64, n = {n}, k = {k}>, "
-                 f"D [{d}, one{sat_txt}], A [{a}, one, row], B [{b}, one, col] : i64, {acc_t} -> {acc_t}")
+            emit(
+                f"  {res} = nvwgmma.mma_async %a, %b, {prev}, #nvwgmma.shape<m = 64, n = {n}, k = {k}>, "
+                f"D [{d}, one{sat_txt}], A [{a}, one, row], B [{b}, one, col] : i64, {acc_t} -> {acc_t}"
+            )
         else:
             sat_attr = ", <satfinite>" if sat else ""
-            emit(f"  {res} = nvvm.wgmma.mma_async %a, %b, {prev}, #nvvm.shape<m = 64, n = {n}, k = {k}>, "
-                 f"D [<{d}>, <one>{sat_attr}], A [<{a}>, <one>, <row>], B [<{b}>, <one>, <col>] "
-                 f": {acc_t} -> {acc_t}")
+            emit(
+                f"  {res} = nvvm.wgmma.mma_async %a, %b, {prev}, #nvvm.shape<m = 64, n = {n}, k = {k}>, "
+                f"D [<{d}>, <one>{sat_attr}], A [<{a}>, <one>, <row>], B [<{b}>, <one>, <col>] "
+                f": {acc_t} -> {acc_t}"
+            )
         prev = res
         last = kernel == kernels - 1 and pos == (total - 1) % chain
         if pos == chain - 1 or last:

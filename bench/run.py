@@ -72,7 +72,7 @@ def bench_lowering(sizes, repeats):
 
 def bench_python(sizes, repeats):
     from nvwgmma import ir
-    from nvwgmma.dialects import llvm, nvvm
+    from nvwgmma.dialects import nvvm
     from nvwgmma.dialects import nvwgmma as wg
 
     def build(size, which):
@@ -85,16 +85,27 @@ def bench_python(sizes, repeats):
                 start = time.perf_counter()
                 if which == "nvwgmma":
                     for _ in range(size):
-                        acc = wg.mma_async(acc, a, b, shape=(64, 128, 16), a_type="bf16",
-                                           d_type="f32")
+                        acc = wg.mma_async(
+                            acc, a, b, shape=(64, 128, 16), a_type="bf16", d_type="f32"
+                        )
                 else:
                     shape = ir.Attribute.parse("#nvvm.shape<m = 64, n = 128, k = 16>")
                     for _ in range(size):
                         acc = nvvm.WgmmaMmaAsyncOp(
-                            acc.type, acc, a, b, shape, nvvm.WGMMATypes.bf16,
-                            nvvm.WGMMATypes.bf16, nvvm.WGMMATypes.f32, nvvm.WGMMAScaleOut.one,
-                            nvvm.WGMMAScaleIn.one, nvvm.WGMMAScaleIn.one, nvvm.MMALayout.row,
-                            nvvm.MMALayout.col).result
+                            acc.type,
+                            acc,
+                            a,
+                            b,
+                            shape,
+                            nvvm.WGMMATypes.bf16,
+                            nvvm.WGMMATypes.bf16,
+                            nvvm.WGMMATypes.f32,
+                            nvvm.WGMMAScaleOut.one,
+                            nvvm.WGMMAScaleIn.one,
+                            nvvm.WGMMAScaleIn.one,
+                            nvvm.MMALayout.row,
+                            nvvm.MMALayout.col,
+                        ).result
                 return time.perf_counter() - start
 
     rows = []
@@ -113,8 +124,10 @@ def table(title, rows):
     print("| mma ops | nvwgmma (s) | upstream (s) | ratio | nvwgmma µs/op | upstream µs/op |")
     print("|---:|---:|---:|---:|---:|---:|")
     for size, ours, theirs in rows:
-        print(f"| {size:,} | {ours:.3f} | {theirs:.3f} | {ours / theirs:.2f} | "
-              f"{1e6 * ours / size:.1f} | {1e6 * theirs / size:.1f} |")
+        print(
+            f"| {size:,} | {ours:.3f} | {theirs:.3f} | {ours / theirs:.2f} | "
+            f"{1e6 * ours / size:.1f} | {1e6 * theirs / size:.1f} |"
+        )
 
 
 def main():
@@ -123,8 +136,10 @@ def main():
     parser.add_argument("--python-sizes", type=int, nargs="+", default=[1000, 10000])
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"{time.strftime('%Y-%m-%d')}, median of {args.repeats} alternating runs")
+    print(
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d')}, median of {args.repeats} alternating runs"
+    )
     table("Parse + verify + lower to LLVM dialect", bench_lowering(args.sizes, args.repeats))
     table("Building mma ops from Python", bench_python(args.python_sizes, args.repeats))
 

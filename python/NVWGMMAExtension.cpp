@@ -112,18 +112,18 @@ NB_MODULE(_nvwgmma, m) {
       return;
     mlir_attribute_subclass(scope, "ShapeAttr", nvwgmmaAttributeIsAShape,
                             nvwgmmaShapeAttrGetTypeID)
-      .def_classmethod(
-          "get",
-          [](nb::object cls, int64_t mSize, int64_t nSize, int64_t kSize,
-             MlirContext ctx) {
-            return cls(nvwgmmaShapeAttrGet(ctx, mSize, nSize, kSize));
-          },
-          nb::arg("cls"), nb::arg("m"), nb::arg("n"), nb::arg("k"),
-          nb::arg("context").none() = nb::none(),
-          "#nvwgmma.shape<m = M, n = N, k = K>")
-      .def_property_readonly("m", nvwgmmaShapeAttrGetM)
-      .def_property_readonly("n", nvwgmmaShapeAttrGetN)
-      .def_property_readonly("k", nvwgmmaShapeAttrGetK);
+        .def_classmethod(
+            "get",
+            [](nb::object cls, int64_t mSize, int64_t nSize, int64_t kSize,
+               MlirContext ctx) {
+              return cls(nvwgmmaShapeAttrGet(ctx, mSize, nSize, kSize));
+            },
+            nb::arg("cls"), nb::arg("m"), nb::arg("n"), nb::arg("k"),
+            nb::arg("context").none() = nb::none(),
+            "#nvwgmma.shape<m = M, n = N, k = K>")
+        .def_property_readonly("m", nvwgmmaShapeAttrGetM)
+        .def_property_readonly("n", nvwgmmaShapeAttrGetN)
+        .def_property_readonly("k", nvwgmmaShapeAttrGetK);
   });
 
   defEnumAttrGetter(m, "elem_type_attr", nvwgmmaElemTypeAttrGet);

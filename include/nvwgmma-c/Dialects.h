@@ -18,7 +18,8 @@ extern "C" {
 MLIR_DECLARE_CAPI_DIALECT_REGISTRATION(NVWGMMA, nvwgmma);
 
 /// Inserts nvwgmma and the upstream dialects it is used with.
-MLIR_CAPI_EXPORTED void nvwgmmaRegisterAllDialects(MlirDialectRegistry registry);
+MLIR_CAPI_EXPORTED void
+nvwgmmaRegisterAllDialects(MlirDialectRegistry registry);
 
 /// Registers nvwgmma's passes, its pipeline and the upstream passes needed to
 /// reach LLVM. Idempotent.

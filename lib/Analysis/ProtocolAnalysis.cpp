@@ -117,9 +117,8 @@ struct State {
 
   bool operator==(const State &o) const {
     return reachable == o.reachable && everFenced == o.everFenced &&
-           sameSet(dirty, o.dirty) &&
-           proxyStore == o.proxyStore && lastAccess == o.lastAccess &&
-           fencedSinceMma == o.fencedSinceMma &&
+           sameSet(dirty, o.dirty) && proxyStore == o.proxyStore &&
+           lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
            uncommitted == o.uncommitted && groups == o.groups;
   }
 
@@ -305,12 +304,13 @@ private:
         if (auto ifOp = dyn_cast<scf::IfOp>(op))
           for (Region &r : ifOp->getRegions())
             if (!r.empty())
-              for (auto [i, v] : llvm::enumerate(
-                       r.front().getTerminator()->getOperands()))
+              for (auto [i, v] :
+                   llvm::enumerate(r.front().getTerminator()->getOperands()))
                 merge(ifOp.getResult(i), v);
         if (auto br = dyn_cast<BranchOpInterface>(op))
           for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
-            OperandRange fwd = br.getSuccessorOperands(s).getForwardedOperands();
+            OperandRange fwd =
+                br.getSuccessorOperands(s).getForwardedOperands();
             Block *dest = op->getSuccessor(s);
             unsigned offset = dest->getNumArguments() - fwd.size();
             for (auto [i, v] : llvm::enumerate(fwd))
@@ -358,10 +358,12 @@ private:
         // Block arguments of a CFG: what the predecessors forward.
         for (Block *pred : arg.getOwner()->getPredecessors())
           if (auto br = dyn_cast<BranchOpInterface>(pred->getTerminator()))
-            for (unsigned s = 0; s < pred->getTerminator()->getNumSuccessors(); ++s) {
+            for (unsigned s = 0; s < pred->getTerminator()->getNumSuccessors();
+                 ++s) {
               if (pred->getTerminator()->getSuccessor(s) != arg.getOwner())
                 continue;
-              OperandRange fwd = br.getSuccessorOperands(s).getForwardedOperands();
+              OperandRange fwd =
+                  br.getSuccessorOperands(s).getForwardedOperands();
               unsigned offset = arg.getOwner()->getNumArguments() - fwd.size();
               if (arg.getArgNumber() >= offset)
                 work.push_back(fwd[arg.getArgNumber() - offset]);
@@ -390,9 +392,8 @@ private:
     // mma_async ops never mark registers dirty, so chaining accumulators
     // needs no fence; what does is a non-wgmma access since the last fence,
     // or a chain that changes shape (outside the ISA's exception).
-    bool dirty = llvm::any_of(closure[op], [&](Value v) {
-      return s.dirty.contains(v);
-    });
+    bool dirty =
+        llvm::any_of(closure[op], [&](Value v) { return s.dirty.contains(v); });
     bool shapeChange = false;
     if (auto it = carries.find(mmaRegisterOperands(op).front());
         it != carries.end())

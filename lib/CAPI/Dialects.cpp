@@ -8,8 +8,8 @@
 #include "nvwgmma-c/Dialects.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
 #include "nvwgmma/PTX/PtxEmitter.h"
-#include "nvwgmma/Transforms/Passes.h"
 #include "nvwgmma/Registration/Registration.h"
+#include "nvwgmma/Transforms/Passes.h"
 
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Registration.h"
@@ -62,8 +62,7 @@ unsigned nvwgmmaGetRequiredPtxVersion(MlirOperation op) {
 // The lattice
 //===----------------------------------------------------------------------===//
 
-template <typename EnumT>
-static std::optional<EnumT> toEnum(uint32_t value) {
+template <typename EnumT> static std::optional<EnumT> toEnum(uint32_t value) {
   // The generated enums are numbered from 0 without gaps.
   if (stringifyEnum(static_cast<EnumT>(value)).empty())
     return std::nullopt;

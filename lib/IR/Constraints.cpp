@@ -217,9 +217,10 @@ nvwgmma::checkMmaAsyncConfig(const MmaAsyncConfig &c) {
                                    fam));
   int64_t k = getRequiredK(*family, c.sparse);
   if (c.k != k)
-    return violation(c.sparse ? "mma_async_sp_c2" : "mma_async_c4",
-                     llvm::formatv("k must be {0} for {1}{2} inputs, but got {3}",
-                                   k, c.sparse ? "sparse " : "", fam, c.k));
+    return violation(
+        c.sparse ? "mma_async_sp_c2" : "mma_async_c4",
+        llvm::formatv("k must be {0} for {1}{2} inputs, but got {3}", k,
+                      c.sparse ? "sparse " : "", fam, c.k));
   if (!isLegalN(*family, c.n)) {
     if (hasCoarseNLattice(*family))
       return violation("mma_async_c6",
@@ -233,10 +234,10 @@ nvwgmma::checkMmaAsyncConfig(const MmaAsyncConfig &c) {
                                    fam, c.n));
   }
   if (!isLegalD(*family, c.typeD))
-    return violation("mma_async_c7",
-                     llvm::formatv("typeD must be {0} for {1} inputs, but got {2}",
-                                   legalDText(*family), fam,
-                                   stringifyElemType(c.typeD)));
+    return violation(
+        "mma_async_c7",
+        llvm::formatv("typeD must be {0} for {1} inputs, but got {2}",
+                      legalDText(*family), fam, stringifyElemType(c.typeD)));
   if (!canTranspose(*family) && c.layoutA != Layout::row)
     return violation("mma_async_c12",
                      llvm::formatv("layout of A must be row (no transpose) for "
@@ -323,11 +324,11 @@ nvwgmma::checkMmaAsyncTypes(const MmaAsyncConfig &c, Type a, Type acc,
                             Type result) {
   if (c.aFromRegisters) {
     auto frag = dyn_cast<LLVM::LLVMStructType>(a);
-    bool ok = frag && !frag.isOpaque() && frag.getBody().size() == 4 &&
-              llvm::all_of(frag.getBody(), [&](Type t) {
-                return t == frag.getBody()[0] &&
-                       isLegalAFragmentMember(c.typeA, t);
-              });
+    bool ok =
+        frag && !frag.isOpaque() && frag.getBody().size() == 4 &&
+        llvm::all_of(frag.getBody(), [&](Type t) {
+          return t == frag.getBody()[0] && isLegalAFragmentMember(c.typeA, t);
+        });
     if (!ok)
       return violation(
           "mma_async_c8",
@@ -366,9 +367,8 @@ nvwgmma::checkMmaAsyncTypes(const MmaAsyncConfig &c, Type a, Type acc,
   return std::nullopt;
 }
 
-std::optional<RuleViolation> nvwgmma::checkMmaAsync(const MmaAsyncConfig &c,
-                                                    Type a, Type acc,
-                                                    Type result) {
+std::optional<RuleViolation>
+nvwgmma::checkMmaAsync(const MmaAsyncConfig &c, Type a, Type acc, Type result) {
   if (auto v = checkMmaAsyncConfig(c))
     return v;
   return checkMmaAsyncTypes(c, a, acc, result);
@@ -389,7 +389,8 @@ unsigned nvwgmma::getRequiredPtxVersionOfOp(Operation *op) {
 
 unsigned nvwgmma::getRequiredPtxVersion(Operation *root) {
   unsigned v = 0;
-  root->walk([&](Operation *op) { v = std::max(v, getRequiredPtxVersionOfOp(op)); });
+  root->walk(
+      [&](Operation *op) { v = std::max(v, getRequiredPtxVersionOfOp(op)); });
   return v;
 }
 

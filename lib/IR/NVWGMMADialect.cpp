@@ -1,4 +1,8 @@
 //===- NVWGMMADialect.cpp - nvwgmma dialect -------------------------------===//
+//
+// Registers the generated ops and attributes with the dialect.
+//
+//===----------------------------------------------------------------------===//
 
 #include "nvwgmma/IR/NVWGMMADialect.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"

@@ -98,8 +98,7 @@ static LogicalResult verifyRules(Operation *op) {
 LogicalResult WaitGroupOp::verify() { return verifyRules(*this); }
 
 /// The fields both mma_async forms share.
-template <typename OpT>
-static MmaAsyncConfig getCommonConfig(OpT op) {
+template <typename OpT> static MmaAsyncConfig getCommonConfig(OpT op) {
   MmaAsyncConfig c;
   ShapeAttr shape = op.getShape();
   c.m = shape.getM();

@@ -30,9 +30,9 @@ static Value materialize(RewriterBase &rewriter, OpT op,
   case PtxOperandSource::Accumulator:
     return LLVM::ExtractValueOp::create(rewriter, loc, op.getAcc(), src.index);
   case PtxOperandSource::AFragment:
-    return asI32(rewriter, loc,
-                 LLVM::ExtractValueOp::create(rewriter, loc, op.getA(),
-                                              src.index));
+    return asI32(
+        rewriter, loc,
+        LLVM::ExtractValueOp::create(rewriter, loc, op.getA(), src.index));
   case PtxOperandSource::ADescriptor:
     return op.getA();
   case PtxOperandSource::BDescriptor:
@@ -78,4 +78,3 @@ void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter,
                                        MmaAsyncSpOp op) {
   lowerToInlineAsm(rewriter, op);
 }
-

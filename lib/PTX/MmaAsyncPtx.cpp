@@ -59,7 +59,8 @@ PtxInstruction nvwgmma::buildMmaAsyncPtx(const MmaAsyncConfig &c) {
   std::string b = e.addInput("l", "%descB", {PtxOperandSource::BDescriptor});
   std::string sparse;
   if (c.sparse) {
-    std::string meta = e.addInput("r", "%spMeta", {PtxOperandSource::SparseMeta});
+    std::string meta =
+        e.addInput("r", "%spMeta", {PtxOperandSource::SparseMeta});
     sparse = meta + ", " + e.addImmediate(c.sparsitySelector) + ", ";
   }
   std::string scaleD =

@@ -1,4 +1,9 @@
 //===- PtxEmitter.cpp - inline PTX text and operands ----------------------===//
+//
+// Operand bookkeeping of the emitter: `$N` numbering (outputs first, as
+// LLVM counts them), constraint strings and the readable rendering.
+//
+//===----------------------------------------------------------------------===//
 
 #include "nvwgmma/PTX/PtxEmitter.h"
 
@@ -19,7 +24,8 @@ std::string PtxInstruction::getConstraints() const {
 }
 
 unsigned PtxInstruction::getNumOutputs() const {
-  return llvm::count_if(operands, [](const PtxOperand &o) { return o.isOutput; });
+  return llvm::count_if(operands,
+                        [](const PtxOperand &o) { return o.isOutput; });
 }
 
 std::string PtxInstruction::getReadable() const {

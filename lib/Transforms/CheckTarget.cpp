@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "nvwgmma/Transforms/Passes.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
+#include "nvwgmma/Transforms/Passes.h"
 
 namespace mlir {
 namespace nvwgmma {

@@ -45,8 +45,8 @@ void repair(const ProtocolViolation &v) {
   case ProtocolViolation::EarlyUse:
     if (v.uncommitted || v.kind == ProtocolViolation::NotCommitted)
       CommitGroupOp::create(b, loc);
-    WaitGroupOp::create(b, loc,
-                        v.kind == ProtocolViolation::EarlyUse ? v.waitDepth : 0);
+    WaitGroupOp::create(
+        b, loc, v.kind == ProtocolViolation::EarlyUse ? v.waitDepth : 0);
     return;
   }
 }

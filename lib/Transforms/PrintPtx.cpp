@@ -1,11 +1,15 @@
 //===- PrintPtx.cpp - show the PTX each nvwgmma op becomes ----------------===//
+//
+// Prints, per nvwgmma op, the PTX the lowerings will emit, so a user can
+// read what an op means without running llc.
+//
+//===----------------------------------------------------------------------===//
 
-#include "nvwgmma/Transforms/Passes.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
 #include "nvwgmma/PTX/PtxEmitter.h"
+#include "nvwgmma/Transforms/Passes.h"
 
 #include "llvm/ADT/StringExtras.h"
-
 
 namespace mlir {
 namespace nvwgmma {

@@ -49,9 +49,7 @@ def _operation(module):
 
 def _run(pipeline: str, module) -> None:
     _, passmanager, _ = _ir()
-    pm = passmanager.PassManager.parse(
-        f"builtin.module({pipeline})", context=module.context
-    )
+    pm = passmanager.PassManager.parse(f"builtin.module({pipeline})", context=module.context)
     pm.run(_operation(module))
 
 
@@ -72,15 +70,9 @@ def _kernel_module_text(module) -> str:
     code); otherwise the module itself.
     """
     ir, _, _ = _ir()
-    gpu_modules = [
-        op
-        for op in module.body.operations
-        if op.operation.name == "gpu.module"
-    ]
+    gpu_modules = [op for op in module.body.operations if op.operation.name == "gpu.module"]
     if len(gpu_modules) > 1:
-        raise CompileError(
-            f"expected at most one gpu.module, but got {len(gpu_modules)}"
-        )
+        raise CompileError(f"expected at most one gpu.module, but got {len(gpu_modules)}")
     if not gpu_modules:
         return str(module)
     body = gpu_modules[0].regions[0].blocks[0]

@@ -35,16 +35,22 @@ class Swizzle(IntEnum):
     B32 = 3
 
     @classmethod
-    def parse(cls, value) -> "Swizzle":
+    def parse(cls, value) -> Swizzle:
         if isinstance(value, Swizzle):
             return value
-        names = {"none": cls.NONE, "128b": cls.B128, "64b": cls.B64, "32b": cls.B32,
-                 128: cls.B128, 64: cls.B64, 32: cls.B32, 0: cls.NONE}
+        names = {
+            "none": cls.NONE,
+            "128b": cls.B128,
+            "64b": cls.B64,
+            "32b": cls.B32,
+            128: cls.B128,
+            64: cls.B64,
+            32: cls.B32,
+            0: cls.NONE,
+        }
         key = value.lower() if isinstance(value, str) else value
         if key not in names:
-            raise DescriptorError(
-                f"swizzle must be one of none, 128B, 64B, 32B, but got {value!r}"
-            )
+            raise DescriptorError(f"swizzle must be one of none, 128B, 64B, 32B, but got {value!r}")
         return names[key]
 
 
@@ -133,9 +139,7 @@ def decode_descriptor(descriptor) -> dict:
     Raises DescriptorError if reserved bits (14-15, 30-31, 46-48, 52-61) are set.
     """
     d = np.asarray(descriptor).astype(np.uint64)
-    reserved = np.uint64(
-        (0x3 << 14) | (0x3 << 30) | (0x7 << 46) | (0x3FF << 52)
-    )
+    reserved = np.uint64((0x3 << 14) | (0x3 << 30) | (0x7 << 46) | (0x3FF << 52))
     if (d & reserved).any():
         raise DescriptorError("reserved descriptor bits are set")
 

@@ -71,7 +71,7 @@ def _type_index(value: TypeLike, what: str, allowed=_TYPE_NAMES) -> int:
     return _TYPE_NAMES.index(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _family(a: int, b: int) -> Family | None:
     info = _native().family_info(a, b)
     if info is None:
@@ -83,7 +83,9 @@ def _family(a: int, b: int) -> Family | None:
 # Input types pair with themselves; accumulator types are some family's D.
 INPUT_TYPES = tuple(t for i, t in enumerate(_TYPE_NAMES) if _family(i, i) is not None)
 ACCUMULATOR_TYPES = tuple(
-    t for t in _TYPE_NAMES if any(t in _family(i, i).d_types for i in map(_TYPE_NAMES.index, INPUT_TYPES))
+    t
+    for t in _TYPE_NAMES
+    if any(t in _family(i, i).d_types for i in map(_TYPE_NAMES.index, INPUT_TYPES))
 )
 
 
@@ -133,7 +135,7 @@ def accumulator_member(d_type: TypeLike) -> str:
     return _member_name(_type_index(d_type, "d_type", ACCUMULATOR_TYPES))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _member_name(d: int) -> str:
     from .ir import Context
 

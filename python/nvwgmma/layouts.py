@@ -33,7 +33,7 @@ from .descriptors import Swizzle, encode_descriptor, swizzle_width
 
 __all__ = [
     "ELEMENT_BITS",
-    "K_OF",
+    "K_OF",  # noqa: F822 (module __getattr__, from the lattice)
     "accumulator_map",
     "accumulator_register_count",
     "pack_accumulator",
@@ -50,8 +50,16 @@ __all__ = [
 ]
 
 ELEMENT_BITS = {
-    "f16": 16, "bf16": 16, "tf32": 32, "e4m3": 8, "e5m2": 8,
-    "s8": 8, "u8": 8, "b1": 1, "f32": 32, "s32": 32,
+    "f16": 16,
+    "bf16": 16,
+    "tf32": 32,
+    "e4m3": 8,
+    "e5m2": 8,
+    "s8": 8,
+    "u8": 8,
+    "b1": 1,
+    "f32": 32,
+    "s32": 32,
 }
 
 
@@ -73,6 +81,7 @@ def __getattr__(name):
         return {t: lattice.instruction_k(t) for t in lattice.INPUT_TYPES}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
 _THREADS = np.arange(128)
 _W, _G, _Q = _THREADS // 32, (_THREADS % 32) // 4, _THREADS % 4
 
@@ -85,6 +94,7 @@ def _check_type(name: str, allowed) -> None:
 # --------------------------------------------------------------------------
 # Element encodings
 # --------------------------------------------------------------------------
+
 
 def _fp8_table(exp_bits: int, man_bits: int, bias: int, ieee: bool) -> np.ndarray:
     codes = np.arange(256)
@@ -176,6 +186,7 @@ def from_bits(bits, type_name: str) -> np.ndarray:
 # Accumulator
 # --------------------------------------------------------------------------
 
+
 def accumulator_register_count(d_type: str, n: int) -> int:
     """32-bit accumulator registers per thread: n/2 (f32, s32) or n/4 (f16,
     two packed halves each), from nvwgmma.lattice."""
@@ -234,6 +245,7 @@ def unpack_accumulator(regs: np.ndarray, d_type: str, n: int) -> np.ndarray:
 # A fragment (A from registers)
 # --------------------------------------------------------------------------
 
+
 def a_fragment_map(a_type: str):
     """(thread, register, position) arrays of shape (64, K): who holds A[row, k].
 
@@ -275,7 +287,9 @@ def pack_a_fragment(bits: np.ndarray, a_type: str) -> np.ndarray:
     thread, register, position = a_fragment_map(a_type)
     width = ELEMENT_BITS[a_type]
     regs = np.zeros((128, 4), dtype=np.uint32)
-    values = np.asarray(bits).astype(np.uint32) & np.uint32((1 << width) - 1 if width < 32 else 0xFFFFFFFF)
+    values = np.asarray(bits).astype(np.uint32) & np.uint32(
+        (1 << width) - 1 if width < 32 else 0xFFFFFFFF
+    )
     np.bitwise_or.at(regs, (thread, register), values << (position * width).astype(np.uint32))
     return regs
 
@@ -293,6 +307,7 @@ def unpack_a_fragment(regs: np.ndarray, a_type: str) -> np.ndarray:
 # Shared memory (canonical layouts)
 # --------------------------------------------------------------------------
 
+
 def swizzle_address(address, swizzle) -> np.ndarray:
     """Byte address after swizzling, relative to a pattern-aligned base:
     a ^ (((a >> 7) & (W/16 - 1)) << 4) for W = 128, 64, 32 bytes."""
@@ -307,12 +322,12 @@ def swizzle_address(address, swizzle) -> np.ndarray:
 class SharedTile:
     """A tile laid out in shared memory and what its descriptor needs."""
 
-    data: np.ndarray          # uint8 bytes, to copy to a pattern-aligned address
+    data: np.ndarray  # uint8 bytes, to copy to a pattern-aligned address
     leading_byte_offset: int
     stride_byte_offset: int
     swizzle: Swizzle
-    major: str                # "K" or "MN"
-    k_step_bytes: int         # start-address advance per instruction along K
+    major: str  # "K" or "MN"
+    k_step_bytes: int  # start-address advance per instruction along K
 
     def descriptor(self, start_address: int, k_step: int = 0, base_offset: int = 0):
         """Descriptor of the instruction `k_step` of a K loop over this tile."""
@@ -377,7 +392,9 @@ def shared_tile(bits: np.ndarray, type_name: str, major: str = "K", swizzle="non
         packed = np.packbits(bits.astype(np.uint8), axis=1, bitorder="little")
         as_bytes = packed
     else:
-        as_bytes = bits.astype({8: np.uint8, 16: np.uint16, 32: np.uint32}[width]).copy().view(np.uint8)
+        as_bytes = (
+            bits.astype({8: np.uint8, 16: np.uint16, 32: np.uint32}[width]).copy().view(np.uint8)
+        )
         as_bytes = as_bytes.reshape(rows, -1)
     elem_bytes = max(width // 8, 1)
     if major == "K":
@@ -409,7 +426,12 @@ def read_shared_tile(tile: SharedTile, rows: int, k: int, type_name: str) -> np.
         raw = tile.data[off]
     else:
         off, *_ = _byte_offsets(rows * elem_bytes, 0, True, tile.swizzle, k // 8)
-        raw = tile.data[off].reshape(rows, elem_bytes, k).transpose(0, 2, 1).reshape(rows, k * elem_bytes)
+        raw = (
+            tile.data[off]
+            .reshape(rows, elem_bytes, k)
+            .transpose(0, 2, 1)
+            .reshape(rows, k * elem_bytes)
+        )
     if width == 1:
         return np.unpackbits(raw, axis=1, bitorder="little")[:, :k]
     dtype = {8: np.uint8, 16: np.uint16, 32: np.uint32}[width]

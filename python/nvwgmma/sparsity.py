@@ -19,9 +19,15 @@ import numpy as np
 
 from .layouts import ELEMENT_BITS
 
-__all__ = ["SparsityError", "SPARSE_K", "compress", "expand", "pack_metadata",
-           "metadata_map", "random_sparse"]
-
+__all__ = [
+    "SparsityError",
+    "SPARSE_K",  # noqa: F822 (module __getattr__, from the lattice)
+    "compress",
+    "expand",
+    "pack_metadata",
+    "metadata_map",
+    "random_sparse",
+]
 
 
 def __getattr__(name):
@@ -45,7 +51,7 @@ class SparsityError(ValueError):
 def _chunk(type_name: str) -> int:
     """Elements per sparsity chunk: 1:2 for 32-bit tf32, 2:4 for 16- and
     8-bit types (the storage format of PTX ISA 9.7.15.6.1)."""
-    from .layouts import ELEMENT_BITS, _lattice
+    from .layouts import _lattice
 
     lattice = _lattice()
     if lattice is not None:
@@ -56,8 +62,7 @@ def _chunk(type_name: str) -> int:
     bits = ELEMENT_BITS.get(type_name)
     if bits not in (8, 16, 32):
         raise SparsityError(
-            f"element width must be 8, 16 or 32 bits for a sparse format, but got "
-            f"{type_name!r}"
+            f"element width must be 8, 16 or 32 bits for a sparse format, but got {type_name!r}"
         )
     return 2 if bits == 32 else 4
 
@@ -84,7 +89,8 @@ def compress(bits: np.ndarray, type_name: str):
         r, c = np.argwhere(counts > keep)[0]
         raise SparsityError(
             f"row {r}, elements {c * chunk}..{c * chunk + chunk - 1} hold {counts[r, c]} "
-            f"non-zeros, but {type_name} sparsity allows {keep} of every {chunk}")
+            f"non-zeros, but {type_name} sparsity allows {keep} of every {chunk}"
+        )
     # Kept positions: the non-zeros first, then the lowest zero positions, in
     # increasing order (a stable sort of "is zero" keeps both sorted).
     order = np.argsort(~nonzero, axis=2, kind="stable")[:, :, :keep]
@@ -100,8 +106,9 @@ def expand(values: np.ndarray, positions: np.ndarray, type_name: str) -> np.ndar
     values = np.asarray(values)
     rows, half = values.shape
     dense = np.zeros((rows, half // keep, chunk), dtype=values.dtype)
-    np.put_along_axis(dense, np.asarray(positions).reshape(rows, -1, keep),
-                      values.reshape(rows, -1, keep), axis=2)
+    np.put_along_axis(
+        dense, np.asarray(positions).reshape(rows, -1, keep), values.reshape(rows, -1, keep), axis=2
+    )
     return dense.reshape(rows, half * 2)
 
 
@@ -134,7 +141,6 @@ def metadata_map(type_name: str, selector: int = 0) -> np.ndarray:
       32(j / 2)..32(j / 2) + 31 of row r0 + 8(j % 2).
     """
     _chunk(type_name)
-    from .layouts import ELEMENT_BITS
 
     t = np.arange(128)
     w, g, q = t // 32, (t % 32) // 4, t % 4
@@ -167,7 +173,7 @@ def pack_metadata(positions: np.ndarray, type_name: str, selector: int = 0) -> n
         row, first, width = piece.T
         used = row >= 0
         mask = np.uint64(0xFFFFFFFF)
-        bits = (streams[np.where(used, row, 0)] >> np.where(used, first, 0).astype(np.uint64))
+        bits = streams[np.where(used, row, 0)] >> np.where(used, first, 0).astype(np.uint64)
         bits &= (np.uint64(1) << np.where(used, width, 0).astype(np.uint64)) - np.uint64(1)
         out |= np.where(used, bits << shift, 0).astype(np.uint64) & mask
         shift += np.where(used, width, 0).astype(np.uint64)

@@ -37,8 +37,7 @@ def require_tool(name: str) -> str:
     path = find_tool(name)
     if path is None:
         hint = {
-            "ptxas": "install the CUDA toolkit or NVIDIA's nvcc wheel so that "
-            "ptxas is on PATH",
+            "ptxas": "install the CUDA toolkit or NVIDIA's nvcc wheel so that ptxas is on PATH",
         }.get(name, "reinstall nvwgmma so its MLIR/LLVM tool wheels are present")
         raise FileNotFoundError(f"cannot find '{name}': {hint}")
     return path

@@ -18,24 +18,28 @@ class Config:
     b_type: str
     d_type: str
     n: int
-    a_source: str = "desc"      # "desc" or "regs"
-    a_major: str = "K"          # "K" or "MN" (MN = transposed, f16/bf16)
+    a_source: str = "desc"  # "desc" or "regs"
+    a_major: str = "K"  # "K" or "MN" (MN = transposed, f16/bf16)
     b_major: str = "K"
-    swizzle: str = "none"       # both tiles: none, 128B, 64B, 32B
+    swizzle: str = "none"  # both tiles: none, 128B, 64B, 32B
     negate_a: bool = False
     negate_b: bool = False
     satfinite: bool = False
-    steps: int = 2              # mma_async ops in the K loop
-    init_d: bool = False        # accumulate onto a large initial D (overflow)
-    sparse: bool = False        # mma_async.sp with a 2:4 (tf32 1:2) sparse A
-    selector: int = 0           # sparsity selector
-    k: int = 0                  # instruction K (0 until with_lattice fills it)
+    steps: int = 2  # mma_async ops in the K loop
+    init_d: bool = False  # accumulate onto a large initial D (overflow)
+    sparse: bool = False  # mma_async.sp with a 2:4 (tf32 1:2) sparse A
+    selector: int = 0  # sparsity selector
+    k: int = 0  # instruction K (0 until with_lattice fills it)
 
     @property
     def name(self) -> str:
-        parts = [f"{self.d_type}.{self.a_type}.{self.b_type}", f"n{self.n}",
-                 f"A{self.a_source}{'' if self.a_source == 'regs' else self.a_major}",
-                 f"B{self.b_major}", self.swizzle]
+        parts = [
+            f"{self.d_type}.{self.a_type}.{self.b_type}",
+            f"n{self.n}",
+            f"A{self.a_source}{'' if self.a_source == 'regs' else self.a_major}",
+            f"B{self.b_major}",
+            self.swizzle,
+        ]
         if self.negate_a or self.negate_b:
             parts.append(f"neg{int(self.negate_a)}{int(self.negate_b)}")
         if self.satfinite:
@@ -101,11 +105,11 @@ def _sparse_configs():
         for sel in (0, 1):
             out.append(Config(a, a, d, 8, sparse=True, selector=sel))
         out.append(Config(a, a, d, 136, swizzle="128B", sparse=True))
-        out.append(Config(a, a, d, 256, a_source="regs", sparse=True, selector=1,
-                          negate_a=True))
+        out.append(Config(a, a, d, 256, a_source="regs", sparse=True, selector=1, negate_a=True))
     out.append(Config("f16", "f16", "f32", 64, b_major="MN", sparse=True))
-    out.append(Config("bf16", "bf16", "f32", 128, b_major="MN", swizzle="128B", sparse=True,
-                      negate_b=True))
+    out.append(
+        Config("bf16", "bf16", "f32", 128, b_major="MN", swizzle="128B", sparse=True, negate_b=True)
+    )
     for a, b, d in [("e4m3", "e4m3", "f32"), ("e5m2", "e4m3", "f16"), ("e4m3", "e5m2", "f32")]:
         out.append(Config(a, b, d, 8, sparse=True))
         out.append(Config(a, b, d, 256, swizzle="128B", sparse=True, a_source="regs"))

@@ -32,20 +32,35 @@ def main(out_dir: str) -> int:
         path = os.path.join(out_dir, cfg.name + ".ptx")
         with open(path, "w") as f:
             f.write(ptx)
-        proc = subprocess.run([ptxas, "-v", "-arch=sm_90a", path, "-o", os.devnull],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [ptxas, "-v", "-arch=sm_90a", path, "-o", os.devnull], capture_output=True, text=True
+        )
         if proc.returncode:
             print(f"{cfg.name}: ptxas failed\n{proc.stderr}", file=sys.stderr)
             return 1
-        warnings = [l for l in proc.stderr.splitlines() if "warning" in l.lower()]
-        serialized = [l for l in warnings if "serialized" in l.lower()]
-        manifest.append({"name": cfg.name, "config": cfg.to_dict(), "ptx": cfg.name + ".ptx",
-                         "ptxas_warnings": warnings, "serialized": bool(serialized)})
+        warnings = [line for line in proc.stderr.splitlines() if "warning" in line.lower()]
+        serialized = [line for line in warnings if "serialized" in line.lower()]
+        manifest.append(
+            {
+                "name": cfg.name,
+                "config": cfg.to_dict(),
+                "ptx": cfg.name + ".ptx",
+                "ptxas_warnings": warnings,
+                "serialized": bool(serialized),
+            }
+        )
         print(f"{cfg.name}: ok{' (serialized)' if serialized else ''}")
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
-        json.dump({"ptxas": subprocess.run([ptxas, "--version"], capture_output=True,
-                                           text=True).stdout.strip().splitlines()[-1],
-                   "kernels": manifest}, f, indent=1)
+        json.dump(
+            {
+                "ptxas": subprocess.run([ptxas, "--version"], capture_output=True, text=True)
+                .stdout.strip()
+                .splitlines()[-1],
+                "kernels": manifest,
+            },
+            f,
+            indent=1,
+        )
     print(f"{len(manifest)} kernels written to {out_dir}")
     return 0
 

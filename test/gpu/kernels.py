@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-
 from configs import Config
 
 SMEM_BYTES = 48 * 1024
@@ -74,10 +73,14 @@ def kernel_text(cfg: Config) -> str:
     acc_t = f"!llvm.struct<({', '.join([member] * count)})>"
     lines = []
     emit = lines.append
-    emit(f"llvm.mlir.global internal @smem() {{addr_space = 3 : i32, alignment = 1024 : i64}} "
-         f": !llvm.array<{SMEM_BYTES} x i8>")
-    emit("llvm.func @kernel(%a: !llvm.ptr<1>, %b: !llvm.ptr<1>, %frag: !llvm.ptr<1>, "
-         "%d: !llvm.ptr<1>, %meta: !llvm.ptr<1>, %first_scale: i32) attributes {nvvm.kernel} {")
+    emit(
+        f"llvm.mlir.global internal @smem() {{addr_space = 3 : i32, alignment = 1024 : i64}} "
+        f": !llvm.array<{SMEM_BYTES} x i8>"
+    )
+    emit(
+        "llvm.func @kernel(%a: !llvm.ptr<1>, %b: !llvm.ptr<1>, %frag: !llvm.ptr<1>, "
+        "%d: !llvm.ptr<1>, %meta: !llvm.ptr<1>, %first_scale: i32) attributes {nvvm.kernel} {"
+    )
     emit("  %tid = nvvm.read.ptx.sreg.tid.x : i32")
     emit("  %tidx = arith.index_cast %tid : i32 to index")
     emit("  %c128 = arith.constant 128 : index")
@@ -87,12 +90,18 @@ def kernel_text(cfg: Config) -> str:
         emit(f"  %n{src[1:]} = arith.constant {size // 16} : index")
         emit(f"  scf.for %i = %tidx to %n{src[1:]} step %c128 {{")
         emit("    %i64 = arith.index_cast %i : index to i64")
-        emit(f"    %s = llvm.getelementptr {src}[%i64] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, vector<4xi32>")
+        emit(
+            f"    %s = llvm.getelementptr {src}[%i64] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, vector<4xi32>"
+        )
         emit("    %v = llvm.load %s {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>")
-        emit(f"    %t = llvm.getelementptr {dst}[%i64] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, vector<4xi32>")
+        emit(
+            f"    %t = llvm.getelementptr {dst}[%i64] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, vector<4xi32>"
+        )
         emit("    llvm.store %v, %t {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>")
         emit("  }")
-    emit("  nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}")
+    emit(
+        "  nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}"
+    )
     emit("  nvvm.barrier0")
     # Per-thread pointers into d (accumulator) and frag (A registers).
     emit("  %tid64 = llvm.zext %tid : i32 to i64")
@@ -101,7 +110,9 @@ def kernel_text(cfg: Config) -> str:
     emit(f"  %dbase = llvm.getelementptr %d[%doff] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, {member}")
     emit(f"  %acc0 = llvm.mlir.undef : {acc_t}")
     for j in range(count):
-        emit(f"  %dp{j} = llvm.getelementptr %dbase[{j}] : (!llvm.ptr<1>) -> !llvm.ptr<1>, {member}")
+        emit(
+            f"  %dp{j} = llvm.getelementptr %dbase[{j}] : (!llvm.ptr<1>) -> !llvm.ptr<1>, {member}"
+        )
         emit(f"  %dv{j} = llvm.load %dp{j} : !llvm.ptr<1> -> {member}")
         tag = ' {hw.tag = "acc"}' if j == count - 1 else ""
         emit(f"  %acc{j + 1} = llvm.insertvalue %dv{j}, %acc{j}[{j}]{tag} : {acc_t}")
@@ -110,18 +121,26 @@ def kernel_text(cfg: Config) -> str:
         for s in range(cfg.steps):
             emit(f"  %fo{s} = llvm.mlir.constant({s * 128} : i64) : i64")
             emit(f"  %fr{s} = llvm.add %tid64, %fo{s} : i64")
-            emit(f"  %fb{s} = llvm.getelementptr %frag[%fr{s}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, vector<4xi32>")
+            emit(
+                f"  %fb{s} = llvm.getelementptr %frag[%fr{s}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, vector<4xi32>"
+            )
             emit(f"  %f{s}_0 = llvm.mlir.undef : {frag_t}")
             for j in range(4):
-                emit(f"  %fp{s}_{j} = llvm.getelementptr %fb{s}[{j}] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i32")
+                emit(
+                    f"  %fp{s}_{j} = llvm.getelementptr %fb{s}[{j}] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i32"
+                )
                 emit(f"  %fv{s}_{j} = llvm.load %fp{s}_{j} : !llvm.ptr<1> -> i32")
                 tag = f' {{hw.tag = "frag{s}"}}' if j == 3 else ""
-                emit(f"  %f{s}_{j + 1} = llvm.insertvalue %fv{s}_{j}, %f{s}_{j}[{j}]{tag} : {frag_t}")
+                emit(
+                    f"  %f{s}_{j + 1} = llvm.insertvalue %fv{s}_{j}, %f{s}_{j}[{j}]{tag} : {frag_t}"
+                )
     if cfg.sparse:
         for s in range(cfg.steps):
             emit(f"  %mo{s} = llvm.mlir.constant({s * 128} : i64) : i64")
             emit(f"  %mr{s} = llvm.add %tid64, %mo{s} : i64")
-            emit(f"  %mp{s} = llvm.getelementptr %meta[%mr{s}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32")
+            emit(
+                f"  %mp{s} = llvm.getelementptr %meta[%mr{s}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32"
+            )
             emit(f'  %mv{s} = llvm.load %mp{s} {{hw.tag = "meta{s}"}} : !llvm.ptr<1> -> i32')
     emit("  %zero = llvm.mlir.constant(0 : i32) : i32")
     emit('  %first = llvm.icmp "ne" %first_scale, %zero {hw.tag = "first"} : i32')
@@ -150,31 +169,53 @@ def build_module(cfg: Config):
     smem = tagged["smem"].result
     placeholder = tagged["result"]
     with ir.InsertionPoint(placeholder):
-        desc_a = wg.descriptor(smem, leading_byte_offset=a.leading_byte_offset,
-                               stride_byte_offset=a.stride_byte_offset, swizzle=cfg.swizzle)
+        desc_a = wg.descriptor(
+            smem,
+            leading_byte_offset=a.leading_byte_offset,
+            stride_byte_offset=a.stride_byte_offset,
+            swizzle=cfg.swizzle,
+        )
         desc_b = wg.advance_descriptor(
-            wg.descriptor(smem, leading_byte_offset=b.leading_byte_offset,
-                          stride_byte_offset=b.stride_byte_offset, swizzle=cfg.swizzle),
-            b_offset)
+            wg.descriptor(
+                smem,
+                leading_byte_offset=b.leading_byte_offset,
+                stride_byte_offset=b.stride_byte_offset,
+                swizzle=cfg.swizzle,
+            ),
+            b_offset,
+        )
         acc = tagged["acc"].result
         wg.fence()
         for s in range(cfg.steps):
-            a_operand = (tagged[f"frag{s}"].result if cfg.a_source == "regs"
-                         else wg.advance_descriptor(desc_a, s * a.k_step_bytes) if s else desc_a)
+            a_operand = (
+                tagged[f"frag{s}"].result
+                if cfg.a_source == "regs"
+                else wg.advance_descriptor(desc_a, s * a.k_step_bytes)
+                if s
+                else desc_a
+            )
             # B advances by the instruction's K: 32 bytes per row dense,
             # 64 sparse (k_step_bytes is per 32 bytes).
             b_step = b.k_step_bytes * (2 if cfg.sparse else 1)
             b_operand = wg.advance_descriptor(desc_b, s * b_step) if s else desc_b
             build = wg.mma_async
             if cfg.sparse:
-                build = functools.partial(wg.mma_async_sp, metadata=tagged[f"meta{s}"].result,
-                                          selector=cfg.selector)
+                build = functools.partial(
+                    wg.mma_async_sp, metadata=tagged[f"meta{s}"].result, selector=cfg.selector
+                )
             acc = build(
-                acc, a_operand, b_operand, shape=(64, cfg.n, cfg.k),
-                a_type=cfg.a_type, b_type=cfg.b_type, d_type=cfg.d_type,
+                acc,
+                a_operand,
+                b_operand,
+                shape=(64, cfg.n, cfg.k),
+                a_type=cfg.a_type,
+                b_type=cfg.b_type,
+                d_type=cfg.d_type,
                 scale_d=tagged["first"].result if s == 0 else True,
-                negate_a=cfg.negate_a, negate_b=cfg.negate_b,
-                transpose_a=cfg.a_major == "MN", transpose_b=cfg.b_major == "MN",
+                negate_a=cfg.negate_a,
+                negate_b=cfg.negate_b,
+                transpose_a=cfg.a_major == "MN",
+                transpose_b=cfg.b_major == "MN",
                 satfinite=cfg.satfinite,
             )
         wg.commit_group()

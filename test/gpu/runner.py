@@ -34,8 +34,12 @@ from nvwgmma import sparsity as S  # noqa: E402  (pure numpy)
 
 # Bounds on ‖out − ref‖ / ‖ref‖ (see docs/validation.md for the reasons).
 TOLERANCE = {
-    ("f32", "f16"): 1e-5, ("f32", "bf16"): 1e-5, ("f32", "tf32"): 1e-5,
-    ("f32", "fp8"): 1e-3, ("f16", "f16"): 5e-3, ("f16", "fp8"): 1e-2,
+    ("f32", "f16"): 1e-5,
+    ("f32", "bf16"): 1e-5,
+    ("f32", "tf32"): 1e-5,
+    ("f32", "fp8"): 1e-3,
+    ("f16", "f16"): 5e-3,
+    ("f16", "fp8"): 1e-2,
 }
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -70,7 +74,7 @@ def prepare(cfg: Config, rng):
         a_val = L.from_bits(a_bits, cfg.a_type)
         slices = []
         for s in range(cfg.steps):
-            values, positions = S.compress(a_bits[:, s * cfg.k:(s + 1) * cfg.k], cfg.a_type)
+            values, positions = S.compress(a_bits[:, s * cfg.k : (s + 1) * cfg.k], cfg.a_type)
             slices.append(values)
             metas.append(S.pack_metadata(positions, cfg.a_type, cfg.selector))
         a_stored = np.concatenate(slices, axis=1)
@@ -97,14 +101,20 @@ def prepare(cfg: Config, rng):
             frags.append(L.pack_a_fragment(a_stored[:, stored], cfg.a_type))
         if integer:
             ref = ref + a_val[:, ks].astype(np.int64) @ b_val[ks, :].astype(np.int64)
-            ref = np.clip(ref, INT32_MIN, INT32_MAX) if cfg.satfinite else (
-                (ref - INT32_MIN) % 2**32 + INT32_MIN)
+            ref = (
+                np.clip(ref, INT32_MIN, INT32_MAX)
+                if cfg.satfinite
+                else ((ref - INT32_MIN) % 2**32 + INT32_MIN)
+            )
         else:
             ref = ref + (sa * a_val[:, ks]) @ (sb * b_val[ks, :])
     frag = np.concatenate(frags) if frags else np.zeros((128, 4), np.uint32)
     inputs = {
-        "a": a_tile.data, "b": b_tile.data, "frag": np.ascontiguousarray(frag, np.uint32),
-        "d": np.ascontiguousarray(d_init, np.uint32), "first_scale": first_scale,
+        "a": a_tile.data,
+        "b": b_tile.data,
+        "frag": np.ascontiguousarray(frag, np.uint32),
+        "d": np.ascontiguousarray(d_init, np.uint32),
+        "first_scale": first_scale,
         "meta": np.concatenate(metas) if metas else np.zeros(128, np.uint32),
     }
     return inputs, ref
@@ -141,16 +151,38 @@ def run(ptx_dir: str, out_dir: str | None) -> int:
         kernel = module.get_function("kernel")
 
         dev = {k: cp.asarray(v) for k, v in inputs.items() if k != "first_scale"}
-        kernel((1,), (128,), (dev["a"], dev["b"], dev["frag"], dev["d"], dev["meta"],
-                              np.int32(inputs["first_scale"])))
+        kernel(
+            (1,),
+            (128,),
+            (
+                dev["a"],
+                dev["b"],
+                dev["frag"],
+                dev["d"],
+                dev["meta"],
+                np.int32(inputs["first_scale"]),
+            ),
+        )
         cp.cuda.runtime.deviceSynchronize()
         passed, error, detail = check(cfg, cp.asnumpy(dev["d"]), ref)
-        results.append({"name": cfg.name, "passed": passed, "error": error,
-                        "detail": detail, "serialized": entry["serialized"]})
+        results.append(
+            {
+                "name": cfg.name,
+                "passed": passed,
+                "error": error,
+                "detail": detail,
+                "serialized": entry["serialized"],
+            }
+        )
         print(f"{'PASS' if passed else 'FAIL'} {cfg.name:60s} {error:.3g} ({detail})", flush=True)
     failed = [r for r in results if not r["passed"]]
-    summary = {"device": device, "driver": driver, "ptxas": manifest.get("ptxas"),
-               "date": time.strftime("%Y-%m-%d"), "results": results}
+    summary = {
+        "device": device,
+        "driver": driver,
+        "ptxas": manifest.get("ptxas"),
+        "date": time.strftime("%Y-%m-%d"),
+        "results": results,
+    }
     if out_dir:
         with open(os.path.join(out_dir, "results.json"), "w") as f:
             json.dump(summary, f, indent=1)

@@ -72,7 +72,9 @@ def test_too_low_version_is_our_error_not_ptxas(ctx):
     from nvwgmma.compile import compile_to_ptx
 
     module = ir.Module.parse(GPU_KERNEL)
-    with pytest.raises(ir.MLIRError, match=r"PTX ISA version must be 8.4 or later .*, but got 8.0 \(target_c2\)"):
+    with pytest.raises(
+        ir.MLIRError, match=r"PTX ISA version must be 8.4 or later .*, but got 8.0 \(target_c2\)"
+    ):
         compile_to_ptx(module, ptx_version=80)
 
 
@@ -81,7 +83,9 @@ def test_non_90a_target_is_refused(ctx):
     from nvwgmma.compile import compile_to_ptx
 
     module = ir.Module.parse(LLVM_KERNEL)
-    with pytest.raises(ir.MLIRError, match=r"target must be sm_90a for .*, but got sm_90 \(target_c1\)"):
+    with pytest.raises(
+        ir.MLIRError, match=r"target must be sm_90a for .*, but got sm_90 \(target_c1\)"
+    ):
         compile_to_ptx(module, chip="sm_90")
 
 

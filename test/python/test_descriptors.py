@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from nvwgmma.descriptors import (
     DescriptorError,
     Swizzle,
@@ -43,8 +42,11 @@ def test_round_trip_vectorized():
 def test_scalar_round_trip_each_swizzle(swizzle):
     desc = encode_descriptor(1024, 128, 2048, swizzle)
     assert decode_descriptor(desc) == {
-        "start_address": 1024, "leading_byte_offset": 128,
-        "stride_byte_offset": 2048, "base_offset": 0, "swizzle": swizzle,
+        "start_address": 1024,
+        "leading_byte_offset": 128,
+        "stride_byte_offset": 2048,
+        "base_offset": 0,
+        "swizzle": swizzle,
     }
 
 

@@ -24,11 +24,17 @@ def have_sm90():
 @pytest.mark.skipif(not have_sm90(), reason="needs cupy and an sm_90 GPU")
 def test_hardware_suite(tmp_path):
     ptx_dir = tmp_path / "hw"
-    gen = subprocess.run([sys.executable, os.path.join(GPU_DIR, "generate.py"), str(ptx_dir)],
-                         capture_output=True, text=True)
+    gen = subprocess.run(
+        [sys.executable, os.path.join(GPU_DIR, "generate.py"), str(ptx_dir)],
+        capture_output=True,
+        text=True,
+    )
     assert gen.returncode == 0, gen.stderr
-    run = subprocess.run([sys.executable, os.path.join(GPU_DIR, "runner.py"), str(ptx_dir),
-                          str(tmp_path)], capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, os.path.join(GPU_DIR, "runner.py"), str(ptx_dir), str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert ", 0 failed" in run.stdout
 

@@ -12,7 +12,6 @@ import random
 import shutil
 
 import pytest
-
 import wgmma_grid
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
@@ -64,9 +63,7 @@ def verifier_verdicts(points, sparse=False):
                     else wg.mma_async
                 )
                 members = ir.F32Type.get() if d == "f32" else i32
-                acc_type = llvm.StructType.get_literal(
-                    [members] * wgmma_grid.acc_count(d, n)
-                )
+                acc_type = llvm.StructType.get_literal([members] * wgmma_grid.acc_count(d, n))
                 try:
                     result = build(
                         value(acc_type),
@@ -90,9 +87,7 @@ def verifier_verdicts(points, sparse=False):
 def test_verifier_matches_ptxas(grid):
     points, expected, data = load_verdicts(grid)
     got = verifier_verdicts(points, sparse=grid == "sparse")
-    disagreements = [
-        (p, e) for p, e, g in zip(points, expected, got) if e != g
-    ]
+    disagreements = [(p, e) for p, e, g in zip(points, expected, got) if e != g]
     print(
         f"\n{grid}: {len(points)} points, {sum(expected)} accepted by ptxas "
         f"({data['ptxas']}), {len(points) - len(disagreements)} agreements"

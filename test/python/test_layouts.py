@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from nvwgmma import layouts as L
 from nvwgmma.descriptors import Swizzle
 
@@ -35,7 +34,15 @@ def test_accumulator_map_matches_ptx_figure_for_thread_zero_and_five():
     thread, register, _ = L.accumulator_map("f32", 16)
     # Thread 0: rows 0 and 8, columns 0, 1, 8, 9 (PTX ISA fig. "WGMMA .m64nNk16 D").
     assert {(r, c) for r, c in zip(*np.nonzero(thread == 0))} == {
-        (0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)}
+        (0, 0),
+        (0, 1),
+        (8, 0),
+        (8, 1),
+        (0, 8),
+        (0, 9),
+        (8, 8),
+        (8, 9),
+    }
     assert register[8, 1] == 3 and register[0, 8] == 4
     # Thread 5: g = 1, q = 1 -> row 1, columns 2, 3.
     assert thread[1, 2] == 5 and thread[1, 3] == 5 and thread[9, 10] == 5
@@ -66,16 +73,25 @@ def test_a_fragment_f16_thread0_figure():
     thread, register, position = L.a_fragment_map("f16")
     # Thread 0 holds a0,a1 = (0,0),(0,1); a2,a3 = (8,0),(8,1); a4.. = k + 8.
     assert [(register[r, k], position[r, k]) for r, k in [(0, 0), (0, 1), (8, 0), (0, 8)]] == [
-        (0, 0), (0, 1), (1, 0), (2, 0)]
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (2, 0),
+    ]
     assert (thread[[0, 0, 8, 8], [0, 9, 1, 8]] == 0).all()
 
 
-CASES = [
-    ("f16", "K", s) for s in Swizzle
-] + [("bf16", "MN", s) for s in Swizzle] + [
-    ("tf32", "K", Swizzle.B128), ("e4m3", "K", Swizzle.B64), ("s8", "K", Swizzle.NONE),
-    ("b1", "K", Swizzle.NONE), ("b1", "K", Swizzle.B32),
-]
+CASES = (
+    [("f16", "K", s) for s in Swizzle]
+    + [("bf16", "MN", s) for s in Swizzle]
+    + [
+        ("tf32", "K", Swizzle.B128),
+        ("e4m3", "K", Swizzle.B64),
+        ("s8", "K", Swizzle.NONE),
+        ("b1", "K", Swizzle.NONE),
+        ("b1", "K", Swizzle.B32),
+    ]
+)
 
 
 @pytest.mark.parametrize("type_name, major, swizzle", CASES)

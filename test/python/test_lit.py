@@ -22,8 +22,13 @@ FILES = sorted(
 @pytest.mark.parametrize("path", FILES)
 def test_lit(path):
     # PyPI lit has no __main__; call its entry point directly.
-    command = [sys.executable, "-c", "from lit.main import main; main()", "-v",
-               str(LIT_ROOT / path)]
+    command = [
+        sys.executable,
+        "-c",
+        "from lit.main import main; main()",
+        "-v",
+        str(LIT_ROOT / path),
+    ]
     tools = os.environ.get("NVWGMMA_TOOLS_DIR")
     if tools:
         command += ["--param", f"nvwgmma_tools_dir={tools}"]

@@ -11,13 +11,17 @@ import re
 from collections import defaultdict
 
 import pytest
-
-import wgmma_grid
 from test_grid_verifier import load_verdicts
 
 FAMILY = {
-    "f16": "f16", "bf16": "bf16", "tf32": "tf32", "e4m3": "fp8", "e5m2": "fp8",
-    "s8": "int8", "u8": "int8", "b1": "b1",
+    "f16": "f16",
+    "bf16": "bf16",
+    "tf32": "tf32",
+    "e4m3": "fp8",
+    "e5m2": "fp8",
+    "s8": "int8",
+    "u8": "int8",
+    "b1": "b1",
 }
 
 
@@ -41,6 +45,18 @@ def variants(point):
             yield {}, family
 
 
+def empty_kernels(starts, arguments: str):
+    """A module of empty kernels @k<start> taking `arguments`, to fill."""
+    from nvwgmma import ir
+
+    return ir.Module.parse(
+        "\n".join(
+            f"llvm.func @k{i}({arguments}) attributes {{nvvm.kernel}} {{ llvm.return }}"
+            for i in starts
+        )
+    )
+
+
 def build_family_module(points):
     from nvwgmma import ir
     from nvwgmma.dialects import llvm
@@ -57,13 +73,7 @@ def build_family_module(points):
     per_kernel = 64
     cases = [(p, kw, m) for p in points for kw, m in variants(p)]
     kernels = range(0, len(cases), per_kernel)
-    module = ir.Module.parse(
-        "\n".join(
-            f"llvm.func @k{i}(%a: i64, %b: i64, %p: i1) attributes {{nvvm.kernel}} "
-            "{ llvm.return }"
-            for i in kernels
-        )
-    )
+    module = empty_kernels(kernels, "%a: i64, %b: i64, %p: i1")
     count = 0
     for start, fn in zip(kernels, module.body.operations):
         block = fn.regions[0].blocks[0]
@@ -74,13 +84,18 @@ def build_family_module(points):
                 if kwargs.get("scale_d") == "runtime":
                     kwargs["scale_d"] = pred
                 a_value = (
-                    llvm.mlir_zero(wg.a_fragment_type(members[member]))
-                    if src == "regs"
-                    else desc_a
+                    llvm.mlir_zero(wg.a_fragment_type(members[member])) if src == "regs" else desc_a
                 )
                 wg.mma_async(
-                    wg.zero_accumulator(d, n), a_value, desc_b, shape=(64, n, k),
-                    a_type=a, b_type=b, d_type=d, satfinite=sat, **kwargs,
+                    wg.zero_accumulator(d, n),
+                    a_value,
+                    desc_b,
+                    shape=(64, n, k),
+                    a_type=a,
+                    b_type=b,
+                    d_type=d,
+                    satfinite=sat,
+                    **kwargs,
                 )
                 count += 1
     return module, count
@@ -105,7 +120,12 @@ def test_legal_point_count():
     for p in legal_points():
         by_family[FAMILY[p[0]]] += 1
     assert dict(by_family) == {
-        "f16": 128, "bf16": 64, "tf32": 64, "fp8": 512, "int8": 288, "b1": 36,
+        "f16": 128,
+        "bf16": 64,
+        "tf32": 64,
+        "fp8": 512,
+        "int8": 288,
+        "b1": 36,
     }
 
 
@@ -120,18 +140,24 @@ def test_legal_sparse_lattice_assembles(ctx):
     legal = [p for p, ok in zip(points, verdicts) if ok]
     per_kernel = 64
     starts = range(0, len(legal), per_kernel)
-    module = ir.Module.parse("\n".join(
-        f"llvm.func @k{i}(%a: i64, %b: i64, %m: i32, %p: i1) attributes {{nvvm.kernel}} "
-        "{ llvm.return }" for i in starts))
+    module = empty_kernels(starts, "%a: i64, %b: i64, %m: i32, %p: i1")
     for start, fn in zip(starts, module.body.operations):
         block = fn.regions[0].blocks[0]
         desc_a, desc_b, meta, pred = block.arguments
         with ir.InsertionPoint(block.operations[0]):
-            for i, (a, b, d, n, k, src, sat, sel) in enumerate(legal[start:start + per_kernel]):
+            for i, (a, b, d, n, k, src, sat, sel) in enumerate(legal[start : start + per_kernel]):
                 a_value = llvm.mlir_zero(wg.a_fragment_type()) if src == "regs" else desc_a
                 wg.mma_async_sp(
-                    wg.zero_accumulator(d, n), a_value, desc_b, meta, selector=sel,
-                    shape=(64, n, k), a_type=a, b_type=b, d_type=d, satfinite=sat,
+                    wg.zero_accumulator(d, n),
+                    a_value,
+                    desc_b,
+                    meta,
+                    selector=sel,
+                    shape=(64, n, k),
+                    a_type=a,
+                    b_type=b,
+                    d_type=d,
+                    satfinite=sat,
                     scale_d=pred if i % 2 else True,
                 )
     ptx = compile_to_ptx(module, assemble=True)
@@ -152,11 +178,17 @@ def test_nvvm_conversion_grid(ctx, family):
 
     points = [p for p in legal_points() if FAMILY[p[0]] == family]
     module, count = build_family_module(points)
-    ops = [op for fn in module.body.operations for op in fn.regions[0].blocks[0].operations
-           if op.operation.name == "nvwgmma.mma_async"]
+    ops = [
+        op
+        for fn in module.body.operations
+        for op in fn.regions[0].blocks[0].operations
+        if op.operation.name == "nvwgmma.mma_async"
+    ]
     upstream = sum(
-        1 for op in ops
-        if str(op.operands[0].type) == "i64" and len(op.operands) == 3
+        1
+        for op in ops
+        if str(op.operands[0].type) == "i64"
+        and len(op.operands) == 3
         and str(op.attributes["typeA"]) != "#nvwgmma<type b1>"
     )
     PassManager.parse("builtin.module(convert-nvwgmma-to-nvvm)").run(module.operation)

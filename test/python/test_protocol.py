@@ -35,5 +35,11 @@ def test_insert_then_check(ctx):
     module = ir.Module.parse(BAD)
     run(module, "nvwgmma-insert-synchronization,nvwgmma-check-protocol")
     ops = [op.operation.name for op in module.body.operations[0].regions[0].blocks[0].operations]
-    assert ops == ["nvwgmma.fence", "nvwgmma.mma_async", "nvwgmma.commit_group",
-                   "nvwgmma.wait_group", "llvm.extractvalue", "func.return"]
+    assert ops == [
+        "nvwgmma.fence",
+        "nvwgmma.mma_async",
+        "nvwgmma.commit_group",
+        "nvwgmma.wait_group",
+        "llvm.extractvalue",
+        "func.return",
+    ]

@@ -40,3 +40,14 @@ def test_nvwgmma_opt_example_runs(tmp_path):
     assert "nvvm.wgmma.mma_async" in proc.stdout
     assert "llvm.inline_asm has_side_effects" in proc.stdout
     assert "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%d0, %d1, %d2, %d3}" in proc.stdout
+
+
+def test_python_md_lattice_example_runs():
+    """docs/python.md's lattice block is self-contained: its asserts hold."""
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+    (code,) = [
+        b
+        for b in re.findall(r"```python\n(.*?)```", text, flags=re.S)
+        if "from nvwgmma import lattice" in b
+    ]
+    exec(compile(code, "docs/python.md", "exec"), {})

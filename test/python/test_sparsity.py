@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from nvwgmma import layouts as L
 from nvwgmma import sparsity as S
 
@@ -37,8 +36,10 @@ def test_chunks_with_fewer_non_zeros_pad_with_zero_positions():
 @pytest.mark.parametrize("type_name, bad", [("f16", [1, 1, 1, 0]), ("tf32", [1, 1])])
 def test_too_many_non_zeros_raise(type_name, bad):
     bits = np.zeros((2, S.SPARSE_K[type_name]), np.uint32)
-    bits[1, 4:4 + len(bad)] = bad
-    with pytest.raises(S.SparsityError, match="row 1, elements 4..7 hold 3 non-zeros|row 1, elements 4..5 hold 2"):
+    bits[1, 4 : 4 + len(bad)] = bad
+    with pytest.raises(
+        S.SparsityError, match="row 1, elements 4..7 hold 3 non-zeros|row 1, elements 4..5 hold 2"
+    ):
         S.compress(bits, type_name)
 
 
@@ -73,7 +74,7 @@ def test_metadata_map_covers_every_row_bit_once(type_name, selector):
     covered = np.zeros((64, bits_per_row), int)
     for row, first, width in pieces.reshape(-1, 3):
         if row >= 0:
-            covered[row, first:first + width] += 1
+            covered[row, first : first + width] += 1
     assert (covered == 1).all()
 
 

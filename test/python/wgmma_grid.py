@@ -143,10 +143,7 @@ def ptxas_verdicts(lines: list[str], ptxas: str) -> list[bool]:
     rc, err = _ptxas(ptx_file(lines), ptxas)
     if rc == 0:
         return [True] * len(lines)
-    bad = {
-        int(m.group(1)) - 1 - _FIRST_LINE
-        for m in re.finditer(r"line (\d+); error", err)
-    }
+    bad = {int(m.group(1)) - 1 - _FIRST_LINE for m in re.finditer(r"line (\d+); error", err)}
     verdict = [i not in bad for i in range(len(lines))]
     kept = [line for line, ok in zip(lines, verdict) if ok]
     if not bad or (kept and _ptxas(ptx_file(kept), ptxas)[0] != 0):

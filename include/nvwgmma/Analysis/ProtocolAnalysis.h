@@ -17,7 +17,13 @@ namespace mlir {
 namespace nvwgmma {
 
 struct ProtocolViolation {
-  enum Kind { MissingFence, NotCommitted, NotWaited, EarlyUse, MissingProxyFence };
+  enum Kind {
+    MissingFence,
+    NotCommitted,
+    NotWaited,
+    EarlyUse,
+    MissingProxyFence
+  };
   Kind kind;
   /// Where the diagnostic points and where a repair goes (before it).
   Operation *at;

@@ -80,8 +80,8 @@ std::optional<RuleViolation> checkMmaAsyncConfig(const MmaAsyncConfig &config);
 std::optional<RuleViolation> checkMmaAsyncTypes(const MmaAsyncConfig &config,
                                                 Type a, Type acc, Type result);
 /// Both of the above.
-std::optional<RuleViolation> checkMmaAsync(const MmaAsyncConfig &config,
-                                           Type a, Type acc, Type result);
+std::optional<RuleViolation> checkMmaAsync(const MmaAsyncConfig &config, Type a,
+                                           Type acc, Type result);
 
 /// scale-d is given exactly once, as an attribute or as an i1 value.
 std::optional<RuleViolation> checkScaleDGiven(bool hasValue, bool hasAttr);

@@ -1,4 +1,9 @@
 //===- NVWGMMAAttrs.td - nvwgmma attributes ----------------*- tablegen -*-===//
+//
+// The shape attribute; which shapes are legal is the rule table's business,
+// so any integers parse and the verifier names the broken rule.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef NVWGMMA_ATTRS_TD
 #define NVWGMMA_ATTRS_TD

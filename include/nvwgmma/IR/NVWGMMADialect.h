@@ -1,4 +1,9 @@
 //===- NVWGMMADialect.h - nvwgmma dialect -----------------------*- C++ -*-===//
+//
+// The dialect class, its enums and attributes: what every nvwgmma header and
+// pass includes first.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef NVWGMMA_IR_NVWGMMADIALECT_H
 #define NVWGMMA_IR_NVWGMMADIALECT_H

@@ -1,4 +1,8 @@
 //===- NVWGMMADialect.td - nvwgmma dialect definition ------*- tablegen -*-===//
+//
+// The dialect and the op base class every nvwgmma op derives from.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef NVWGMMA_DIALECT_TD
 #define NVWGMMA_DIALECT_TD

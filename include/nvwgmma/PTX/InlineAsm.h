@@ -21,8 +21,7 @@ void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op);
 void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncSpOp op);
 
 /// Applies lowerMmaAsyncToInlineAsm to every MmaAsyncOp or MmaAsyncSpOp.
-template <typename OpT>
-struct MmaAsyncToInlineAsm : OpRewritePattern<OpT> {
+template <typename OpT> struct MmaAsyncToInlineAsm : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {

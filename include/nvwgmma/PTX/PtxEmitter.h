@@ -25,13 +25,13 @@ namespace nvwgmma {
 /// Where the lowering takes an inline-asm operand's value from.
 struct PtxOperandSource {
   enum Kind {
-    Accumulator,   ///< member `index` of the accumulator struct
-    AFragment,     ///< member `index` of the A register fragment
-    ADescriptor,   ///< the A descriptor (i64)
-    BDescriptor,   ///< the B descriptor (i64)
-    ScaleDValue,   ///< the runtime i1 scale-d, widened to i32
-    SparseMeta,    ///< the 32-bit sparsity metadata
-    Immediate,     ///< the constant `index`
+    Accumulator, ///< member `index` of the accumulator struct
+    AFragment,   ///< member `index` of the A register fragment
+    ADescriptor, ///< the A descriptor (i64)
+    BDescriptor, ///< the B descriptor (i64)
+    ScaleDValue, ///< the runtime i1 scale-d, widened to i32
+    SparseMeta,  ///< the 32-bit sparsity metadata
+    Immediate,   ///< the constant `index`
   };
   Kind kind;
   int64_t index = 0;

@@ -29,8 +29,7 @@ Value i64Constant(RewriterBase &rewriter, Location loc, int64_t v) {
                                   rewriter.getI64IntegerAttr(v));
 }
 
-template <typename OpT>
-struct IntrinsicPattern : OpRewritePattern<OpT> {
+template <typename OpT> struct IntrinsicPattern : OpRewritePattern<OpT> {
   IntrinsicPattern(MLIRContext *ctx, StringRef intrinsic)
       : OpRewritePattern<OpT>(ctx), intrinsic(intrinsic) {}
 
@@ -61,12 +60,13 @@ struct ConvertNVWGMMAToLLVMPass
 void nvwgmma::populateNVWGMMAToLLVMConversionPatterns(
     RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<IntrinsicPattern<FenceOp>>(
-      ctx, "llvm.nvvm.wgmma.fence.sync.aligned");
+  patterns.add<IntrinsicPattern<FenceOp>>(ctx,
+                                          "llvm.nvvm.wgmma.fence.sync.aligned");
   patterns.add<IntrinsicPattern<CommitGroupOp>>(
       ctx, "llvm.nvvm.wgmma.commit_group.sync.aligned");
   patterns.add<IntrinsicPattern<WaitGroupOp>>(
       ctx, "llvm.nvvm.wgmma.wait_group.sync.aligned");
-  patterns.add<MmaAsyncToInlineAsm<MmaAsyncOp>,
-               MmaAsyncToInlineAsm<MmaAsyncSpOp>>(ctx);
+  patterns
+      .add<MmaAsyncToInlineAsm<MmaAsyncOp>, MmaAsyncToInlineAsm<MmaAsyncSpOp>>(
+          ctx);
 }

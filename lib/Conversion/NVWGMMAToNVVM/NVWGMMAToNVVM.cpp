@@ -51,9 +51,9 @@ struct MmaAsyncToNVVM : OpRewritePattern<MmaAsyncOp> {
     }
     MLIRContext *ctx = op.getContext();
     auto scaleIn = [&](ScaleIn s) {
-      return NVVM::WGMMAScaleInAttr::get(
-          ctx, s == ScaleIn::one ? NVVM::WGMMAScaleIn::one
-                                 : NVVM::WGMMAScaleIn::neg);
+      return NVVM::WGMMAScaleInAttr::get(ctx, s == ScaleIn::one
+                                                  ? NVVM::WGMMAScaleIn::one
+                                                  : NVVM::WGMMAScaleIn::neg);
     };
     auto layout = [&](Layout l) {
       return NVVM::MMALayoutAttr::get(
@@ -64,9 +64,9 @@ struct MmaAsyncToNVVM : OpRewritePattern<MmaAsyncOp> {
       satfinite =
           NVVM::MMAIntOverflowAttr::get(ctx, NVVM::MMAIntOverflow::satfinite);
     rewriter.replaceOpWithNewOp<NVVM::WgmmaMmaAsyncOp>(
-        op, op.getRes().getType(), op.getAcc(), op.getA(),
-        op.getDescB(), NVVM::MMAShapeAttr::get(ctx, c.m, c.n, c.k),
-        toNVVM(ctx, c.typeA), toNVVM(ctx, c.typeB), toNVVM(ctx, c.typeD),
+        op, op.getRes().getType(), op.getAcc(), op.getA(), op.getDescB(),
+        NVVM::MMAShapeAttr::get(ctx, c.m, c.n, c.k), toNVVM(ctx, c.typeA),
+        toNVVM(ctx, c.typeB), toNVVM(ctx, c.typeD),
         NVVM::WGMMAScaleOutAttr::get(ctx, c.scaleD == ScaleD::one
                                               ? NVVM::WGMMAScaleOut::one
                                               : NVVM::WGMMAScaleOut::zero),
@@ -103,10 +103,10 @@ struct ConvertNVWGMMAToNVVMPass
 void nvwgmma::populateNVWGMMAToNVVMConversionPatterns(
     RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<OneToOne<FenceOp, NVVM::WgmmaFenceAlignedOp>,
-               OneToOne<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>,
-               OneToOne<WaitGroupOp, NVVM::WgmmaWaitGroupSyncOp>,
-               MmaAsyncToNVVM,
-               // Upstream has no sparse wgmma at all.
-               MmaAsyncToInlineAsm<MmaAsyncSpOp>>(ctx);
+  patterns
+      .add<OneToOne<FenceOp, NVVM::WgmmaFenceAlignedOp>,
+           OneToOne<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>,
+           OneToOne<WaitGroupOp, NVVM::WgmmaWaitGroupSyncOp>, MmaAsyncToNVVM,
+           // Upstream has no sparse wgmma at all.
+           MmaAsyncToInlineAsm<MmaAsyncSpOp>>(ctx);
 }

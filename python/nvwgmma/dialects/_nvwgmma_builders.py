@@ -12,8 +12,10 @@ label, and leaves no op behind.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence, TypedDict, Union
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypedDict, Union
 
+from .._mlir_libs import _nvwgmma
 from ..errors import WgmmaRuleError
 from ..ir import (
     Attribute,
@@ -27,16 +29,15 @@ from ..ir import (
     Value,
     register_attribute_builder,
 )
-from .._mlir_libs import _nvwgmma
-
-_nvwgmma.define_shape_attr(_nvwgmma)
-ShapeAttr = _nvwgmma.ShapeAttr
 from . import llvm as _llvm
 from ._nvwgmma_enum_gen import ElemType, Layout, ScaleD, ScaleIn
 from ._nvwgmma_ops_gen import CommitGroupOp, FenceOp, MmaAsyncOp, MmaAsyncSpOp, WaitGroupOp
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
+
+_nvwgmma.define_shape_attr(_nvwgmma)
+ShapeAttr = _nvwgmma.ShapeAttr
 
 __all__ = [
     "WgmmaRuleError",
@@ -199,7 +200,7 @@ class MmaOptions(TypedDict, total=False):
     a_type: EnumLike
     b_type: EnumLike | None
     d_type: EnumLike
-    scale_d: Union[bool, Value]
+    scale_d: bool | Value
     negate_a: bool
     negate_b: bool
     transpose_a: bool
@@ -243,7 +244,9 @@ def mma_async_sp(
     the dense K. The other keywords are those of mma_async (MmaOptions).
     """
     i64 = IntegerType.get_signless(64, acc.type.context)
-    return _build_mma(MmaAsyncSpOp, acc, a, b_desc, (metadata, IntegerAttr.get(i64, selector)), options)
+    return _build_mma(
+        MmaAsyncSpOp, acc, a, b_desc, (metadata, IntegerAttr.get(i64, selector)), options
+    )
 
 
 def _build_mma(op_class, acc, a, b_desc, sparse, options: dict) -> Value:
