@@ -10,6 +10,7 @@
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -465,7 +466,20 @@ std::optional<RuleViolation> nvwgmma::checkOperandTypes(Operation *op) {
   return std::nullopt;
 }
 
+std::optional<RuleViolation> nvwgmma::checkPlacement(Operation *op) {
+  if (op->getParentOfType<FunctionOpInterface>())
+    return std::nullopt;
+  Operation *parent = op->getParentOp();
+  return violation("placement_c1",
+                   "nvwgmma ops must be inside a function body, but got this one "
+                   "in " +
+                       (parent ? "'" + parent->getName().getStringRef() + "'"
+                               : llvm::Twine("no parent op")));
+}
+
 std::optional<RuleViolation> nvwgmma::checkOpRules(Operation *op) {
+  if (auto v = checkPlacement(op))
+    return v;
   if (auto wait = dyn_cast<WaitGroupOp>(op))
     return checkWaitGroup(wait.getGroup());
   auto check = [](auto mma) -> std::optional<RuleViolation> {

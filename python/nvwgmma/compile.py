@@ -13,10 +13,12 @@ Command line: `python -m nvwgmma.compile kernel.mlir [-o kernel.ptx]`.
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import tempfile
 
+from . import _checks
 from .tools import require_tool
 
 PIPELINE = "nvwgmma-to-llvm-pipeline"
@@ -44,7 +46,15 @@ def required_ptx_version(module) -> int:
 
 
 def _operation(module):
-    return module.operation if hasattr(module, "operation") else module
+    from .ir import Module, Operation
+
+    if isinstance(module, Module):
+        return module.operation
+    if isinstance(module, Operation):
+        return module
+    if hasattr(module, "operation") and isinstance(module.operation, Operation):
+        return module.operation
+    raise TypeError(f"module must be an MLIR Module or Operation, but got {type(module).__name__}")
 
 
 def _run(pipeline: str, module) -> None:
@@ -55,6 +65,9 @@ def _run(pipeline: str, module) -> None:
 
 def check_target(module, chip: str = "sm_90a", ptx_version: int = 0) -> None:
     """Raise if `chip`/`ptx_version` cannot carry every nvwgmma op of `module`."""
+    if not isinstance(chip, str) or not re.fullmatch(r"[A-Za-z0-9_]+", chip):
+        raise ValueError(f"chip must be a target name such as sm_90a, but got {chip!r}")
+    _checks.integer(ptx_version, "ptx_version", 0, 999)
     _run(f"nvwgmma-check-target{{chip={chip} ptx-version={ptx_version}}}", module)
 
 
@@ -80,10 +93,28 @@ def _kernel_module_text(module) -> str:
     return "module {\n" + ops + "\n}\n"
 
 
+# Lines of an LLVM tool's crash report that say nothing to a user.
+_NOISE = re.compile(
+    r"^(PLEASE submit a bug report|Stack dump:|Stack dump without symbol names|"
+    r"\s*#\d+ 0x|\s*\d+\.\s+Program arguments:|\s*\d+\.\s+Running pass|"
+    r"Program arguments:|[^ ]+\(\+0x[0-9a-f]+\))"
+)
+
+
+def _diagnostic(stderr: str) -> str:
+    """The lines of a tool's stderr that explain a failure, without the
+    stack dump an aborting LLVM tool prints after them."""
+    lines = [line for line in stderr.strip().splitlines() if not _NOISE.match(line)]
+    return "\n".join(lines[:20]) or "(no message)"
+
+
 def _tool(argv, stdin: str, what: str) -> str:
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise CompileError(f"{what} failed:\n{proc.stderr.strip()}")
+        how = f"crashed (signal {-proc.returncode})" if proc.returncode < 0 else "failed"
+        if "Stack dump" in proc.stderr:
+            how = "crashed"
+        raise CompileError(f"{what} {how} while compiling the module:\n{_diagnostic(proc.stderr)}")
     return proc.stdout
 
 
@@ -120,6 +151,13 @@ def compile_to_ptx(
     `assemble=True` the PTX is also assembled by ptxas.
     """
     ir, _, _ = _ir()
+    if not isinstance(chip, str):
+        raise TypeError(f"chip must be a str, but got {type(chip).__name__}")
+    if ptx_version is not None:
+        _checks.integer(ptx_version, "ptx_version", 10, 999)
+    _checks.boolean(assemble, "assemble")
+    if not isinstance(module, ir.Module):
+        raise TypeError(f"module must be an MLIR Module, but got {type(module).__name__}")
     required = max(required_ptx_version(module), 80)
     version = required if ptx_version is None else ptx_version
     check_target(module, chip, version)

@@ -108,6 +108,9 @@ std::string getPtxVersionText(unsigned version);
 std::optional<RuleViolation> checkTarget(Operation *op, llvm::StringRef chip,
                                          unsigned ptxVersion);
 
+/// Every nvwgmma op sits (at any depth) in a function body.
+std::optional<RuleViolation> checkPlacement(Operation *op);
+
 /// wait_group N: N is a non-negative 64-bit immediate.
 std::optional<RuleViolation> checkWaitGroup(int64_t group);
 

@@ -28,7 +28,13 @@ def NVWGMMA_Dialect : Dialect {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+// Every wgmma instruction executes in a function body (rule placement_c1):
+// outside one there is nothing to lower it into.
+def NVWGMMA_InsideFunction : NativeOpTrait<"InsideFunction"> {
+  let cppNamespace = "::mlir::nvwgmma";
+}
+
 class NVWGMMA_Op<string mnemonic, list<Trait> traits = []>
-    : Op<NVWGMMA_Dialect, mnemonic, traits>;
+    : Op<NVWGMMA_Dialect, mnemonic, !listconcat([NVWGMMA_InsideFunction], traits)>;
 
 #endif // NVWGMMA_DIALECT_TD

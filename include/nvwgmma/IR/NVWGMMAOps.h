@@ -16,6 +16,21 @@
 #include "nvwgmma/IR/Constraints.h"
 #include "nvwgmma/IR/NVWGMMADialect.h"
 
+namespace mlir {
+namespace nvwgmma {
+/// The InsideFunction trait of every nvwgmma op: rule placement_c1.
+template <typename ConcreteType>
+class InsideFunction : public OpTrait::TraitBase<ConcreteType, InsideFunction> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    if (std::optional<RuleViolation> v = checkPlacement(op))
+      return op->emitOpError() << v->message;
+    return success();
+  }
+};
+} // namespace nvwgmma
+} // namespace mlir
+
 #define GET_OP_CLASSES
 #include "nvwgmma/IR/NVWGMMAOps.h.inc"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict, Union
 
+from .. import _checks
 from .._mlir_libs import _nvwgmma
 from ..errors import WgmmaRuleError
 from ..ir import (
@@ -23,7 +24,6 @@ from ..ir import (
     IntegerAttr,
     IntegerType,
     MLIRError,
-    Operation,
     OpView,
     Type,
     Value,
@@ -106,8 +106,12 @@ for _kind in _ENUM_ATTRS:
 def shape_attr(shape: ShapeLike, context: Context | None = None) -> Attribute:
     """`#nvwgmma.shape<m = M, n = N, k = K>` (a ShapeAttr) from (m, n, k)."""
     if isinstance(shape, Attribute):
-        return shape
-    m, n, k = (int(v) for v in shape)
+        if not ShapeAttr.isinstance(shape):
+            raise TypeError(f"shape must be a #nvwgmma.shape attribute, but got {shape}")
+        return ShapeAttr(shape)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__len__") or len(shape) != 3:
+        raise TypeError(f"shape must be (m, n, k) or a ShapeAttr, but got {shape!r}")
+    m, n, k = (_checks.integer(v, f"shape[{i}]") for i, v in enumerate(shape))
     return ShapeAttr.get(m, n, k, context=context or Context.current)
 
 
@@ -129,13 +133,16 @@ def accumulator_type(d_type: EnumLike, n: int, context: Context | None = None) -
 def a_fragment_type(member: Type | None = None, context: Context | None = None) -> Type:
     """The A register fragment: 4 x `member` (default i32)."""
     context = context or Context.current
+    if member is not None and not isinstance(member, Type):
+        raise TypeError(f"member must be an MLIR Type or None, but got {member!r}")
     member = member or IntegerType.get_signless(32, context)
     return _llvm.StructType.get_literal([member] * 4, context=context)
 
 
 def zero_accumulator(d_type: EnumLike, n: int, *, loc=None, ip=None) -> Value:
     """An all-zero accumulator (`llvm.mlir.zero`) for (d_type, n)."""
-    return _llvm.mlir_zero(accumulator_type(d_type, n, _context(loc)), loc=loc, ip=ip)
+    acc_type = accumulator_type(d_type, n, _context(loc))
+    return _checks.verified(_llvm.ZeroOp(acc_type, loc=loc, ip=ip), "zero_accumulator").result
 
 
 def _verified(op: OpView) -> OpView:
@@ -170,8 +177,10 @@ def commit_group(*, loc=None, ip=None) -> CommitGroupOp:
 
 def wait_group(n: int, *, loc=None, ip=None) -> WaitGroupOp:
     """`nvwgmma.wait_group n`: wait until at most n groups are pending."""
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise TypeError(f"n must be an int, but got {n!r}")
     # Values an i64 attribute cannot hold never reach the rule table.
-    if isinstance(n, bool) or not isinstance(n, int) or not -(2**63) <= n < 2**63:
+    if not -(2**63) <= n < 2**63:
         raise WgmmaRuleError(
             f"group must be a non-negative 64-bit integer, but got {n!r} (wait_group_c1)",
             "wait_group_c1",
@@ -259,6 +268,13 @@ def _build_mma(op_class, acc, a, b_desc, sparse, options: dict) -> Value:
     missing = [name for name in _REQUIRED_OPTIONS if name not in options]
     if missing:
         raise TypeError(f"expected the keywords {', '.join(missing)}, but got none")
+    acc = _checks.value(acc, "acc")
+    a = _checks.value(a, "a")
+    b_desc = _checks.value(b_desc, "b_desc")
+    flags = {
+        name: _checks.boolean(options.get(name, False), name)
+        for name in ("negate_a", "negate_b", "transpose_a", "transpose_b", "satfinite")
+    }
     context = acc.type.context
     a_type = _enum(ElemType, options["a_type"])
     b_type = options.get("b_type")
@@ -267,6 +283,7 @@ def _build_mma(op_class, acc, a, b_desc, sparse, options: dict) -> Value:
     if isinstance(scale_d, Value):
         kwargs["scaleDValue"] = scale_d
     else:
+        scale_d = _checks.boolean(scale_d, "scale_d (or an i1 Value)")
         kwargs["scaleD"] = _enum_attr(ScaleD, "one" if scale_d else "zero", context)
     op = op_class(
         acc.type,
@@ -277,12 +294,12 @@ def _build_mma(op_class, acc, a, b_desc, sparse, options: dict) -> Value:
         shape_attr(options["shape"], context),
         _enum_attr(ElemType, options["d_type"], context),
         _enum_attr(ElemType, a_type, context),
-        _enum_attr(ScaleIn, "neg" if options.get("negate_a") else "one", context),
-        _enum_attr(Layout, "col" if options.get("transpose_a") else "row", context),
+        _enum_attr(ScaleIn, "neg" if flags["negate_a"] else "one", context),
+        _enum_attr(Layout, "col" if flags["transpose_a"] else "row", context),
         _enum_attr(ElemType, a_type if b_type is None else b_type, context),
-        _enum_attr(ScaleIn, "neg" if options.get("negate_b") else "one", context),
-        _enum_attr(Layout, "row" if options.get("transpose_b") else "col", context),
-        satfinite=bool(options.get("satfinite", False)),
+        _enum_attr(ScaleIn, "neg" if flags["negate_b"] else "one", context),
+        _enum_attr(Layout, "row" if flags["transpose_b"] else "col", context),
+        satfinite=flags["satfinite"],
         loc=options.get("loc"),
         ip=options.get("ip"),
         **kwargs,
@@ -290,29 +307,23 @@ def _build_mma(op_class, acc, a, b_desc, sparse, options: dict) -> Value:
     return _verified(op).result
 
 
-def _operation(op) -> Operation:
-    return op.operation if hasattr(op, "operation") else op.owner
+def _get_ptx(op, inline: bool):
+    operation = _checks.operation(op, "op")
+    result = _nvwgmma.get_ptx(operation, inline)
+    if result is None:
+        raise ValueError(f"op must be a verified nvwgmma op, but got {operation.name}")
+    return result
 
 
 def ptx(op) -> str:
     """The PTX text an nvwgmma op (or an mma_async result Value) lowers to,
     with operands named (%d0, %descB) and immediates substituted."""
-    from .._mlir_libs import _nvwgmma
-
-    text = _nvwgmma.get_ptx(_operation(op), False)
-    if text is None:
-        raise ValueError("expected a verified nvwgmma op")
-    return text
+    return _get_ptx(op, False)
 
 
 def inline_asm(op) -> tuple[str, str]:
     """(asm string, constraint string) of the llvm.inline_asm an op lowers to."""
-    from .._mlir_libs import _nvwgmma
-
-    result = _nvwgmma.get_ptx(_operation(op), True)
-    if result is None:
-        raise ValueError("expected a verified nvwgmma op")
-    return result
+    return _get_ptx(op, True)
 
 
 def _i64_constant(value: int, loc=None, ip=None) -> Value:
@@ -344,15 +355,19 @@ def descriptor(
     constant = int(
         encode_descriptor(0, leading_byte_offset, stride_byte_offset, swizzle, base_offset)
     )
+    address = _checks.value(address, "address")
     context = _context(loc)
     i64 = IntegerType.get_signless(64, context)
-    if isinstance(address.type, IntegerType):
-        if address.type.width > 64:
-            raise ValueError("descriptor address must be at most 64 bits wide")
-        if address.type.width < 64:
+    if IntegerType.isinstance(address.type) and IntegerType(address.type).width in (32, 64):
+        if IntegerType(address.type).width < 64:
             address = _llvm.zext(i64, address, loc=loc, ip=ip)
-    else:
+    elif _llvm.PointerType.isinstance(address.type):
         address = _llvm.ptrtoint(i64, address, loc=loc, ip=ip)
+    else:
+        raise TypeError(
+            "address must be an !llvm.ptr (shared memory) or an i32/i64 byte address, "
+            f"but got a Value of type {address.type}"
+        )
     masked = _llvm.and_(address, _i64_constant(0x3FFFF, loc, ip), loc=loc, ip=ip)
     start = _llvm.lshr(masked, _i64_constant(4, loc, ip), loc=loc, ip=ip)
     return _llvm.or_(start, _i64_constant(constant, loc, ip), loc=loc, ip=ip)
@@ -361,6 +376,9 @@ def descriptor(
 def advance_descriptor(desc: Value, byte_offset: int, *, loc=None, ip=None) -> Value:
     """The descriptor of the same tile `byte_offset` bytes further (a K-loop
     step): adds byte_offset >> 4 to the start-address field."""
+    desc = _checks.integer_value(desc, "desc", (64,))
+    # The start-address field holds 14 bits of address / 16.
+    byte_offset = _checks.integer(byte_offset, "byte_offset", -(1 << 18), 1 << 18)
     if byte_offset % 16:
         raise ValueError(f"byte offset must be a multiple of 16, but got {byte_offset}")
     step = _i64_constant(byte_offset >> 4, loc, ip)

@@ -436,3 +436,11 @@ func.func @mma_async_sp_shares_dense_rules(%a: i64, %b: i64, %acc: !i32x4, %m: i
          D [s32, one], A [s8, one, row], B [s8, one, col] : i64, !i32x4 -> !i32x4
   return %r : !i32x4
 }
+
+// -----
+
+// expected-error @+1 {{'nvwgmma.wait_group' op nvwgmma ops must be inside a function body, but got this one in 'builtin.module' (placement_c1)}}
+nvwgmma.wait_group 0
+func.func @placement_c1_module_level() {
+  return
+}
