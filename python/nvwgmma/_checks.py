@@ -52,7 +52,7 @@ def integer_value(x, name: str, widths) -> object:
     from .ir import IntegerType
 
     v = value(x, name)
-    if not (IntegerType.isinstance(v.type) and IntegerType(v.type).width in widths):
+    if not (isinstance(v.type, IntegerType) and v.type.width in widths):
         expected = " or ".join(f"i{w}" for w in widths)
         raise TypeError(f"{name} must be an {expected} Value, but got a Value of type {v.type}")
     return v
@@ -60,14 +60,14 @@ def integer_value(x, name: str, widths) -> object:
 
 def operation(x, name: str):
     """The Operation of an op, OpView, or the defining op of a Value."""
-    from .ir import Operation, OpResult, OpView, Value
+    from .ir import Operation, OpView, Value
 
+    if isinstance(x, Value):
+        x = x.owner  # the defining op; a Block for a block argument
     if isinstance(x, OpView):
         return x.operation
     if isinstance(x, Operation):
         return x
-    if isinstance(x, Value) and OpResult.isinstance(x):
-        return OpResult(x).owner
     raise TypeError(f"{name} must be an op or an op's result Value, but got {_found(x)}")
 
 

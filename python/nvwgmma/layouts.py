@@ -378,8 +378,11 @@ def shared_tile(bits: np.ndarray, type_name: str, major: str = "K", swizzle="non
     stores rows contiguously, which wgmma reads with the transpose immediate
     (f16/bf16 only). Tiles are padded to whole 8-row groups.
     """
+    _check_type(type_name, ELEMENT_BITS)
     _check_type(major, ("K", "MN"))
     bits = np.asarray(bits)
+    if bits.ndim != 2:
+        raise ValueError(f"bits must be a (rows, K) matrix, but got shape {bits.shape}")
     rows, k = bits.shape
     width = ELEMENT_BITS[type_name]
     if major == "MN" and width != 16:

@@ -166,10 +166,23 @@ def pack_metadata(positions: np.ndarray, type_name: str, selector: int = 0) -> n
     """The (128,) uint32 metadata registers of one instruction, from the
     (64, K/2) positions `compress` returned for a 64 x sparse-K slice of A.
     Threads the selector leaves out get 0."""
-    streams = _row_streams(np.asarray(positions), type_name)
+    positions = np.asarray(positions)
+    chunk = _chunk(type_name)
+    pieces = metadata_map(type_name, selector)
+    used = pieces[..., 0] >= 0
+    need = int((pieces[..., 1] + pieces[..., 2])[used].max())  # stream bits read
+    # A kept position is 2 bits of stream; a tf32 one is a whole nibble.
+    per_position = 4 if chunk == 2 else 2
+    have = per_position * positions.shape[1] if positions.ndim == 2 else 0
+    if positions.ndim != 2 or positions.shape[0] != 64 or have < need:
+        raise SparsityError(
+            f"positions must be the (64, K/2) array compress returned for one instruction "
+            f"({need // per_position} columns), but got shape {positions.shape}"
+        )
+    streams = _row_streams(positions, type_name)
     out = np.zeros(128, dtype=np.uint64)
     shift = np.zeros(128, dtype=np.uint64)
-    for piece in np.moveaxis(metadata_map(type_name, selector), 1, 0):
+    for piece in np.moveaxis(pieces, 1, 0):
         row, first, width = piece.T
         used = row >= 0
         mask = np.uint64(0xFFFFFFFF)

@@ -69,33 +69,38 @@ class _Body:
         a_types, k, d_types, n, d = cfg
         a = rng.choice(a_types)
         b = rng.choice(a_types)
-        if rng.random() < 0.05:
+        if rng.random() < 0.03:
             a = rng.choice(TYPES + BAD_TYPES)
-        if rng.random() < 0.05:
+        if rng.random() < 0.03:
             b = rng.choice(TYPES)
         kk = 2 * k if sparse else k
-        if rng.random() < 0.05:
+        if rng.random() < 0.03:
             kk = rng.choice([8, 16, 32, 64, 128, 256, 512])
         m = 64 if rng.random() < 0.97 else rng.choice([32, 128])
         if rng.random() < 0.3:
-            frag_member = rng.choice(FRAG_MEMBERS) if rng.random() < 0.3 else "i32"
-            count = 4 if rng.random() < 0.95 else rng.choice([3, 5])
+            natural = {"f16": "vector<2xf16>", "bf16": "vector<2xbf16>", "tf32": "f32"}
+            frag_member = natural.get(a, "vector<4xi8>") if rng.random() < 0.3 else "i32"
+            if rng.random() < 0.05:
+                frag_member = rng.choice(FRAG_MEMBERS)
+            count = 4 if rng.random() < 0.97 else rng.choice([3, 5])
             frag_type = "!llvm.struct<(" + ", ".join([frag_member] * count) + ")>"
             a_val = self.fresh()
             self.emit(f"{a_val} = llvm.mlir.zero : {frag_type}", indent)
         else:
             a_val, frag_type = "%a", "i64"
         scale = rng.choice(["one", "zero", "%p", "one", "one"])
-        sat = ", satfinite" if rng.random() < (0.3 if a in ("s8", "u8") else 0.03) else ""
-        la = "col" if rng.random() < 0.15 else "row"
-        lb = "row" if rng.random() < 0.15 else "col"
-        sa = "neg" if rng.random() < 0.1 else "one"
-        sb = "neg" if rng.random() < 0.1 else "one"
+        integer = a in ("s8", "u8", "b1")
+        transposable = a in ("f16", "bf16")
+        sat = ", satfinite" if rng.random() < (0.3 if a in ("s8", "u8") else 0.02) else ""
+        la = "col" if rng.random() < (0.2 if transposable and a_val == "%a" else 0.02) else "row"
+        lb = "row" if rng.random() < (0.2 if transposable else 0.02) else "col"
+        sa = "neg" if rng.random() < (0.02 if integer else 0.15) else "one"
+        sb = "neg" if rng.random() < (0.02 if integer else 0.15) else "one"
         res = self.fresh()
         op = "nvwgmma.mma_async.sp" if sparse else "nvwgmma.mma_async"
         sparsity = ""
         if sparse:
-            sel = rng.choice([0, 0, 1, 2, 3])
+            sel = rng.choice([0, 0, 0, 1, 1, 2, 3])
             sparsity = f"sparsity [%m, {sel}], "
         self.emit(
             f"{res} = {op} {a_val}, %b, {acc}, {sparsity}"

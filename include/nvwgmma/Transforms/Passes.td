@@ -13,8 +13,8 @@ include "mlir/Pass/PassBase.td"
 def NVWGMMAPrintPtx : Pass<"nvwgmma-print-ptx"> {
   let summary = "Print the PTX instruction of every nvwgmma op";
   let description = [{
-    Writes one line per nvwgmma op to stdout (or to `file`): its location
-    and the PTX text the lowering will emit, with operands named (`%d0`,
+    Writes, for each nvwgmma op, to stdout: its location and the PTX text
+    the lowering will emit, with operands named (`%d0`,
     `%descB`) and immediates substituted. The IR is not changed.
   }];
   let options = [

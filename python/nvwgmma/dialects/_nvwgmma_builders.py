@@ -358,10 +358,10 @@ def descriptor(
     address = _checks.value(address, "address")
     context = _context(loc)
     i64 = IntegerType.get_signless(64, context)
-    if IntegerType.isinstance(address.type) and IntegerType(address.type).width in (32, 64):
-        if IntegerType(address.type).width < 64:
+    if isinstance(address.type, IntegerType) and address.type.width in (32, 64):
+        if address.type.width < 64:
             address = _llvm.zext(i64, address, loc=loc, ip=ip)
-    elif _llvm.PointerType.isinstance(address.type):
+    elif isinstance(address.type, _llvm.PointerType):
         address = _llvm.ptrtoint(i64, address, loc=loc, ip=ip)
     else:
         raise TypeError(
