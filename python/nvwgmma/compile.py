@@ -111,9 +111,10 @@ def _diagnostic(stderr: str) -> str:
 def _tool(argv, stdin: str, what: str) -> str:
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
     if proc.returncode != 0:
-        how = f"crashed (signal {-proc.returncode})" if proc.returncode < 0 else "failed"
-        if "Stack dump" in proc.stderr:
-            how = "crashed"
+        if proc.returncode < 0:
+            how = f"crashed (signal {-proc.returncode})"
+        else:
+            how = "crashed" if "Stack dump" in proc.stderr else "failed"
         raise CompileError(f"{what} {how} while compiling the module:\n{_diagnostic(proc.stderr)}")
     return proc.stdout
 

@@ -340,34 +340,50 @@ class SharedTile:
         )
 
 
-def _byte_offsets(rows: int, k_bytes: int, row_bytes_major: bool, swizzle, k_groups: int):
-    """Offsets of every (row, k-byte) of a K-major tile, or of every
-    (row-byte, k) of an MN-major one; also returns (lbo, sbo, k_step)."""
+def _geometry(rows: int, k_bytes: int, row_bytes_major: bool, swizzle, k_groups: int):
+    """(lbo, sbo, k_step, size) of a K-major tile of rows x k_bytes, or of an
+    MN-major one of rows (row bytes) x 8*k_groups: the one statement of the
+    canonical layouts (PTX ISA 9.7.15.5.1.2) that shared_tile, read_shared_tile
+    and tile_geometry all use. `size` is the bytes the layout spans."""
     swizzle = Swizzle.parse(swizzle)
     width = swizzle_width(swizzle)
     if not row_bytes_major:  # K-major: rows x K bytes
-        r, kb = np.meshgrid(np.arange(rows), np.arange(k_bytes), indexing="ij")
         if swizzle == Swizzle.NONE:
             lbo, sbo = 128, (k_bytes // 16) * 128
-            off = (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
-            return off, lbo, sbo, 2 * lbo
+            return lbo, sbo, 2 * lbo, (-(-rows // 8)) * sbo
         if k_bytes > width:
             raise ValueError(
                 f"a K-major tile with {width}-byte swizzling holds at most {width} "
                 f"bytes of K per row, but got {k_bytes}"
             )
-        sbo = 8 * width
-        off = (r // 8) * sbo + (r % 8) * width + kb
-        return swizzle_address(off, swizzle), 16, sbo, 32
+        return 16, 8 * width, 32, (-(-rows // 8)) * 8 * width
     # MN-major: row bytes x K
-    rb, k = np.meshgrid(np.arange(rows), np.arange(k_groups * 8), indexing="ij")
     if swizzle == Swizzle.NONE:
         lbo, sbo = 128, k_groups * 128
-        off = (rb // 16) * sbo + (k // 8) * lbo + (k % 8) * 16 + rb % 16
-        return off, lbo, sbo, 2 * lbo
+        return lbo, sbo, 2 * lbo, (-(-rows // 16)) * sbo
     sbo, lbo = 8 * width, k_groups * 8 * width
+    return lbo, sbo, 2 * sbo, (-(-rows // width)) * lbo
+
+
+def _byte_offsets(rows: int, k_bytes: int, row_bytes_major: bool, swizzle, k_groups: int):
+    """Offsets of every (row, k-byte) of a K-major tile, or of every
+    (row-byte, k) of an MN-major one; also returns (lbo, sbo, k_step)."""
+    swizzle = Swizzle.parse(swizzle)
+    width = swizzle_width(swizzle)
+    lbo, sbo, step, _ = _geometry(rows, k_bytes, row_bytes_major, swizzle, k_groups)
+    if not row_bytes_major:
+        r, kb = np.meshgrid(np.arange(rows), np.arange(k_bytes), indexing="ij")
+        if swizzle == Swizzle.NONE:
+            off = (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
+            return off, lbo, sbo, step
+        off = (r // 8) * sbo + (r % 8) * width + kb
+        return swizzle_address(off, swizzle), lbo, sbo, step
+    rb, k = np.meshgrid(np.arange(rows), np.arange(k_groups * 8), indexing="ij")
+    if swizzle == Swizzle.NONE:
+        off = (rb // 16) * sbo + (k // 8) * lbo + (k % 8) * 16 + rb % 16
+        return off, lbo, sbo, step
     off = (rb // width) * lbo + (k // 8) * sbo + (k % 8) * width + rb % width
-    return swizzle_address(off, swizzle), lbo, sbo, 2 * sbo
+    return swizzle_address(off, swizzle), lbo, sbo, step
 
 
 def shared_tile(bits: np.ndarray, type_name: str, major: str = "K", swizzle="none") -> SharedTile:

@@ -99,8 +99,8 @@ def run_chunk(seed: int, start: int, count: int) -> list[dict]:
 def isolate(seed: int, index: int) -> int:
     """Re-run one input in a fresh interpreter; its exit status."""
     code = (
-        "import sys; sys.path.insert(0, %r); import fuzz, grammar; "
-        "fuzz._quiet_stdout(); fuzz.check_one(grammar.case(%d, %d))" % (HERE, seed, index)
+        f"import sys; sys.path.insert(0, {HERE!r}); import fuzz, grammar; "
+        f"fuzz._quiet_stdout(); fuzz.check_one(grammar.case({seed}, {index}))"
     )
     return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode
 
@@ -122,14 +122,18 @@ def _batch_text(items) -> str:
 def _assembles(items, tools) -> bool:
     mlir_translate, llc, ptxas = tools
     llvm_ir = subprocess.run(
-        [mlir_translate, "--mlir-to-llvmir"], input=_batch_text(items),
-        capture_output=True, text=True,
+        [mlir_translate, "--mlir-to-llvmir"],
+        input=_batch_text(items),
+        capture_output=True,
+        text=True,
     )
     if llvm_ir.returncode:
         return False
     ptx = subprocess.run(
-        [llc, "-march=nvptx64", "-mcpu=sm_90a", "-mattr=+ptx84"], input=llvm_ir.stdout,
-        capture_output=True, text=True,
+        [llc, "-march=nvptx64", "-mcpu=sm_90a", "-mattr=+ptx84"],
+        input=llvm_ir.stdout,
+        capture_output=True,
+        text=True,
     )
     if ptx.returncode:
         return False
@@ -138,8 +142,12 @@ def _assembles(items, tools) -> bool:
     path = f"/tmp/nvwgmma-fuzz-{os.getpid()}.ptx"
     with open(path, "w") as f:
         f.write(ptx.stdout)
-    ok = subprocess.run([ptxas, "-arch=sm_90a", path, "-o", os.devnull],
-                        capture_output=True).returncode == 0
+    ok = (
+        subprocess.run(
+            [ptxas, "-arch=sm_90a", path, "-o", os.devnull], capture_output=True
+        ).returncode
+        == 0
+    )
     os.unlink(path)
     return ok
 
@@ -178,9 +186,17 @@ def main(argv=None) -> int:
         None if args.no_ptxas else find_tool("ptxas"),
     )
     began = time.time()
-    counts = dict(inputs=0, parsed=0, verified=0, protocol_clean=0, crashes=0,
-                  lowering_failures=0, accepted_not_assemblable=0, assembled=0,
-                  accepted_mma_ops=0)
+    counts = dict(
+        inputs=0,
+        parsed=0,
+        verified=0,
+        protocol_clean=0,
+        crashes=0,
+        lowering_failures=0,
+        accepted_not_assemblable=0,
+        assembled=0,
+        accepted_mma_ops=0,
+    )
     bad: list[dict] = []
     pending: list[tuple[int, str]] = []
 
@@ -194,8 +210,10 @@ def main(argv=None) -> int:
         counts["assembled"] += len(pending)
         pending = []
 
-    chunks = [(s, min(args.chunk, args.start + args.count - s))
-              for s in range(args.start, args.start + args.count, args.chunk)]
+    chunks = [
+        (s, min(args.chunk, args.start + args.count - s))
+        for s in range(args.start, args.start + args.count, args.chunk)
+    ]
     while chunks:
         with cf.ProcessPoolExecutor(args.jobs) as pool:
             futures = {pool.submit(run_chunk, args.seed, s, n): (s, n) for s, n in chunks}
@@ -222,8 +240,13 @@ def main(argv=None) -> int:
                     counts["accepted_mma_ops"] += r.get("mma_ops", 0)
                     if "lowering_failed" in r:
                         counts["lowering_failures"] += 1
-                        bad.append({"kind": "lowering failed", "index": index,
-                                    "error": r["lowering_failed"]})
+                        bad.append(
+                            {
+                                "kind": "lowering failed",
+                                "index": index,
+                                "error": r["lowering_failed"],
+                            }
+                        )
                     if r["lowered"] and re.search(r"wgmma", r["lowered"]):
                         pending.append((index, r["lowered"]))
                         if len(pending) >= args.batch:
@@ -238,7 +261,9 @@ def main(argv=None) -> int:
     if args.corpus and bad:
         os.makedirs(args.corpus, exist_ok=True)
         for item in bad:
-            path = os.path.join(args.corpus, f"{item['kind'].replace(' ', '-')}-{item['index']}.mlir")
+            path = os.path.join(
+                args.corpus, f"{item['kind'].replace(' ', '-')}-{item['index']}.mlir"
+            )
             with open(path, "w") as f:
                 f.write(grammar.case(args.seed, item["index"]))
     if args.report:

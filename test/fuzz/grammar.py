@@ -167,8 +167,8 @@ def generate(rng: random.Random) -> str:
     body.emit(f"llvm.store %first, %out : {_first_member(acc_type)}, !llvm.ptr<1>", 1)
     body.emit("llvm.return", 1)
     return (
-        f"llvm.func @k(%a: i64, %b: i64, %p: i1, %m: i32, %lb: i32, %ub: i32, "
-        f"%st: i32, %out: !llvm.ptr<1>) attributes {{nvvm.kernel}} {{\n"
+        "llvm.func @k(%a: i64, %b: i64, %p: i1, %m: i32, %lb: i32, %ub: i32, "
+        "%st: i32, %out: !llvm.ptr<1>) attributes {nvvm.kernel} {\n"
         + "\n".join(body.lines)
         + "\n}\n"
     )

@@ -14,7 +14,6 @@ import numpy as np
 from conftest import count
 from hypothesis import given
 from hypothesis import strategies as st
-
 from nvwgmma import ir
 from nvwgmma.compile import CompileError, compile_to_ptx
 from nvwgmma.dialects import llvm
@@ -227,7 +226,9 @@ def test_descriptor_builders(address, lbo, sbo, swizzle, base, step):
         k.close()
 
 
-@given(thing=st.one_of(st.sampled_from(["desc_a", "frag", "op"]), st.integers(), st.text(), st.none()))
+@given(
+    thing=st.one_of(st.sampled_from(["desc_a", "frag", "op"]), st.integers(), st.text(), st.none())
+)
 def test_ptx_queries(thing):
     count("ptx/inline_asm")
     k = build_kernel()

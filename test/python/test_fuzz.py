@@ -13,8 +13,18 @@ FUZZ = pathlib.Path(__file__).resolve().parents[1] / "fuzz" / "fuzz.py"
 
 def test_fuzz_smoke(tmp_path):
     report = tmp_path / "report.json"
-    command = [sys.executable, str(FUZZ), "--seed", "20261121", "--count", "3000",
-               "--jobs", "2", "--report", str(report)]
+    command = [
+        sys.executable,
+        str(FUZZ),
+        "--seed",
+        "20261121",
+        "--count",
+        "3000",
+        "--jobs",
+        "2",
+        "--report",
+        str(report),
+    ]
     if shutil.which("ptxas") is None:
         command.append("--no-ptxas")
     proc = subprocess.run(command, capture_output=True, text=True)

@@ -24,8 +24,17 @@ def test_property_suite_never_aborts(tmp_path):
     env = dict(os.environ, NVWGMMA_PROPERTY_COUNTS=str(counts))
     env.setdefault("NVWGMMA_HYPOTHESIS_PROFILE", "ci")
     proc = subprocess.run(
-        [sys.executable, "-X", "faulthandler", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         str(SUITE)],
+        [
+            sys.executable,
+            "-X",
+            "faulthandler",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(SUITE),
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -33,7 +42,9 @@ def test_property_suite_never_aborts(tmp_path):
     )
     output = proc.stdout[-6000:] + proc.stderr[-6000:]
     if proc.returncode < 0:
-        pytest.fail(f"the property suite died of {signal.Signals(-proc.returncode).name}:\n{output}")
+        pytest.fail(
+            f"the property suite died of {signal.Signals(-proc.returncode).name}:\n{output}"
+        )
     assert proc.returncode == 0, output
     ran = json.loads(counts.read_text())
     print("\nexamples per property:", json.dumps(ran, sort_keys=True))

@@ -252,6 +252,9 @@ def mma_async_sp(
     the sparsity selector (0 or 1 for f16/bf16/tf32, 0 otherwise). K is twice
     the dense K. The other keywords are those of mma_async (MmaOptions).
     """
+    acc = _checks.value(acc, "acc")
+    metadata = _checks.value(metadata, "metadata")
+    selector = _checks.integer(selector, "selector")
     i64 = IntegerType.get_signless(64, acc.type.context)
     return _build_mma(
         MmaAsyncSpOp, acc, a, b_desc, (metadata, IntegerAttr.get(i64, selector)), options
