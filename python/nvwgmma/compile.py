@@ -13,6 +13,7 @@ Command line: `python -m nvwgmma.compile kernel.mlir [-o kernel.ptx]`.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import subprocess
 import sys
@@ -119,6 +120,23 @@ def _tool(argv, stdin: str, what: str) -> str:
     return proc.stdout
 
 
+def _llc(llvm_ir: str, chip: str, version: int) -> str:
+    return _tool(
+        [require_tool("llc"), "-march=nvptx64", f"-mcpu={chip}", f"-mattr=+ptx{version}"],
+        llvm_ir,
+        "llc",
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _llc_ptx_versions() -> tuple[int, ...]:
+    """The PTX ISA versions the bundled llc can write (its ptxNN features)."""
+    proc = subprocess.run(
+        [require_tool("llc"), "-march=nvptx64", "-mattr=help"], capture_output=True, text=True
+    )
+    return tuple(sorted({int(v) for v in re.findall(r"\bptx(\d+)\b", proc.stdout + proc.stderr)}))
+
+
 def run_ptxas(ptx: str, chip: str = "sm_90a", extra_args=()) -> str:
     """Assemble `ptx` with ptxas; returns ptxas's messages (stderr).
 
@@ -147,9 +165,12 @@ def compile_to_ptx(
     """Compile a module using nvwgmma (and upstream dialects) to PTX text.
 
     `module` is not modified: a copy is lowered. `ptx_version` defaults to the
-    lowest version every op needs (at least 8.0); a too-low version or a
-    target other than sm_90a raises before any external tool runs. With
-    `assemble=True` the PTX is also assembled by ptxas.
+    lowest version every nvwgmma op needs (at least 8.0), raised to the newest
+    the bundled llc writes when an upstream op needs more (llc cannot select
+    it at the lower one); a too-low version or a target other than sm_90a
+    raises before any external tool runs. With `assemble=True` the PTX is
+    also assembled by ptxas. Every tool failure is a CompileError naming the
+    stage, with the tool's message and without its stack dump.
     """
     ir, _, _ = _ir()
     if not isinstance(chip, str):
@@ -169,16 +190,16 @@ def compile_to_ptx(
         _kernel_module_text(copy),
         "mlir-translate",
     )
-    ptx = _tool(
-        [
-            require_tool("llc"),
-            "-march=nvptx64",
-            f"-mcpu={chip}",
-            f"-mattr=+ptx{version}",
-        ],
-        llvm_ir,
-        "llc",
-    )
+    try:
+        ptx = _llc(llvm_ir, chip, version)
+    except CompileError as error:
+        # An upstream op (e.g. a TMA load into shared::cta) may need a newer
+        # PTX ISA than nvwgmma's ops: with no version asked for, take the
+        # newest the bundled llc knows.
+        newest = max(_llc_ptx_versions(), default=version)
+        if ptx_version is not None or newest <= version or "Cannot select" not in str(error):
+            raise
+        ptx = _llc(llvm_ir, chip, newest)
     if assemble:
         run_ptxas(ptx, chip)
     return ptx

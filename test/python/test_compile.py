@@ -115,3 +115,34 @@ def test_command_line(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "wgmma.fence.sync.aligned;" in out.read_text()
+
+
+@pytest.mark.ptxas
+def test_module_mixing_tma_mbarrier_setmaxnreg_and_wgmma_assembles(ctx):
+    """TMA into shared::cta needs a newer PTX ISA than nvwgmma's ops; with no
+    version asked for, compile_to_ptx raises it to what llc needs."""
+    import pathlib
+
+    from nvwgmma import ir
+    from nvwgmma.compile import compile_to_ptx
+
+    text = (pathlib.Path(__file__).parent / "data" / "mixed_tma_mbarrier.mlir").read_text()
+    ptx = compile_to_ptx(ir.Module.parse(text), assemble=True)
+    assert "cp.async.bulk.tensor.2d.shared::cta.global" in ptx
+    assert "cp.async.bulk.tensor.2d.shared::cluster.global" in ptx
+    assert "mbarrier.try_wait.parity" in ptx and "setmaxnreg.inc.sync.aligned.u32" in ptx
+    assert "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16" in ptx
+
+
+def test_explicit_version_too_low_for_tma_is_a_clean_error(ctx):
+    import pathlib
+
+    from nvwgmma import ir
+    from nvwgmma.compile import CompileError, compile_to_ptx
+
+    text = (pathlib.Path(__file__).parent / "data" / "mixed_tma_mbarrier.mlir").read_text()
+    with pytest.raises(CompileError) as info:
+        compile_to_ptx(ir.Module.parse(text), ptx_version=80)
+    message = str(info.value)
+    assert message.startswith("llc crashed") and "Cannot select: intrinsic" in message
+    assert "Stack dump" not in message and len(message.splitlines()) <= 3
