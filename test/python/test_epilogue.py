@@ -1,0 +1,109 @@
+"""kernel.epilogue: the stores it builds hit exactly the accumulator layout
+(interpreting the address arithmetic for every thread and register pair),
+and kernels using it assemble for every accumulator/output pair."""
+
+import numpy as np
+import pytest
+
+CASES = [
+    ("f32", "f32"),
+    ("f32", "bf16"),
+    ("f32", "f16"),
+    ("f16", "f16"),
+    ("f16", "f32"),
+    ("s32", "s32"),
+]
+
+
+def _kernel(d_type, out_type, n):
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%c: !llvm.ptr<1>, %ld: i32, %row: i32, %col: i64, %t: i32) "
+        "attributes {nvvm.kernel} { llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    c, ld, row, col, t = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        acc = wg.zero_accumulator(d_type, n)
+        epilogue.store_accumulator(
+            acc, c, ld, d_type=d_type, n=n, out_type=out_type, row=row, col=col, thread=t
+        )
+    module.operation.verify()
+    return module
+
+
+def _evaluate(value, env):
+    """Integer value of the i32/i64 address arithmetic, given the arguments."""
+    from nvwgmma import ir
+
+    if value in env:
+        return env[value]
+    op = value.owner
+    args = [_evaluate(v, env) for v in op.operands]
+    if op.name == "llvm.mlir.constant":
+        return ir.IntegerAttr(op.attributes["value"]).value
+    fn = {
+        "llvm.add": lambda a, b: a + b, "llvm.mul": lambda a, b: a * b,
+        "llvm.lshr": lambda a, b: a >> b, "llvm.and": lambda a, b: a & b,
+        "llvm.trunc": lambda a: a,
+    }[op.name]  # fmt: skip
+    return fn(*args)
+
+
+@pytest.mark.parametrize("d_type,out_type", CASES)
+def test_stores_cover_the_tile_once(ctx, d_type, out_type):
+    from nvwgmma.layouts import accumulator_map
+
+    n = 24
+    module = _kernel(d_type, out_type, n)
+    fn = module.body.operations[0]
+    c, ld, row, col, t = fn.regions[0].blocks[0].arguments
+    stores = [op for op in fn.regions[0].blocks[0].operations if op.name == "llvm.store"]
+    assert len(stores) == n // 4
+    ldv, rowv, colv = 40, 8, 16
+    hit = np.zeros((64, n), int)
+    thread_of = accumulator_map("f32", n)[0]
+    for thread in range(128):
+        env = {ld: ldv, row: rowv, col: colv, t: thread}
+        for store in stores:
+            gep = store.operands[1].owner
+            index = _evaluate(gep.operands[1], env)
+            r, cc = divmod(index, ldv)
+            r, cc = r - rowv, cc - colv
+            for k in range(2):  # a pair: two adjacent columns
+                assert thread_of[r, cc + k] == thread
+                hit[r, cc + k] += 1
+    assert (hit == 1).all()
+
+
+@pytest.mark.ptxas
+@pytest.mark.parametrize("d_type,out_type", CASES)
+def test_epilogue_kernels_assemble(ctx, d_type, out_type):
+    from nvwgmma.compile import compile_to_ptx
+
+    ptx = compile_to_ptx(_kernel(d_type, out_type, 256), assemble=True)
+    # One store per register pair: 8 bytes (two f32/s32) or 4 (two halves).
+    store = "st.global.v2.b32" if out_type in ("f32", "s32") else "st.global.b32"
+    assert ptx.count(store) == 64 and ptx.count("st.global") == 64
+
+
+def test_refuses_mismatched_accumulator(ctx):
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse("llvm.func @k(%c: !llvm.ptr<1>) { llvm.return }")
+    block = module.body.operations[0].regions[0].blocks[0]
+    with ir.InsertionPoint(block.operations[0]):
+        acc = wg.zero_accumulator("f32", 16)
+        with pytest.raises(
+            TypeError, match="acc must be the !llvm.struct of 4 registers of an m64n8 f32"
+        ):
+            epilogue.store_accumulator(acc, block.arguments[0], 8, d_type="f32", n=8)
+        with pytest.raises(ValueError, match="out_type must be one of s32 for a s32 accumulator"):
+            epilogue.store_accumulator(
+                acc, block.arguments[0], 8, d_type="s32", n=16, out_type="f32"
+            )
