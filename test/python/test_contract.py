@@ -156,3 +156,22 @@ def test_rule_breaks_carry_their_label_as_data(env):
             acc, desc_a, desc_b, shape=(64, 8, 16), a_type="f16", d_type="f32", scale_d=i32
         )
     assert info.value.label == "mma_async_c16"
+
+
+def test_contexts_left_entered_do_not_abort_at_exit(tmp_path):
+    """A script that enters a Context, Location and InsertionPoint and never
+    leaves them exits cleanly (MLIR's bindings alone abort in finalization)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "leave.py"
+    script.write_text(
+        "from nvwgmma import ir\n"
+        "ctx = ir.Context(); ctx.__enter__()\n"
+        "ir.Location.unknown().__enter__()\n"
+        "m = ir.Module.parse('func.func @f() { return }')\n"
+        "ir.InsertionPoint(m.body).__enter__()\n"
+        "print('built')\n"
+    )
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == "built\n", proc.stderr[-2000:]

@@ -1,0 +1,108 @@
+"""The docs/kernels.md GEMM on a Hopper GPU, against numpy.
+
+    python test/gpu/tutorial.py generate OUT_DIR   # here: PTX (needs nvwgmma)
+    python test/gpu/tutorial.py run OUT_DIR        # on the GPU (numpy + cupy)
+
+`generate` runs the tutorial's code blocks (as test_kernels_doc.py does) for
+f32 and bf16 output and writes OUT_DIR/simple_gemm_{f32,bf16}.ptx.
+`run` launches each on several shapes, from bf16 inputs (random, exactly
+representable), and compares with a float64 numpy reference: relative
+Frobenius error under 1e-5 for f32 output and 8e-3 for bf16 (one rounding
+to 8 significant bits). Prints a table and writes OUT_DIR/results.json
+with the GPU, driver and clocks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SHAPES = [(128, 256, 128), (192, 384, 320), (512, 256, 1024), (64, 1024, 2048)]
+BOUND = {"f32": 1e-5, "bf16": 8e-3}
+
+
+def generate(out_dir: str) -> None:
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    from test_kernels_doc import run_doc
+
+    os.makedirs(out_dir, exist_ok=True)
+    for out_type in ("f32", "bf16"):
+        ns = run_doc(out_type)
+        with open(os.path.join(out_dir, f"simple_gemm_{out_type}.ptx"), "w") as f:
+            f.write(ns["ptx"])
+        print(f"simple_gemm_{out_type}.ptx: {len(ns['ptx'])} bytes")
+
+
+def _bf16_bits(x: np.ndarray) -> np.ndarray:
+    bits = x.astype(np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def _bf16_value(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def run(out_dir: str) -> int:
+    import cupy as cp
+
+    props = cp.cuda.runtime.getDeviceProperties(0)
+    gpu = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    info = {
+        "gpu": gpu,
+        "driver": cp.cuda.runtime.driverGetVersion(),
+        "sm_clock_khz": props.get("clockRate"),
+        "mem_clock_khz": props.get("memoryClockRate"),
+        "results": [],
+    }
+    rng = np.random.default_rng(2026)
+    failed = 0
+    for out_type in ("f32", "bf16"):
+        kernel = cp.RawModule(
+            path=os.path.join(out_dir, f"simple_gemm_{out_type}.ptx")
+        ).get_function("simple_gemm")
+        for m, n, k in SHAPES:
+            a_bits = _bf16_bits(rng.standard_normal((m, k)))
+            b_bits = _bf16_bits(rng.standard_normal((n, k)))
+            a, b = _bf16_value(a_bits).astype(np.float64), _bf16_value(b_bits).astype(np.float64)
+            ref = a @ b.T
+            c_dtype = np.float32 if out_type == "f32" else np.uint16
+            c = cp.full((m, n), 0xFF if out_type == "bf16" else np.nan, dtype=c_dtype)
+            kernel(
+                (n // 128, m // 64, 1),
+                (128, 1, 1),
+                (cp.asarray(a_bits), cp.asarray(b_bits), c, np.int32(m), np.int32(n), np.int32(k)),
+            )
+            cp.cuda.runtime.deviceSynchronize()
+            out = cp.asnumpy(c)
+            out = (
+                out.astype(np.float64) if out_type == "f32" else _bf16_value(out).astype(np.float64)
+            )
+            finite = bool(np.isfinite(out).all())
+            error = (
+                float(np.linalg.norm(out - ref) / np.linalg.norm(ref)) if finite else float("inf")
+            )
+            ok = finite and error <= BOUND[out_type]
+            failed += not ok
+            info["results"].append(
+                {"out": out_type, "m": m, "n": n, "k": k, "error": error, "passed": ok}
+            )
+            print(
+                f"{'PASS' if ok else 'FAIL'} {out_type:5s} {m:5d} x {n:5d} x {k:5d}  "
+                f"rel. error {error:.2e} (bound {BOUND[out_type]:g})",
+                flush=True,
+            )
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(info, f, indent=1)
+    print(
+        f"{gpu}, driver {info['driver']}: {len(info['results']) - failed} passed, {failed} failed"
+    )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    mode, out = sys.argv[1], sys.argv[2]
+    sys.exit(generate(out) or 0 if mode == "generate" else run(out))
