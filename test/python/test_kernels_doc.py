@@ -15,7 +15,9 @@ def doc_blocks(text=None):
 
 def run_doc(out_type="f32"):
     """The namespace the tutorial leaves behind (with its `ptx`)."""
-    code = "\n".join(doc_blocks()).replace('finish("f32")', f'finish("{out_type}")')
+    code = "\n".join(doc_blocks())
+    for finish in ("finish", "finish_ws"):
+        code = code.replace(f'{finish}("f32")', f'{finish}("{out_type}")')
     namespace = {}
     try:
         exec(compile(code, str(DOC), "exec"), namespace)
@@ -31,11 +33,16 @@ def test_tutorial_builds_a_verified_kernel(out_type):
     ptx = ns["ptx"]
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 4
     assert "fence.proxy.async.shared::cta" in ptx
+    ptx2 = ns["ptx2"]
+    assert ptx2.count("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16") == 4
+    assert ptx2.count("cp.async.bulk.tensor.2d.shared::cta.global") == 2
+    assert "mbarrier.try_wait.parity" in ptx2 and "setmaxnreg.dec.sync.aligned.u32" in ptx2
 
 
 @pytest.mark.ptxas
-def test_tutorial_kernel_assembles():
+@pytest.mark.parametrize("name", ["ptx", "ptx2"])
+def test_tutorial_kernels_assemble(name):
     from nvwgmma.compile import run_ptxas
 
-    messages = run_ptxas(run_doc()["ptx"], extra_args=["-v"])
+    messages = run_ptxas(run_doc()[name], extra_args=["-v"])
     assert "0 bytes spill stores" in messages and "serialized" not in messages

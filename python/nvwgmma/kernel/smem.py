@@ -18,7 +18,7 @@ from __future__ import annotations
 from .. import _checks
 from ..descriptors import Swizzle, swizzle_width
 
-__all__ = ["swizzle_offset", "tile_descriptor", "step_descriptor"]
+__all__ = ["aligned_base", "swizzle_offset", "tile_descriptor", "step_descriptor"]
 
 
 def _int_type_width(value) -> int | None:
@@ -124,3 +124,47 @@ def step_descriptor(desc, geometry, *, k_step=0, stage=0, stage_bytes=None, loc=
         offset = _scaled(step, units, what, loc, ip)
         desc = llvm.add(desc, offset, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
     return desc
+
+
+def aligned_base(base, alignment: int, *, loc=None, ip=None):
+    """`base` (an `!llvm.ptr<3>`, e.g. the address of the dynamic shared
+    memory) rounded up to `alignment` bytes at run time.
+
+    Dynamic shared memory is only guaranteed 16-byte aligned. Declare its
+    global with alignment 16, ask the launch for `alignment - 16` bytes more,
+    and take stage buffers from here: a global declared 1024-aligned lets
+    LLVM assume the round-up is a no-op and delete it, which is wrong
+    whenever static shared memory (or the driver) shifts the start.
+    """
+    from ..dialects import llvm
+    from ..ir import IntegerAttr, IntegerType
+
+    base = _checks.value(base, "base")
+    if not (isinstance(base.type, llvm.PointerType) and base.type.address_space == 3):
+        raise TypeError(f"base must be an !llvm.ptr<3>, but got {base.type}")
+    alignment = _checks.integer(alignment, "alignment", 1, 1 << 16)
+    if alignment & (alignment - 1):
+        raise ValueError(f"alignment must be a power of two, but got {alignment}")
+    i32 = IntegerType.get_signless(32)
+
+    def const(v):
+        return llvm.ConstantOp(i32, IntegerAttr.get(i32, v), loc=loc, ip=ip).result
+
+    address = llvm.ptrtoint(i32, base, loc=loc, ip=ip)
+    rounded = llvm.and_(
+        llvm.add(address, const(alignment - 1), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip),
+        const(-alignment),
+        loc=loc,
+        ip=ip,
+    )
+    pad = llvm.sub(rounded, address, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+    return llvm.getelementptr(
+        base.type,
+        base,
+        [pad],
+        [-(2**31)],
+        IntegerType.get_signless(8),
+        llvm.GEPNoWrapFlags.none,
+        loc=loc,
+        ip=ip,
+    )

@@ -1,0 +1,182 @@
+"""A TMA + mbarrier ring buffer in IR, on upstream `nvvm.mbarrier.*` and
+`nvvm.cp.async.bulk.tensor.*` ops.
+
+    ring = pipeline.Ring(barrier_base, stages=4, consumers=2)
+    ring.init()                                   # one thread, then a CTA barrier
+    # producer, iteration k (one elected thread):
+    stage, phase = ring.stage_and_phase(k)
+    ring.producer_acquire(stage, phase)           # the stage is free again
+    ring.producer_expect(stage, bytes_per_stage)  # arrive.expect_tx on full[stage]
+    ring.load(tensor_map, dst, (x, y), stage)     # TMA into dst, completing on full[stage]
+    # consumer, iteration k:
+    ring.consumer_wait(stage, phase)              # the stage's bytes have landed
+    ... wgmma on the stage, wait_group ...
+    ring.consumer_release(stage)                  # one arrival per consumer group
+
+Phases follow the PTX ISA's mbarrier model (9.7.13.15): a barrier starts in
+phase 0; `try_wait.parity P` returns once the phase of parity P completed.
+Iteration k uses stage k mod S in its (k / S)-th round: consumers wait for
+parity (k / S) & 1 of full[stage]; the producer waits for the opposite
+parity of empty[stage], which the barrier's initial state already
+satisfies in the first round (nothing to release yet).
+"""
+
+from __future__ import annotations
+
+from .. import _checks
+
+__all__ = ["Barriers", "Ring"]
+
+_BARRIER_BYTES = 8  # one mbarrier object
+
+
+def _i32(value):
+    from ..dialects import llvm
+    from ..ir import IntegerAttr, IntegerType
+
+    i32 = IntegerType.get_signless(32)
+    return llvm.ConstantOp(i32, IntegerAttr.get(i32, value)).result
+
+
+def _as_i32(value, what):
+    from ..ir import IntegerType
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return _i32(_checks.integer(value, what, -(2**31), 2**31 - 1))
+    value = _checks.value(value, what)
+    if not (isinstance(value.type, IntegerType) and value.type.width == 32):
+        raise TypeError(f"{what} must be an int or an i32 Value, but got {value.type}")
+    return value
+
+
+class Barriers:
+    """`count` mbarriers, 8 bytes each, from `base` (an `!llvm.ptr<3>`,
+    8-byte aligned)."""
+
+    def __init__(self, base, count: int):
+        from ..dialects import llvm
+
+        self.base = _checks.value(base, "base")
+        if not (isinstance(self.base.type, llvm.PointerType) and self.base.type.address_space == 3):
+            raise TypeError(f"base must be an !llvm.ptr<3>, but got {self.base.type}")
+        self.count = _checks.integer(count, "count", 1, 1 << 12)
+
+    @property
+    def bytes(self) -> int:
+        return self.count * _BARRIER_BYTES
+
+    def at(self, index):
+        """The address of barrier `index` (an int or an i32 Value)."""
+        from ..dialects import llvm
+        from ..ir import IntegerType
+
+        if isinstance(index, int) and not isinstance(index, bool):
+            _checks.integer(index, "index", 0, self.count - 1)
+        index = _as_i32(index, "index")
+        return llvm.getelementptr(
+            self.base.type,
+            self.base,
+            [index],
+            [-(2**31)],
+            IntegerType.get_signless(64),
+            llvm.GEPNoWrapFlags.none,
+        )
+
+    def init(self, arrivals: int):
+        """mbarrier.init every barrier with `arrivals` expected arrivals.
+        Run by one thread, followed by a CTA barrier before first use."""
+        from ..dialects import nvvm
+
+        arrivals = _checks.integer(arrivals, "arrivals", 1, (1 << 20) - 1)
+        for i in range(self.count):
+            nvvm.mbarrier_init(self.at(i), _i32(arrivals))
+
+
+class Ring:
+    """S stages guarded by a full and an empty barrier each: full[s]
+    completes when the producer's expected bytes for stage s have landed
+    (one arrival: the producer's expect_tx); empty[s] when `consumers`
+    consumer arrivals released it."""
+
+    def __init__(self, barrier_base, stages: int, consumers: int):
+        from ..dialects import llvm
+        from ..ir import IntegerType
+
+        self.stages = _checks.integer(stages, "stages", 1, 64)
+        self.consumers = _checks.integer(consumers, "consumers", 1, 1 << 12)
+        self.full = Barriers(barrier_base, self.stages)
+        empty_base = llvm.getelementptr(
+            self.full.base.type,
+            self.full.base,
+            [],
+            [self.stages],
+            IntegerType.get_signless(64),
+            llvm.GEPNoWrapFlags.none,
+        )
+        self.empty = Barriers(empty_base, self.stages)
+
+    @property
+    def bytes(self) -> int:
+        """Shared memory the barriers take."""
+        return self.full.bytes + self.empty.bytes
+
+    def init(self):
+        self.full.init(1)
+        self.empty.init(self.consumers)
+
+    def stage_and_phase(self, k):
+        """(k mod S, (k / S) & 1) for iteration k (an i32 Value or int)."""
+        from ..dialects import arith
+
+        k = _as_i32(k, "k")
+        stages = _i32(self.stages)
+        stage = arith.remui(k, stages)
+        phase = arith.andi(arith.divui(k, stages), _i32(1))
+        return stage, phase
+
+    def _wait(self, barrier, parity):
+        from ..dialects import nvvm
+
+        nvvm.mbarrier_try_wait_parity(barrier, _as_i32(parity, "phase"), _i32(0))
+
+    def producer_acquire(self, stage, phase):
+        """Wait until the consumers released `stage` in the previous round."""
+        from ..dialects import arith
+
+        self._wait(self.empty.at(stage), arith.xori(_as_i32(phase, "phase"), _i32(1)))
+
+    def producer_expect(self, stage, tx_bytes: int):
+        """The producer's arrival on full[stage], announcing `tx_bytes`."""
+        from ..dialects import nvvm
+        from ..ir import IntegerType
+
+        tx_bytes = _checks.integer(tx_bytes, "tx_bytes", 1, (1 << 20) - 1)
+        nvvm.mbarrier_arrive_expect_tx(
+            IntegerType.get_signless(64), self.full.at(stage), _i32(tx_bytes)
+        )
+
+    def load(self, tensor_map, dst, coordinates, stage):
+        """A TMA tile load of the box at `coordinates` (innermost first) of
+        `tensor_map` (a generic pointer to the CUtensorMap) into `dst` (an
+        `!llvm.ptr<3>`), completing on full[stage]."""
+        from ..dialects import nvvm
+
+        tensor_map = _checks.value(tensor_map, "tensor_map")
+        dst = _checks.value(dst, "dst")
+        coords = [_as_i32(c, "coordinate") for c in coordinates]
+        if not 1 <= len(coords) <= 5:
+            raise ValueError(f"coordinates must have 1 to 5 entries, but got {len(coords)}")
+        nvvm.cp_async_bulk_tensor_shared_cluster_global(
+            dst, tensor_map, coords, self.full.at(stage), [], is_cta_only=True
+        )
+
+    def consumer_wait(self, stage, phase):
+        """Wait until the bytes of `stage` for this round have landed."""
+        self._wait(self.full.at(stage), phase)
+
+    def consumer_release(self, stage):
+        """One consumer arrival on empty[stage]."""
+        from ..dialects import nvvm
+        from ..ir import IntegerType
+
+        nvvm.mbarrier_arrive(IntegerType.get_signless(64), self.empty.at(stage))
