@@ -35,9 +35,9 @@ BOUND = {"f32": 1e-5, "bf16": 8e-3}
 
 def generate(out_dir: str) -> None:
     sys.path.insert(0, os.path.join(HERE, "..", "python"))
-    from test_kernels_doc import run_doc
-
     from dataclasses import asdict
+
+    from test_kernels_doc import run_doc
 
     os.makedirs(out_dir, exist_ok=True)
     for out_type in ("f32", "bf16"):
