@@ -22,6 +22,16 @@ import tempfile
 from . import _checks
 from .tools import require_tool
 
+__all__ = [
+    "CompileError",
+    "PIPELINE",
+    "check_target",
+    "compile_to_ptx",
+    "lower_to_llvm",
+    "required_ptx_version",
+    "run_ptxas",
+]
+
 PIPELINE = "nvwgmma-to-llvm-pipeline"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+__all__ = ["WgmmaRuleError"]
+
 
 class WgmmaRuleError(ValueError):
     """An nvwgmma op breaks a rule of docs/Constraints.md.

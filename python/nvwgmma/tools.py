@@ -11,6 +11,8 @@ import os
 import shutil
 import sys
 
+__all__ = ["find_tool", "require_tool"]
+
 _WHEEL_PACKAGE = {"mlir-translate": "mlir", "mlir-opt": "mlir", "llc": "llvm"}
 
 

@@ -68,3 +68,16 @@ def test_no_python_copy_of_the_lattice():
             for number, line in enumerate(path.read_text().splitlines(), 1):
                 for pattern in LATTICE_COPIES:
                     assert not pattern.search(line), f"{path}:{number}: {line.strip()}"
+
+
+def test_python_md_reference_lists_every_public_name():
+    """docs/python.md's reference section is what python_reference.py
+    generates from the package: every public name with its keywords."""
+    from python_reference import reference
+
+    text = (ROOT / "docs" / "python.md").read_text()
+    begin, end = "<!-- reference:begin -->\n", "<!-- reference:end -->"
+    committed = text[text.index(begin) + len(begin) : text.index(end)]
+    assert committed.strip() == reference().strip(), (
+        "regenerate with: python test/python/python_reference.py"
+    )

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
 _nvwgmma.define_shape_attr(_nvwgmma)
 ShapeAttr = _nvwgmma.ShapeAttr
+ShapeAttr.__doc__ = "#nvwgmma.shape<m, n, k>: ShapeAttr.get(m, n, k), with .m, .n, .k."
 
 __all__ = [
     "WgmmaRuleError",
