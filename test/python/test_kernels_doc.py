@@ -14,8 +14,12 @@ def doc_blocks(text=None):
 
 
 def run_doc(out_type="f32"):
-    """The namespace the tutorial leaves behind (with its `ptx`)."""
+    """The namespace the tutorial leaves behind (with its `ptx`). out_type
+    "bf16-tma" gives part II the stmatrix + TMA-store epilogue."""
     code = "\n".join(doc_blocks())
+    if out_type == "bf16-tma":
+        code = code.replace('finish("f32")', 'finish("bf16")')
+        code = code.replace('    finish_ws("f32")', "    finish_ws_tma()")
     for finish in ("finish", "finish_ws"):
         code = code.replace(f'{finish}("f32")', f'{finish}("{out_type}")')
     namespace = {}
@@ -25,6 +29,13 @@ def run_doc(out_type="f32"):
         if "ctx" in namespace:
             namespace["ctx"].__exit__(None, None, None)
     return namespace
+
+
+def test_tma_epilogue_variant():
+    ptx2 = run_doc("bf16-tma")["ptx2"]
+    assert ptx2.count("stmatrix.sync.aligned.m8n8.x4.shared.b16") == 8
+    assert ptx2.count("cp.async.bulk.tensor.2d.global.shared::cta") == 2
+    assert re.search(r"cp\.async\.bulk\.wait_group\.read\s+0;", ptx2) and "st.global" not in ptx2
 
 
 @pytest.mark.parametrize("out_type", ["f32", "bf16"])
@@ -40,9 +51,9 @@ def test_tutorial_builds_a_verified_kernel(out_type):
 
 
 @pytest.mark.ptxas
-@pytest.mark.parametrize("name", ["ptx", "ptx2"])
-def test_tutorial_kernels_assemble(name):
+@pytest.mark.parametrize("name,out_type", [("ptx", "f32"), ("ptx2", "f32"), ("ptx2", "bf16-tma")])
+def test_tutorial_kernels_assemble(name, out_type):
     from nvwgmma.compile import run_ptxas
 
-    messages = run_ptxas(run_doc()[name], extra_args=["-v"])
+    messages = run_ptxas(run_doc(out_type)[name], extra_args=["-v"])
     assert "0 bytes spill stores" in messages and "serialized" not in messages

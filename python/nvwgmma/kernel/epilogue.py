@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from .. import _checks
 
-__all__ = ["store_accumulator", "warpgroup_thread"]
+__all__ = [
+    "stage_accumulator",
+    "staging_bytes",
+    "store_accumulator",
+    "tma_store",
+    "warpgroup_thread",
+]
 
 _OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4}
 # llvm.getelementptr's marker for "this index is a Value".
@@ -156,3 +162,158 @@ def store_accumulator(
             if out_type in ("bf16", "f16"):
                 pair = llvm.fptrunc(pair_type, pair, loc=loc, ip=ip)
         llvm.store(pair, addr, alignment=2 * _OUT_BYTES[out_type], loc=loc, ip=ip)
+
+
+# ----------------------------------------------------------------------------
+# Through shared memory: stmatrix into the layout a TMA store reads.
+
+_SWIZZLE_ROW_BYTES = 128  # one 128B-swizzled row: the TMA box's inner extent
+_BLOCK_ROWS = 64
+
+
+def staging_bytes(n: int) -> int:
+    """Shared memory stage_accumulator needs for an m64nN tile of 16-bit
+    elements: n/64 blocks of 64 rows x 128 bytes."""
+    n = _checks.integer(n, "n", 64, 256)
+    if n % 64:
+        raise ValueError(f"n must be a multiple of 64 for the 128B-swizzled staging, but got {n}")
+    return (n // 64) * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES
+
+
+def stage_accumulator(
+    acc, smem, *, d_type: str, n: int, out_type: str = "bf16", thread=None, loc=None, ip=None
+):
+    """Write the m64nN accumulator, as 16-bit `out_type`, into shared memory
+    at `smem` (an `!llvm.ptr<3>`, 1024-byte aligned) with `stmatrix`: n/64
+    column blocks of 64 rows x 128 bytes, 128-byte swizzled -- exactly what
+    a TMA store with box (64, 64) and SWIZZLE_128B reads (`tma_store`).
+
+    Lane l of a warp gives stmatrix the row address of matrix l/8, row l%8;
+    its registers r0..r3 are accumulator pairs 4i..4i+3 of 16-column group i
+    (rows +0/+8, columns +0/+8): the accumulator layout is stmatrix's."""
+    from ..dialects import llvm, nvvm
+    from ..ir import Attribute, BF16Type, F16Type, IntegerType, VectorType
+    from ..lattice import accumulator_register_count
+    from .smem import swizzle_offset
+
+    if d_type not in ("f32", "f16"):
+        raise ValueError(f"d_type must be f32 or f16 for a 16-bit staging, but got {d_type!r}")
+    if out_type not in ("bf16", "f16") or (d_type == "f16" and out_type != "f16"):
+        raise ValueError(
+            f"out_type must be bf16 or f16 (f16 for an f16 accumulator), but got {out_type!r}"
+        )
+    staging_bytes(n)
+    count = accumulator_register_count(d_type, n)
+    acc = _checks.value(acc, "acc")
+    members = getattr(acc.type, "body", None)
+    if members is None or len(members) != count:
+        raise TypeError(
+            f"acc must be the !llvm.struct of {count} registers of an m64n{n} {d_type} "
+            f"accumulator, but got {acc.type}"
+        )
+    smem = _checks.value(smem, "smem")
+    if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
+        raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
+    t = warpgroup_thread(loc=loc, ip=ip) if thread is None else _as_i32(thread, "thread", loc, ip)
+    i32, i8 = IntegerType.get_signless(32), IntegerType.get_signless(8)
+
+    def op(name, a, b):
+        return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+
+    lane = llvm.and_(t, _i32(31, loc, ip), loc=loc, ip=ip)
+    warp = llvm.lshr(t, _i32(5, loc, ip), loc=loc, ip=ip)
+    matrix = llvm.lshr(lane, _i32(3, loc, ip), loc=loc, ip=ip)
+    # row = 16 warp + 8 (matrix % 2) + lane % 8; column bytes + 16 (matrix / 2)
+    row = op(
+        "add",
+        op("mul", warp, _i32(16, loc, ip)),
+        op(
+            "add",
+            op("mul", llvm.and_(matrix, _i32(1, loc, ip), loc=loc, ip=ip), _i32(8, loc, ip)),
+            llvm.and_(lane, _i32(7, loc, ip), loc=loc, ip=ip),
+        ),
+    )
+    half = op("mul", llvm.lshr(matrix, _i32(1, loc, ip), loc=loc, ip=ip), _i32(16, loc, ip))
+    lane_offset = op("add", op("mul", row, _i32(_SWIZZLE_ROW_BYTES, loc, ip)), half)
+    elem = BF16Type.get() if out_type == "bf16" else F16Type.get()
+    layout = Attribute.parse("#nvvm.mma_layout<row>")
+    shape = Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")
+    b16 = Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")
+    groups_per_block = _SWIZZLE_ROW_BYTES // 32  # 16 columns of 2 bytes
+    for group in range(n // 16):
+        block, within = divmod(group, groups_per_block)
+        offset = op("add", lane_offset, _i32(32 * within, loc, ip))
+        address = op(
+            "add",
+            swizzle_offset(offset, "128B", loc=loc, ip=ip),
+            _i32(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
+        )
+        ptr = llvm.getelementptr(
+            smem.type,
+            smem,
+            [address],
+            [_DYNAMIC_INDEX],
+            i8,
+            llvm.GEPNoWrapFlags.none,
+            loc=loc,
+            ip=ip,
+        )
+        regs = []
+        for pair in range(4 * group, 4 * group + 4):
+            if d_type == "f16":
+                regs.append(llvm.extractvalue(i32, acc, [pair], loc=loc, ip=ip))
+                continue
+            f32 = members[0]
+            lo = llvm.extractvalue(f32, acc, [2 * pair], loc=loc, ip=ip)
+            hi = llvm.extractvalue(f32, acc, [2 * pair + 1], loc=loc, ip=ip)
+            wide = llvm.mlir_undef(VectorType.get([2], f32), loc=loc, ip=ip)
+            wide = llvm.insertelement(wide, lo, _i32(0, loc, ip), loc=loc, ip=ip)
+            wide = llvm.insertelement(wide, hi, _i32(1, loc, ip), loc=loc, ip=ip)
+            narrow = llvm.fptrunc(VectorType.get([2], elem), wide, loc=loc, ip=ip)
+            regs.append(llvm.bitcast(i32, narrow, loc=loc, ip=ip))
+        nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
+
+
+def tma_store(
+    tensor_map, smem, *, row, col, n: int, barrier_id: int, thread=None, loc=None, ip=None
+):
+    """Store a tile staged by stage_accumulator to global memory with TMA:
+    make the warpgroup's stmatrix writes visible to the async proxy, sync
+    the warpgroup (named barrier `barrier_id`, 128 threads), and let its
+    first thread issue one box per 64 columns at (col + 64 b, row), then
+    wait until the shared memory has been read."""
+    from ..dialects import llvm, nvvm, scf
+    from ..ir import InsertionPoint, IntegerType
+
+    staging_bytes(n)
+    tensor_map = _checks.value(tensor_map, "tensor_map")
+    smem = _checks.value(smem, "smem")
+    barrier_id = _checks.integer(barrier_id, "barrier_id", 1, 15)
+    row, col = _as_i32(row, "row", loc, ip), _as_i32(col, "col", loc, ip)
+    t = warpgroup_thread(loc=loc, ip=ip) if thread is None else _as_i32(thread, "thread", loc, ip)
+    nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta, loc=loc, ip=ip)
+    nvvm.BarrierOp(
+        None,
+        barrierId=_i32(barrier_id, loc, ip),
+        numberOfThreads=_i32(128, loc, ip),
+        loc=loc,
+        ip=ip,
+    )
+    first = llvm.icmp(llvm.ICmpPredicate.eq, t, _i32(0, loc, ip), loc=loc, ip=ip)
+    issue = scf.IfOp(first, loc=loc, ip=ip)
+    with InsertionPoint(issue.then_block):
+        for block in range(n // 64):
+            src = llvm.getelementptr(
+                smem.type,
+                smem,
+                [],
+                [block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES],
+                IntegerType.get_signless(8),
+                llvm.GEPNoWrapFlags.none,
+                loc=loc,
+            )
+            x = llvm.add(col, _i32(64 * block, loc), llvm.IntegerOverflowFlags.none, loc=loc)
+            nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row], loc=loc)
+        nvvm.cp_async_bulk_commit_group(loc=loc)
+        nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)
+        scf.YieldOp([], loc=loc)
