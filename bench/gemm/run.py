@@ -1,0 +1,323 @@
+"""nvwgmma's GEMM against cuBLAS (torch.matmul, cupy's gemmEx) and Triton,
+in one process, on the same inputs, on a Hopper GPU.
+
+    # here: the PTX and launch metadata of the configurations to measure
+    python bench/gemm/run.py generate .device/gemm
+    # on the GPU (numpy, cupy, torch, triton, cuda-python; no nvwgmma build)
+    python bench/gemm/run.py run .device/gemm [--shapes 4096,4096,4096 ...]
+
+For every shape: correctness of every output (ours and the baselines)
+against a float64 numpy reference on sampled rows, plus ours against
+torch.matmul in full; then warm-up and the median of >= 20 timed runs with
+CUDA events per implementation. Prints a table (TFLOP/s, ratio to
+torch.matmul) and writes results.json with the GPU, clocks, driver and date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096)]
+TIMED_RUNS = 30
+WARMUP = 10
+
+
+def generate(out_dir: str, configs=None) -> None:
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.ir import Context
+    from nvwgmma.kernel.gemm import SHIPPED, build_gemm
+
+    os.makedirs(out_dir, exist_ok=True)
+    index = []
+    for config in configs or SHIPPED:
+        with Context():
+            module, meta = build_gemm(config)
+            ptx = compile_to_ptx(module, assemble=True)
+        with open(os.path.join(out_dir, meta["name"] + ".ptx"), "w") as f:
+            f.write(ptx)
+        index.append(meta)
+        print(meta["name"])
+    with open(os.path.join(out_dir, "configs.json"), "w") as f:
+        json.dump(index, f, indent=1)
+
+
+# ----------------------------------------------------------------------------
+# On the GPU
+
+
+def _gpu_info():
+    import torch
+
+    query = "name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit"
+    smi = subprocess.run(
+        ["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    return {
+        "gpu": torch.cuda.get_device_name(0),
+        "nvidia_smi": smi,
+        "sms": torch.cuda.get_device_properties(0).multi_processor_count,
+        "torch": torch.__version__,
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _time(fn, runs=TIMED_RUNS, warmup=WARMUP) -> float:
+    """Median milliseconds of fn() over `runs`, CUDA events on the current stream."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def _our_kernel(out_dir, meta):
+    import cupy as cp
+
+    module = cp.RawModule(path=os.path.join(out_dir, meta["name"] + ".ptx"))
+    kernel = module.get_function(meta["kernel"])
+    kernel.max_dynamic_shared_size_bytes = meta["dynamic_smem"]
+    return kernel
+
+
+def _tensor_map(tensor, rows, cols, box):
+    import torch
+
+    sys.path.insert(0, os.path.join(ROOT, "python"))
+    from nvwgmma.kernel.geometry import TmaBox
+    from nvwgmma.kernel.tensormap import encode_tiled
+
+    box = TmaBox(
+        **{**box, "box": tuple(box["box"]), "element_strides": tuple(box["element_strides"])}
+    )
+    blob = encode_tiled(tensor.data_ptr(), "bf16", rows=rows, cols=cols, box=box)
+    return torch.tensor(list(blob), dtype=torch.uint8, device="cuda")
+
+
+def _triton_matmul():
+    """A plain Triton matmul (C = A @ B^T), the tutorial kernel with the
+    configuration Triton's Hopper examples use."""
+    try:
+        import triton
+        import triton.language as tl
+    except ImportError:
+        return None
+
+    @triton.jit
+    def kernel(
+        a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr
+    ):
+        pid = tl.program_id(0)
+        tiles_m, tiles_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        group = pid // (GROUP * tiles_n)
+        first = group * GROUP
+        size = min(tiles_m - first, GROUP)
+        pm = first + (pid % (GROUP * tiles_n)) % size
+        pn = (pid % (GROUP * tiles_n)) // size
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+            y = tl.load(b + rn[:, None] * K + (k + rk)[None, :])
+            acc += tl.dot(x, tl.trans(y))
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty))
+
+    def run(a, b, c):
+        m, k = a.shape
+        n = b.shape[0]
+        grid = (triton.cdiv(m, 128) * triton.cdiv(n, 256),)
+        kernel[grid](a, b, c, m, n, k, BM=128, BN=256, BK=64, GROUP=8, num_warps=8, num_stages=3)
+
+    return run
+
+
+def _gemm_ex(a, b, c):
+    """cuBLAS gemmEx through cupy: C (row-major M x N) = A @ B^T with bf16
+    in, f32 compute, C's type out."""
+    import cupy as cp
+    import numpy as np
+    from cupy_backends.cuda.libs import cublas
+
+    m, k = a.shape
+    n = b.shape[0]
+    types = {"torch.bfloat16": 14, "torch.float16": 2, "torch.float32": 0}  # CUDA_R_16BF, 16F, 32F
+    handle = cp.cuda.device.get_cublas_handle()
+    one, zero = np.array(1.0, np.float32), np.array(0.0, np.float32)
+    # Row-major C = A B^T is column-major C^T = B A^T: op(B)=T (k x n -> n x k)...
+    cublas.gemmEx(
+        handle,
+        cublas.CUBLAS_OP_T,
+        cublas.CUBLAS_OP_N,
+        n,
+        m,
+        k,
+        one.ctypes.data,
+        b.data_ptr(),
+        types[str(b.dtype)],
+        k,
+        a.data_ptr(),
+        types[str(a.dtype)],
+        k,
+        zero.ctypes.data,
+        c.data_ptr(),
+        types[str(c.dtype)],
+        n,
+        cublas.CUBLAS_COMPUTE_32F,
+        cublas.CUBLAS_GEMM_DEFAULT,
+    )
+
+
+def run(out_dir: str, shapes) -> int:
+    import numpy as np
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    info = _gpu_info()
+    with open(os.path.join(out_dir, "configs.json")) as f:
+        configs = json.load(f)
+    triton_mm = _triton_matmul()
+    dtypes = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+    rows = []
+    failed = 0
+    print(info)
+    for meta in configs:
+        cfg = meta["config"]
+        kernel = _our_kernel(out_dir, meta)
+        in_t, out_t = dtypes[cfg["dtype"]], dtypes[cfg["out_dtype"]]
+        for m, n, k in shapes:
+            div = meta["divisible"]
+            if m % div["M"] or n % div["N"] or k % div["K"]:
+                continue
+            gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+            a = torch.randn(m, k, device="cuda", dtype=in_t, generator=gen)
+            b = torch.randn(n, k, device="cuda", dtype=in_t, generator=gen)
+            c = torch.empty(m, n, device="cuda", dtype=out_t)
+            tm_a = _tensor_map(a, m, k, meta["boxes"]["A"])
+            tm_b = _tensor_map(b, n, k, meta["boxes"]["B"])
+            tm_c = _tensor_map(c, m, n, meta["boxes"]["C"]) if out_t != torch.float32 else tm_a
+            tiles = (m // meta["tile"][0]) * (n // meta["tile"][1])
+            grid = (min(info["sms"], tiles), 1, 1)
+            args = (
+                np.uint64(tm_a.data_ptr()),
+                np.uint64(tm_b.data_ptr()),
+                np.uint64(c.data_ptr()),
+                np.uint64(tm_c.data_ptr()),
+                np.int32(m),
+                np.int32(n),
+                np.int32(k),
+            )
+
+            def ours():
+                kernel(grid, tuple(meta["block"]), args, shared_mem=meta["dynamic_smem"])
+
+            c.fill_(float("nan"))
+            ours()
+            torch.cuda.synchronize()
+            # cuBLAS in the output's precision (f32 out: an f32 GEMM, TF32 off).
+            if out_t == torch.float32:
+                ref_torch = torch.matmul(a.float(), b.float().T)
+            else:
+                ref_torch = torch.matmul(a, b.T)
+            sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:128].tolist()
+            a64 = a[sample].double().cpu().numpy()
+            ref = a64 @ b.double().cpu().numpy().T
+            impls = {"nvwgmma": c.clone()}
+            impls["torch.matmul"] = ref_torch
+            c_ex = torch.empty_like(c)
+            try:
+                _gemm_ex(a, b, c_ex)
+                torch.cuda.synchronize()
+                impls["cupy gemmEx"] = c_ex
+            except Exception as error:  # noqa: BLE001 (report, keep going)
+                print("gemmEx unavailable:", error)
+            c_tr = torch.empty_like(c)
+            if triton_mm is not None and out_t != torch.float32:
+                triton_mm(a, b, c_tr)
+                torch.cuda.synchronize()
+                impls["triton"] = c_tr
+            errors = {
+                name: float(
+                    np.linalg.norm(t[sample].double().cpu().numpy() - ref) / np.linalg.norm(ref)
+                )
+                for name, t in impls.items()
+            }
+            full = float(
+                torch.linalg.norm(impls["nvwgmma"].double() - ref_torch.double())
+                / torch.linalg.norm(ref_torch.double())
+            )
+            bound = 1e-5 if out_t == torch.float32 else 8e-3
+            ok = (
+                all(np.isfinite(list(errors.values())))
+                and errors["nvwgmma"] <= bound
+                and full <= 2 * bound
+            )
+            failed += not ok
+            times = {"nvwgmma": _time(ours), "torch.matmul": _time(lambda: torch.matmul(a, b.T))}
+            if "cupy gemmEx" in impls:
+                times["cupy gemmEx"] = _time(lambda: _gemm_ex(a, b, c_ex))
+            if "triton" in impls:
+                times["triton"] = _time(lambda: triton_mm(a, b, c_tr))
+            flop = 2.0 * m * n * k
+            tflops = {name: flop / (ms * 1e-3) / 1e12 for name, ms in times.items()}
+            row = {
+                "config": meta["name"],
+                "m": m,
+                "n": n,
+                "k": k,
+                "correct": ok,
+                "errors_vs_float64": errors,
+                "error_vs_torch_full": full,
+                "ms": times,
+                "tflops": tflops,
+                "ratio_to_torch": tflops["nvwgmma"] / tflops["torch.matmul"],
+            }
+            rows.append(row)
+            others = "  ".join(
+                f"{name} {t:6.1f}" for name, t in tflops.items() if name != "nvwgmma"
+            )
+            print(
+                f"{'ok ' if ok else 'BAD'} {meta['name']:32s} {m:5d}x{n:5d}x{k:5d}  "
+                f"nvwgmma {tflops['nvwgmma']:6.1f} TFLOP/s  {others}  "
+                f"ratio/torch {row['ratio_to_torch']:.3f}  err {errors['nvwgmma']:.1e}",
+                flush=True,
+            )
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump({"info": info, "rows": rows}, f, indent=1)
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=["generate", "run"])
+    parser.add_argument("dir")
+    parser.add_argument("--shapes", nargs="*", help="M,N,K ...")
+    args = parser.parse_args(argv)
+    if args.mode == "generate":
+        generate(args.dir)
+        return 0
+    shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else SHAPES
+    return run(args.dir, shapes)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,395 @@
+"""A persistent, warp-specialised TMA GEMM generator built from nvwgmma's
+builders and the kernel layer.
+
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+    module, meta = build_gemm(GemmConfig(dtype="bf16", out_dtype="bf16"))
+
+    python -m nvwgmma.kernel.gemm --dtype bf16 --out-dtype bf16 --ptx gemm.ptx --json gemm.json
+
+C[M, N] = A[M, K] · B[N, K]ᵀ: A row-major (K contiguous), B given as N × K
+(K contiguous: a column-major B, the layout TMA and wgmma read without a
+transpose), C row-major. M, N, K must be multiples of the tile (meta says
+which). One producer warpgroup streams A and B tiles with TMA into a ring of
+`stages` shared-memory stages; `consumers` warpgroups (64 rows each) run
+m64n{tile_n}k16 wgmmas, keeping one wgmma group in flight (`wait_group 1`)
+and releasing each stage as soon as the group that read it completed. The
+grid is persistent (one CTA per SM, tiles in L2-friendly groups of
+`group_m` tile rows), so one tile's epilogue overlaps the next tile's loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+
+from .. import _checks
+
+__all__ = ["GemmConfig", "build_gemm", "SHIPPED"]
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """The shape of the generated kernel. Defaults: the fastest measured."""
+
+    dtype: str = "bf16"  # bf16 or f16 inputs
+    out_dtype: str = "bf16"  # bf16, f16 or f32
+    tile_n: int = 256
+    consumers: int = 2  # tile_m = 64 * consumers
+    tile_k: int = 64
+    stages: int = 4
+    group_m: int = 8  # tile rows per L2 group of the persistent schedule
+    epilogue: str = "registers"  # or "tma": stmatrix + TMA store (16-bit outputs)
+    producer_regs: int = 40
+    consumer_regs: int = 232
+
+    @property
+    def tile_m(self) -> int:
+        return 64 * self.consumers
+
+    @property
+    def name(self) -> str:
+        return (
+            f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.tile_k}"
+            f"_s{self.stages}" + ("_tma" if self.epilogue == "tma" else "")
+        )
+
+
+# Configurations CI builds, verifies, protocol-checks and assembles.
+SHIPPED = [
+    GemmConfig(dtype="bf16", out_dtype="bf16"),
+    GemmConfig(dtype="bf16", out_dtype="bf16", stages=3, epilogue="tma"),
+    GemmConfig(dtype="bf16", out_dtype="f32", stages=3),
+    GemmConfig(dtype="f16", out_dtype="f16"),
+    GemmConfig(dtype="f16", out_dtype="f16", stages=3, epilogue="tma"),
+    GemmConfig(dtype="bf16", out_dtype="bf16", tile_n=128, stages=5),
+]
+
+
+def _check_config(c: GemmConfig):
+    from .. import lattice
+
+    if c.dtype not in ("bf16", "f16"):
+        raise ValueError(f"dtype must be bf16 or f16, but got {c.dtype!r}")
+    allowed_out = ("bf16", "f16", "f32")
+    if c.out_dtype not in allowed_out:
+        raise ValueError(
+            f"out_dtype must be one of {', '.join(allowed_out)}, but got {c.out_dtype!r}"
+        )
+    if c.tile_n not in lattice.legal_n(c.dtype) or c.tile_n % 64:
+        raise ValueError(
+            f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
+        )
+    _checks.integer(c.consumers, "consumers", 1, 3)
+    if c.tile_k != 64:
+        raise ValueError(f"tile_k must be 64 (one 128-byte swizzled row), but got {c.tile_k}")
+    _checks.integer(c.stages, "stages", 2, 8)
+    _checks.integer(c.group_m, "group_m", 1, 64)
+    if c.epilogue not in ("registers", "tma"):
+        raise ValueError(f"epilogue must be registers or tma, but got {c.epilogue!r}")
+    if c.epilogue == "tma" and c.out_dtype == "f32":
+        raise ValueError("epilogue must be registers for f32 output (the TMA path stages 16-bit C)")
+
+
+def build_gemm(config: GemmConfig = GemmConfig()):
+    """(module, meta) for `config`. meta: kernel name, block, dynamic shared
+    memory, tile, TMA boxes (for nvwgmma.kernel.tensormap.encode_tiled) and
+    the divisibility M, N, K must meet; the grid is one CTA per SM."""
+    from .. import lattice
+    from ..dialects import arith, llvm, nvvm, scf
+    from ..dialects import nvwgmma as wg
+    from ..ir import (
+        DenseI32ArrayAttr,
+        IndexType,
+        InsertionPoint,
+        IntegerType,
+        Location,
+        Module,
+    )
+    from . import epilogue, pipeline, smem, tile_geometry
+
+    if not isinstance(config, GemmConfig):
+        raise TypeError(f"config must be a GemmConfig, but got {type(config).__name__}")
+    c = config
+    _check_config(c)
+    bm, bn, bk = c.tile_m, c.tile_n, c.tile_k
+    a_tile = tile_geometry(c.dtype, rows=bm, k=bk, major="K", swizzle="128B")
+    a_rows = tile_geometry(c.dtype, rows=64, k=bk, major="K", swizzle="128B")
+    b_tile = tile_geometry(c.dtype, rows=bn, k=bk, major="K", swizzle="128B")
+    a_box, b_box = a_tile.tma(), b_tile.tma()
+    stage_bytes = a_tile.tile_bytes + b_tile.tile_bytes
+    tx_bytes = a_box.bytes * a_box.boxes + b_box.bytes * b_box.boxes
+    assert tx_bytes == stage_bytes
+    ring_at = c.stages * stage_bytes
+    c_at = -(-(ring_at + 2 * 8 * c.stages) // a_tile.alignment) * a_tile.alignment
+    c_staging = epilogue.staging_bytes(bn) if c.epilogue == "tma" else 0
+    c_box = tile_geometry(
+        c.out_dtype if c.out_dtype != "f32" else "bf16", rows=64, k=64, major="K", swizzle="128B"
+    ).tma()
+    dynamic_smem = c_at + c.consumers * c_staging + (a_tile.alignment - 16)
+    if dynamic_smem > 227 * 1024:
+        raise ValueError(
+            f"the stages must fit 227 KiB of shared memory, but {c.stages} stages of "
+            f"{stage_bytes} bytes need {dynamic_smem}"
+        )
+    k_instr = lattice.instruction_k(c.dtype)
+    threads = 128 * (1 + c.consumers)
+    i32 = IntegerType.get_signless(32)
+    i8 = IntegerType.get_signless(8)
+    index = IndexType.get()
+
+    with Location.unknown():
+        module = Module.parse(
+            """
+  llvm.mlir.global external @dsmem() {addr_space = 3 : i32, alignment = 16 : i64}
+      : !llvm.array<0 x i8>
+  llvm.func @gemm(%tmA: !llvm.ptr, %tmB: !llvm.ptr, %C: !llvm.ptr<1>, %tmC: !llvm.ptr,
+                  %M: i32, %N: i32, %K: i32) attributes {nvvm.kernel} {
+    llvm.return
+  }"""
+        )
+        kernel = module.body.operations[1]
+        kernel.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
+        entry = kernel.regions[0].blocks[0]
+        tm_a, tm_b, c_ptr, tm_c, m_arg, n_arg, k_arg = entry.arguments
+        ptr3 = llvm.PointerType.get(3)
+        with InsertionPoint(entry.operations[0]):
+
+            def const(v, t=i32):
+                return arith.constant(t, v)
+
+            def byte_gep(base, offset):
+                return llvm.getelementptr(
+                    ptr3, base, [offset], [-(2**31)], i8, llvm.GEPNoWrapFlags.none
+                )
+
+            tid = nvvm.read_ptx_sreg_tid_x(i32)
+            warpgroup = arith.divui(tid, const(128))
+            wg_thread = arith.remui(tid, const(128))
+            base = smem.aligned_base(llvm.mlir_addressof(ptr3, "dsmem"), a_tile.alignment)
+            ring = pipeline.Ring(byte_gep(base, const(ring_at)), c.stages, c.consumers)
+            first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
+            init = scf.IfOp(first)
+            with InsertionPoint(init.then_block):
+                ring.init()
+                scf.YieldOp([])
+            nvvm.barrier0()
+
+            tiles_m = arith.divui(m_arg, const(bm))
+            tiles_n = arith.divui(n_arg, const(bn))
+            num_tiles = arith.muli(tiles_m, tiles_n)
+            k_tiles = arith.divui(k_arg, const(bk))
+            cta = arith.index_cast(index, nvvm.read_ptx_sreg_ctaid_x(i32))
+            ctas = arith.index_cast(index, nvvm.read_ptx_sreg_nctaid_x(i32))
+            c0, c1 = const(0, index), const(1, index)
+            k_tiles_index = arith.index_cast(index, k_tiles)
+
+            def tile_coords(tile_index):
+                """(row, col) of C for persistent tile `tile`: groups of
+                group_m tile rows, column-major inside a group (L2 reuse)."""
+                t = arith.index_cast(i32, tile_index)
+                per_group = arith.muli(const(c.group_m), tiles_n)
+                group = arith.divui(t, per_group)
+                first_m = arith.muli(group, const(c.group_m))
+                size_m = arith.minui(arith.subi(tiles_m, first_m), const(c.group_m))
+                within = arith.remui(t, per_group)
+                tm = arith.addi(first_m, arith.remui(within, size_m))
+                tn = arith.divui(within, size_m)
+                return arith.muli(tm, const(bm)), arith.muli(tn, const(bn))
+
+            def stage_tile(stage, offset):
+                return byte_gep(
+                    base, arith.addi(arith.muli(stage, const(stage_bytes)), const(offset))
+                )
+
+            is_producer = arith.cmpi(arith.CmpIPredicate.eq, warpgroup, const(0))
+            roles = scf.IfOp(is_producer, has_else=True)
+            # -------------------------------------------------------------- producer
+            with InsertionPoint(roles.then_block):
+                nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
+                issuer = scf.IfOp(first)
+                with InsertionPoint(issuer.then_block):
+                    tiles = scf.ForOp(cta, arith.index_cast(index, num_tiles), ctas, [const(0)])
+                    with InsertionPoint(tiles.body):
+                        row, col = tile_coords(tiles.induction_variable)
+                        loads = scf.ForOp(c0, k_tiles_index, c1, [tiles.inner_iter_args[0]])
+                        with InsertionPoint(loads.body):
+                            it = loads.inner_iter_args[0]
+                            stage, phase = ring.stage_and_phase(it)
+                            ring.producer_acquire(stage, phase)
+                            ring.producer_expect(stage, tx_bytes)
+                            k0 = arith.muli(
+                                arith.index_cast(i32, loads.induction_variable), const(bk)
+                            )
+                            ring.load(tm_a, stage_tile(stage, 0), (k0, row), stage)
+                            ring.load(tm_b, stage_tile(stage, a_tile.tile_bytes), (k0, col), stage)
+                            scf.YieldOp([arith.addi(it, const(1))])
+                        scf.YieldOp([loads.results[0]])
+                    scf.YieldOp([])
+                scf.YieldOp([])
+            # -------------------------------------------------------------- consumers
+            with InsertionPoint(roles.else_block):
+                nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
+                consumer = arith.subi(warpgroup, const(1))
+                a_desc = smem.tile_descriptor(
+                    byte_gep(base, arith.muli(consumer, const(a_rows.tile_bytes))), a_rows
+                )
+                b_desc = smem.tile_descriptor(byte_gep(base, const(a_tile.tile_bytes)), b_tile)
+                releaser = arith.cmpi(arith.CmpIPredicate.eq, wg_thread, const(0))
+
+                def release(stage):
+                    rel = scf.IfOp(releaser)
+                    with InsertionPoint(rel.then_block):
+                        ring.consumer_release(stage)
+                        scf.YieldOp([])
+
+                tiles = scf.ForOp(cta, arith.index_cast(index, num_tiles), ctas, [const(0)])
+                with InsertionPoint(tiles.body):
+                    row, col = tile_coords(tiles.induction_variable)
+                    start = tiles.inner_iter_args[0]
+                    acc0 = wg.zero_accumulator("f32", bn)
+                    main = scf.ForOp(c0, k_tiles_index, c1, [acc0, start])
+                    with InsertionPoint(main.body):
+                        acc, it = main.inner_iter_args
+                        kt = arith.index_cast(i32, main.induction_variable)
+                        stage, phase = ring.stage_and_phase(it)
+                        ring.consumer_wait(stage, phase)
+                        wg.fence()
+                        for step in range(a_rows.k_steps):
+                            acc = wg.mma_async(
+                                acc,
+                                smem.step_descriptor(
+                                    a_desc,
+                                    a_rows,
+                                    k_step=step,
+                                    stage=stage,
+                                    stage_bytes=stage_bytes,
+                                ),
+                                smem.step_descriptor(
+                                    b_desc,
+                                    b_tile,
+                                    k_step=step,
+                                    stage=stage,
+                                    stage_bytes=stage_bytes,
+                                ),
+                                shape=(64, bn, k_instr),
+                                a_type=c.dtype,
+                                d_type="f32",
+                                # The first K step of a tile overwrites: no zeroing pass.
+                                scale_d=arith.cmpi(arith.CmpIPredicate.ugt, kt, const(0))
+                                if step == 0
+                                else True,
+                            )
+                        wg.commit_group()
+                        # One group stays in flight; the previous one has
+                        # completed, so its stage can be refilled.
+                        wg.wait_group(1)
+                        has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, const(0))
+                        prev = scf.IfOp(has_previous)
+                        with InsertionPoint(prev.then_block):
+                            previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
+                            release(previous_stage)
+                            scf.YieldOp([])
+                        scf.YieldOp([acc, arith.addi(it, const(1))])
+                    wg.wait_group(0)
+                    end = main.results[1]
+                    last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
+                    release(last_stage)
+                    rows = arith.addi(row, arith.muli(consumer, const(64)))
+                    if c.epilogue == "tma":
+                        staging = byte_gep(
+                            base, arith.addi(const(c_at), arith.muli(consumer, const(c_staging)))
+                        )
+                        epilogue.stage_accumulator(
+                            main.results[0],
+                            staging,
+                            d_type="f32",
+                            n=bn,
+                            out_type=c.out_dtype,
+                            thread=wg_thread,
+                        )
+                        epilogue.tma_store(
+                            tm_c,
+                            staging,
+                            row=rows,
+                            col=col,
+                            n=bn,
+                            barrier_id=1 + c.consumers,
+                            thread=wg_thread,
+                        )
+                    else:
+                        epilogue.store_accumulator(
+                            main.results[0],
+                            c_ptr,
+                            n_arg,
+                            d_type="f32",
+                            n=bn,
+                            out_type=c.out_dtype,
+                            row=rows,
+                            col=col,
+                            thread=wg_thread,
+                        )
+                    scf.YieldOp([end])
+                scf.YieldOp([])
+    module.operation.verify()
+    meta = {
+        "kernel": "gemm",
+        "config": asdict(c),
+        "name": c.name,
+        "block": [threads, 1, 1],
+        "grid": "one CTA per SM (persistent)",
+        "dynamic_smem": dynamic_smem,
+        "tile": [bm, bn, bk],
+        "divisible": {"M": bm, "N": bn, "K": bk},
+        "boxes": {"A": asdict(a_box), "B": asdict(b_box), "C": asdict(c_box)},
+        "operands": "A: M x K row-major (tensor map), B: N x K row-major (tensor map), "
+        "C: M x N row-major pointer, C's tensor map (tma epilogue), then M, N, K as i32",
+    }
+    return module, meta
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m nvwgmma.kernel.gemm", description="Write a GEMM's PTX and launch metadata."
+    )
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
+    parser.add_argument("--out-dtype", default="bf16", choices=["bf16", "f16", "f32"])
+    parser.add_argument("--tile-n", type=int, default=GemmConfig.tile_n)
+    parser.add_argument("--consumers", type=int, default=GemmConfig.consumers)
+    parser.add_argument("--stages", type=int, default=GemmConfig.stages)
+    parser.add_argument("--group-m", type=int, default=GemmConfig.group_m)
+    parser.add_argument("--epilogue", default=GemmConfig.epilogue, choices=["registers", "tma"])
+    parser.add_argument("--ptx", required=True, help="PTX output file")
+    parser.add_argument("--json", help="launch metadata output file")
+    parser.add_argument("--assemble", action="store_true", help="also run ptxas")
+    args = parser.parse_args(argv)
+    from ..compile import CompileError, compile_to_ptx
+    from ..ir import Context
+
+    config = GemmConfig(
+        dtype=args.dtype,
+        out_dtype=args.out_dtype,
+        tile_n=args.tile_n,
+        consumers=args.consumers,
+        stages=args.stages,
+        group_m=args.group_m,
+        epilogue=args.epilogue,
+    )
+    try:
+        with Context():
+            module, meta = build_gemm(config)
+            ptx = compile_to_ptx(module, assemble=args.assemble)
+    except (ValueError, TypeError, CompileError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    with open(args.ptx, "w") as f:
+        f.write(ptx)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(meta, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
