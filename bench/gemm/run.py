@@ -30,21 +30,23 @@ TIMED_RUNS = 30
 WARMUP = 10
 
 
-def generate(out_dir: str, configs=None) -> None:
+def generate(out_dir: str) -> None:
     from nvwgmma.compile import compile_to_ptx
     from nvwgmma.ir import Context
-    from nvwgmma.kernel.gemm import SHIPPED, build_gemm
+    from nvwgmma.kernel.gemm import ABLATIONS, SHIPPED, build_gemm
 
     os.makedirs(out_dir, exist_ok=True)
     index = []
-    for config in configs or SHIPPED:
+    jobs = [(None, c) for c in SHIPPED] + list(ABLATIONS.items())
+    for ablation, config in jobs:
         with Context():
             module, meta = build_gemm(config)
             ptx = compile_to_ptx(module, assemble=True)
         with open(os.path.join(out_dir, meta["name"] + ".ptx"), "w") as f:
             f.write(ptx)
+        meta["ablation"] = ablation
         index.append(meta)
-        print(meta["name"])
+        print(meta["name"], ablation or "")
     with open(os.path.join(out_dir, "configs.json"), "w") as f:
         json.dump(index, f, indent=1)
 
@@ -187,6 +189,97 @@ def _gemm_ex(a, b, c):
     )
 
 
+def _interleaved(impls: dict, rounds: int = 5, runs: int = 20) -> dict:
+    """Median ms per implementation: `rounds` rounds, each timing every
+    implementation in turn (median of `runs`), so clock and thermal drift
+    hit all of them alike; the median over rounds."""
+    per = {name: [] for name in impls}
+    for _ in range(rounds):
+        for name, fn in impls.items():
+            per[name].append(_time(fn, runs=runs, warmup=3))
+    return {name: statistics.median(v) for name, v in per.items()}
+
+
+class Problem:
+    """One shape's inputs, references and baselines."""
+
+    def __init__(self, m, n, k, in_t, out_t):
+        import torch
+
+        self.m, self.n, self.k = m, n, k
+        gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+        self.a = torch.randn(m, k, device="cuda", dtype=in_t, generator=gen)
+        self.b = torch.randn(n, k, device="cuda", dtype=in_t, generator=gen)
+        self.out_t = out_t
+        self.sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:128].tolist()
+        a64 = self.a[self.sample].double().cpu().numpy()
+        self.ref = a64 @ self.b.double().cpu().numpy().T
+        # cuBLAS in the output's precision (f32 out: an f32 GEMM, TF32 off).
+        if out_t == torch.float32:
+            self.cublas = torch.matmul(self.a.float(), self.b.float().T)
+        else:
+            self.cublas = torch.matmul(self.a, self.b.T)
+
+    def error(self, c) -> float:
+        import numpy as np
+
+        got = c[self.sample].double().cpu().numpy()
+        return float(np.linalg.norm(got - self.ref) / np.linalg.norm(self.ref))
+
+    def baselines(self, triton_mm) -> dict:
+        import torch
+
+        a, b = self.a, self.b
+        c_ex, c_tr = torch.empty_like(self.cublas), torch.empty_like(self.cublas)
+        impls = {"torch.matmul": lambda: torch.matmul(a, b.T)}
+        try:
+            _gemm_ex(a, b, c_ex)
+            torch.cuda.synchronize()
+            impls["cupy gemmEx"] = lambda: _gemm_ex(a, b, c_ex)
+        except Exception as error:  # noqa: BLE001 (report and keep going)
+            print("gemmEx unavailable:", error)
+        if triton_mm is not None and self.out_t != torch.float32:
+            triton_mm(a, b, c_tr)
+            impls["triton"] = lambda: triton_mm(a, b, c_tr)
+        torch.cuda.synchronize()
+        outputs = {"torch.matmul": self.cublas, "cupy gemmEx": c_ex, "triton": c_tr}
+        return impls, {name: self.error(outputs[name]) for name in impls}
+
+
+def _launcher(out_dir, meta, problem, sms, persistent=True):
+    """A callable launching our kernel on the problem, and its output."""
+    import numpy as np
+    import torch
+
+    kernel = _our_kernel(out_dir, meta)
+    p = problem
+    c = torch.full((p.m, p.n), float("nan"), device="cuda", dtype=p.out_t)
+    maps = [
+        _tensor_map(p.a, p.m, p.k, meta["boxes"]["A"]),
+        _tensor_map(p.b, p.n, p.k, meta["boxes"]["B"]),
+    ]
+    maps.append(
+        _tensor_map(c, p.m, p.n, meta["boxes"]["C"]) if p.out_t != torch.float32 else maps[0]
+    )
+    tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
+    grid = (min(sms, tiles) if persistent else tiles, 1, 1)
+    args = (
+        np.uint64(maps[0].data_ptr()),
+        np.uint64(maps[1].data_ptr()),
+        np.uint64(c.data_ptr()),
+        np.uint64(maps[2].data_ptr()),
+        np.int32(p.m),
+        np.int32(p.n),
+        np.int32(p.k),
+    )
+    block, smem = tuple(meta["block"]), meta["dynamic_smem"]
+
+    def launch():
+        kernel(grid, block, args, shared_mem=smem)
+
+    return launch, c, maps
+
+
 def run(out_dir: str, shapes) -> int:
     import numpy as np
     import torch
@@ -200,83 +293,44 @@ def run(out_dir: str, shapes) -> int:
     rows = []
     failed = 0
     print(info)
-    for meta in configs:
+    shipped = [m for m in configs if m["ablation"] is None]
+    for meta in shipped:
         cfg = meta["config"]
-        kernel = _our_kernel(out_dir, meta)
-        in_t, out_t = dtypes[cfg["dtype"]], dtypes[cfg["out_dtype"]]
         for m, n, k in shapes:
-            div = meta["divisible"]
-            if m % div["M"] or n % div["N"] or k % div["K"]:
-                continue
-            gen = torch.Generator(device="cuda").manual_seed(m + n + k)
-            a = torch.randn(m, k, device="cuda", dtype=in_t, generator=gen)
-            b = torch.randn(n, k, device="cuda", dtype=in_t, generator=gen)
-            c = torch.empty(m, n, device="cuda", dtype=out_t)
-            tm_a = _tensor_map(a, m, k, meta["boxes"]["A"])
-            tm_b = _tensor_map(b, n, k, meta["boxes"]["B"])
-            tm_c = _tensor_map(c, m, n, meta["boxes"]["C"]) if out_t != torch.float32 else tm_a
-            tiles = (m // meta["tile"][0]) * (n // meta["tile"][1])
-            grid = (min(info["sms"], tiles), 1, 1)
-            args = (
-                np.uint64(tm_a.data_ptr()),
-                np.uint64(tm_b.data_ptr()),
-                np.uint64(c.data_ptr()),
-                np.uint64(tm_c.data_ptr()),
-                np.int32(m),
-                np.int32(n),
-                np.int32(k),
-            )
-
-            def ours():
-                kernel(grid, tuple(meta["block"]), args, shared_mem=meta["dynamic_smem"])
-
-            c.fill_(float("nan"))
+            p = Problem(m, n, k, dtypes[cfg["dtype"]], dtypes[cfg["out_dtype"]])
+            ours, c, _keep = _launcher(out_dir, meta, p, info["sms"])
             ours()
             torch.cuda.synchronize()
-            # cuBLAS in the output's precision (f32 out: an f32 GEMM, TF32 off).
-            if out_t == torch.float32:
-                ref_torch = torch.matmul(a.float(), b.float().T)
-            else:
-                ref_torch = torch.matmul(a, b.T)
-            sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:128].tolist()
-            a64 = a[sample].double().cpu().numpy()
-            ref = a64 @ b.double().cpu().numpy().T
-            impls = {"nvwgmma": c.clone()}
-            impls["torch.matmul"] = ref_torch
-            c_ex = torch.empty_like(c)
-            try:
-                _gemm_ex(a, b, c_ex)
-                torch.cuda.synchronize()
-                impls["cupy gemmEx"] = c_ex
-            except Exception as error:  # noqa: BLE001 (report, keep going)
-                print("gemmEx unavailable:", error)
-            c_tr = torch.empty_like(c)
-            if triton_mm is not None and out_t != torch.float32:
-                triton_mm(a, b, c_tr)
-                torch.cuda.synchronize()
-                impls["triton"] = c_tr
-            errors = {
-                name: float(
-                    np.linalg.norm(t[sample].double().cpu().numpy() - ref) / np.linalg.norm(ref)
-                )
-                for name, t in impls.items()
-            }
+            error = p.error(c)
             full = float(
-                torch.linalg.norm(impls["nvwgmma"].double() - ref_torch.double())
-                / torch.linalg.norm(ref_torch.double())
+                torch.linalg.norm(c.double() - p.cublas.double())
+                / torch.linalg.norm(p.cublas.double())
             )
-            bound = 1e-5 if out_t == torch.float32 else 8e-3
+            impls, errors = p.baselines(triton_mm)
+            impls = {"nvwgmma": ours, **impls}
+            errors = {"nvwgmma": error, **errors}
+            variants = {}
+            # The ablations: the default configuration without one technique.
+            if cfg == shipped[0]["config"]:
+                variants["no persistence (one CTA per tile)"] = _launcher(
+                    out_dir, meta, p, info["sms"], persistent=False
+                )
+                for ab in configs:
+                    if ab["ablation"]:
+                        variants[ab["ablation"]] = _launcher(out_dir, ab, p, info["sms"])
+                for name, (launch, out, _maps) in variants.items():
+                    launch()
+                    torch.cuda.synchronize()
+                    errors[name] = p.error(out)
+                    impls[name] = launch
+            bound = 1e-5 if p.out_t == torch.float32 else 8e-3
             ok = (
                 all(np.isfinite(list(errors.values())))
-                and errors["nvwgmma"] <= bound
+                and all(e <= bound for e in errors.values())
                 and full <= 2 * bound
             )
             failed += not ok
-            times = {"nvwgmma": _time(ours), "torch.matmul": _time(lambda: torch.matmul(a, b.T))}
-            if "cupy gemmEx" in impls:
-                times["cupy gemmEx"] = _time(lambda: _gemm_ex(a, b, c_ex))
-            if "triton" in impls:
-                times["triton"] = _time(lambda: triton_mm(a, b, c_tr))
+            times = _interleaved(impls)
             flop = 2.0 * m * n * k
             tflops = {name: flop / (ms * 1e-3) / 1e12 for name, ms in times.items()}
             row = {
@@ -286,21 +340,19 @@ def run(out_dir: str, shapes) -> int:
                 "k": k,
                 "correct": ok,
                 "errors_vs_float64": errors,
-                "error_vs_torch_full": full,
+                "error_vs_cublas_full": full,
                 "ms": times,
                 "tflops": tflops,
                 "ratio_to_torch": tflops["nvwgmma"] / tflops["torch.matmul"],
             }
             rows.append(row)
-            others = "  ".join(
-                f"{name} {t:6.1f}" for name, t in tflops.items() if name != "nvwgmma"
-            )
             print(
-                f"{'ok ' if ok else 'BAD'} {meta['name']:32s} {m:5d}x{n:5d}x{k:5d}  "
-                f"nvwgmma {tflops['nvwgmma']:6.1f} TFLOP/s  {others}  "
-                f"ratio/torch {row['ratio_to_torch']:.3f}  err {errors['nvwgmma']:.1e}",
+                f"{'ok ' if ok else 'BAD'} {meta['name']:34s} {m:5d}x{n:5d}x{k:5d}  "
+                f"ratio/torch.matmul {row['ratio_to_torch']:.3f}  err {error:.1e}",
                 flush=True,
             )
+            for name, t in tflops.items():
+                print(f"      {name:42s} {t:6.1f} TFLOP/s", flush=True)
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump({"info": info, "rows": rows}, f, indent=1)
     return 1 if failed else 0

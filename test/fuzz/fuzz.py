@@ -54,46 +54,62 @@ def _quiet_stdout():
     os.dup2(devnull, 1)
 
 
-def check_one(text: str) -> dict:
-    """What one input did; raises nothing (a crash kills the process)."""
-    from nvwgmma import ir
-    from nvwgmma.passmanager import PassManager
+class Checker:
+    """Runs inputs through every pass pipeline. One context and one parsed
+    PassManager per pipeline serve a whole chunk of inputs (a fresh module
+    each), which is what makes a million inputs affordable."""
 
-    out = {"parsed": False, "verified": False, "protocol_clean": False, "lowered": None}
-    with ir.Context() as ctx:
-        ctx.emit_error_diagnostics = False
-        try:
-            module = ir.Module.parse(text)
-        except ir.MLIRError:
-            return out
-        out["parsed"] = out["verified"] = True
-        out["mma_ops"] = text.count("nvwgmma.mma_async")
-        # Upstream ops a mutation moved out of the function are upstream's
-        # business (LLVM translation refuses them); nvwgmma's own are refused
-        # by placement_c1. Such inputs still go through every pass.
-        in_scope = all(op.operation.name == "llvm.func" for op in module.body.operations)
-        for pipeline in PASSES:
-            copy = ir.Module.parse(text)
+    def __init__(self):
+        from nvwgmma import ir
+        from nvwgmma.passmanager import PassManager
+
+        self.ir = ir
+        self.context = ir.Context()
+        self.context.emit_error_diagnostics = False
+        with self.context:
+            self.pipelines = [
+                (p, PassManager.parse(f"builtin.module({p})")) for p in [*PASSES, LOWER]
+            ]
+
+    def check(self, text: str) -> dict:
+        """What one input did; raises nothing (a crash kills the process)."""
+        ir = self.ir
+        out = {"parsed": False, "verified": False, "protocol_clean": False, "lowered": None}
+        with self.context:
             try:
-                PassManager.parse(f"builtin.module({pipeline})").run(copy.operation)
-                if pipeline == PASSES[0]:
-                    out["protocol_clean"] = True
-            except ir.MLIRError as error:
-                # Only the checker and the repairer may refuse a verified
-                # module; a lowering must not.
-                if pipeline not in PASSES[:2]:
-                    out["lowering_failed"] = f"{pipeline}: {error}"[:2000]
-        try:
-            PassManager.parse(f"builtin.module({LOWER})").run(module.operation)
-            out["lowered"] = str(module) if in_scope else None
-        except ir.MLIRError as error:
-            out["lowering_failed"] = f"{LOWER}: {error}"[:2000]
-    return out
+                module = ir.Module.parse(text)
+            except ir.MLIRError:
+                return out
+            out["parsed"] = out["verified"] = True
+            out["mma_ops"] = text.count("nvwgmma.mma_async")
+            # Upstream ops a mutation moved out of the function are upstream's
+            # business (LLVM translation refuses them); nvwgmma's own are refused
+            # by placement_c1. Such inputs still go through every pass.
+            in_scope = all(op.operation.name == "llvm.func" for op in module.body.operations)
+            for name, pm in self.pipelines:
+                copy = module if name == LOWER else ir.Module.parse(text)
+                try:
+                    pm.run(copy.operation)
+                    if name == PASSES[0]:
+                        out["protocol_clean"] = True
+                    if name == LOWER and in_scope:
+                        out["lowered"] = str(module)
+                except ir.MLIRError as error:
+                    # Only the checker and the repairer may refuse a verified
+                    # module; a lowering must not.
+                    if name not in PASSES[:2]:
+                        out["lowering_failed"] = f"{name}: {error}"[:2000]
+        return out
+
+
+def check_one(text: str) -> dict:
+    return Checker().check(text)
 
 
 def run_chunk(seed: int, start: int, count: int) -> list[dict]:
     _quiet_stdout()
-    return [check_one(grammar.case(seed, i)) for i in range(start, start + count)]
+    checker = Checker()
+    return [checker.check(grammar.case(seed, i)) for i in range(start, start + count)]
 
 
 def isolate(seed: int, index: int) -> int:
@@ -231,6 +247,14 @@ def main(argv=None) -> int:
                             counts["crashes"] += 1
                             bad.append({"kind": "crash", "index": index, "status": status})
                     continue
+                if (
+                    args.report
+                    and counts["inputs"] // 50_000 != (counts["inputs"] + len(results)) // 50_000
+                ):
+                    progress = dict(counts, seconds=round(time.time() - began, 1), partial=True)
+                    with open(args.report, "w") as f:
+                        json.dump({"counts": progress, "failures": bad[:200]}, f, indent=1)
+                    print("progress", json.dumps(progress), flush=True)
                 for offset, r in enumerate(results):
                     index = start + offset
                     counts["inputs"] += 1

@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 
 from .. import _checks
 
-__all__ = ["GemmConfig", "build_gemm", "SHIPPED"]
+__all__ = ["ABLATIONS", "GemmConfig", "SHIPPED", "build_gemm"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,10 @@ class GemmConfig:
     tile_n: int = 256
     consumers: int = 2  # tile_m = 64 * consumers
     tile_k: int = 64
-    stages: int = 4
+    stages: int = 3
     group_m: int = 8  # tile rows per L2 group of the persistent schedule
-    epilogue: str = "registers"  # or "tma": stmatrix + TMA store (16-bit outputs)
+    epilogue: str = "tma"  # stmatrix + TMA store (16-bit outputs) or "registers"
+    inflight: int = 1  # wgmma groups left pending before a stage is released
     producer_regs: int = 40
     consumer_regs: int = 232
 
@@ -52,19 +53,27 @@ class GemmConfig:
     def name(self) -> str:
         return (
             f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.tile_k}"
-            f"_s{self.stages}" + ("_tma" if self.epilogue == "tma" else "")
+            f"_s{self.stages}_{self.epilogue}"
+            + ("" if self.inflight == 1 else f"_w{self.inflight}")
+            + ("" if self.group_m == 8 else f"_g{self.group_m}")
         )
 
 
 # Configurations CI builds, verifies, protocol-checks and assembles.
 SHIPPED = [
     GemmConfig(dtype="bf16", out_dtype="bf16"),
-    GemmConfig(dtype="bf16", out_dtype="bf16", stages=3, epilogue="tma"),
-    GemmConfig(dtype="bf16", out_dtype="f32", stages=3),
     GemmConfig(dtype="f16", out_dtype="f16"),
-    GemmConfig(dtype="f16", out_dtype="f16", stages=3, epilogue="tma"),
-    GemmConfig(dtype="bf16", out_dtype="bf16", tile_n=128, stages=5),
+    GemmConfig(dtype="bf16", out_dtype="f32", epilogue="registers"),
+    GemmConfig(dtype="f16", out_dtype="f32", epilogue="registers"),
 ]
+# What each technique buys (bench/gemm/run.py's ablation rows): the default
+# without it.
+ABLATIONS = {
+    "epilogue from registers (4 stages)": GemmConfig(epilogue="registers", stages=4),
+    "wait_group 0 (no wgmma group in flight)": GemmConfig(inflight=0),
+    "no L2 tile grouping (group_m 1)": GemmConfig(group_m=1),
+    "128 x 128 tile (5 stages)": GemmConfig(tile_n=128, stages=5),
+}
 
 
 def _check_config(c: GemmConfig):
@@ -88,6 +97,7 @@ def _check_config(c: GemmConfig):
     _checks.integer(c.group_m, "group_m", 1, 64)
     if c.epilogue not in ("registers", "tma"):
         raise ValueError(f"epilogue must be registers or tma, but got {c.epilogue!r}")
+    _checks.integer(c.inflight, "inflight", 0, 1)
     if c.epilogue == "tma" and c.out_dtype == "f32":
         raise ValueError("epilogue must be registers for f32 output (the TMA path stages 16-bit C)")
 
@@ -282,20 +292,25 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                                 else True,
                             )
                         wg.commit_group()
-                        # One group stays in flight; the previous one has
-                        # completed, so its stage can be refilled.
-                        wg.wait_group(1)
-                        has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, const(0))
-                        prev = scf.IfOp(has_previous)
-                        with InsertionPoint(prev.then_block):
-                            previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
-                            release(previous_stage)
-                            scf.YieldOp([])
+                        # With one group in flight, the previous group has
+                        # completed and its stage can be refilled; with none,
+                        # this one has.
+                        wg.wait_group(c.inflight)
+                        if c.inflight:
+                            has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, const(0))
+                            prev = scf.IfOp(has_previous)
+                            with InsertionPoint(prev.then_block):
+                                previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
+                                release(previous_stage)
+                                scf.YieldOp([])
+                        else:
+                            release(stage)
                         scf.YieldOp([acc, arith.addi(it, const(1))])
-                    wg.wait_group(0)
                     end = main.results[1]
-                    last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
-                    release(last_stage)
+                    if c.inflight:
+                        wg.wait_group(0)
+                        last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
+                        release(last_stage)
                     rows = arith.addi(row, arith.muli(consumer, const(64)))
                     if c.epilogue == "tma":
                         staging = byte_gep(
@@ -359,7 +374,12 @@ def main(argv=None) -> int:
     parser.add_argument("--consumers", type=int, default=GemmConfig.consumers)
     parser.add_argument("--stages", type=int, default=GemmConfig.stages)
     parser.add_argument("--group-m", type=int, default=GemmConfig.group_m)
-    parser.add_argument("--epilogue", default=GemmConfig.epilogue, choices=["registers", "tma"])
+    parser.add_argument(
+        "--epilogue",
+        default=None,
+        choices=["registers", "tma"],
+        help="default: tma for 16-bit outputs, registers for f32",
+    )
     parser.add_argument("--ptx", required=True, help="PTX output file")
     parser.add_argument("--json", help="launch metadata output file")
     parser.add_argument("--assemble", action="store_true", help="also run ptxas")
@@ -374,7 +394,7 @@ def main(argv=None) -> int:
         consumers=args.consumers,
         stages=args.stages,
         group_m=args.group_m,
-        epilogue=args.epilogue,
+        epilogue=args.epilogue or ("registers" if args.out_dtype == "f32" else "tma"),
     )
     try:
         with Context():
