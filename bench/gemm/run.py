@@ -10,7 +10,7 @@ For every shape: correctness of every output (ours and the baselines)
 against a float64 numpy reference on sampled rows, plus ours against
 torch.matmul in full; then warm-up and the median of >= 20 timed runs with
 CUDA events per implementation. Prints a table (TFLOP/s, ratio to
-torch.matmul) and writes results.json with the GPU, clocks, driver and date.
+torch.matmul, rounds won) and writes results.json with the GPU, clocks, driver and date.
 """
 
 from __future__ import annotations
@@ -189,15 +189,20 @@ def _gemm_ex(a, b, c):
     )
 
 
-def _interleaved(impls: dict, rounds: int = 5, runs: int = 20) -> dict:
+ROUNDS = 9
+
+
+def _interleaved(impls: dict, rounds: int = ROUNDS, runs: int = 20):
     """Median ms per implementation: `rounds` rounds, each timing every
-    implementation in turn (median of `runs`), so clock and thermal drift
-    hit all of them alike; the median over rounds."""
-    per = {name: [] for name in impls}
-    for _ in range(rounds):
-        for name, fn in impls.items():
-            per[name].append(_time(fn, runs=runs, warmup=3))
-    return {name: statistics.median(v) for name, v in per.items()}
+    implementation in turn (median of `runs`), in an order rotated every
+    round, so clock and power drift hit all of them alike; the median over
+    rounds, and each implementation's per-round medians."""
+    names = list(impls)
+    per = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            per[name].append(_time(impls[name], runs=runs, warmup=3))
+    return {name: statistics.median(v) for name, v in per.items()}, per
 
 
 class Problem:
@@ -246,7 +251,7 @@ class Problem:
         return impls, {name: self.error(outputs[name]) for name in impls}
 
 
-def _launcher(out_dir, meta, problem, sms, persistent=True):
+def _launcher(out_dir, meta, problem, sms, persistent=None):
     """A callable launching our kernel on the problem, and its output."""
     import numpy as np
     import torch
@@ -262,6 +267,8 @@ def _launcher(out_dir, meta, problem, sms, persistent=True):
         _tensor_map(c, p.m, p.n, meta["boxes"]["C"]) if p.out_t != torch.float32 else maps[0]
     )
     tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
+    if persistent is None:  # the generator's policy (nvwgmma.kernel.gemm.grid_size)
+        persistent = p.k <= meta["persistent_max_k"]
     grid = (min(sms, tiles) if persistent else tiles, 1, 1)
     args = (
         np.uint64(maps[0].data_ptr()),
@@ -312,9 +319,11 @@ def run(out_dir: str, shapes) -> int:
             variants = {}
             # The ablations: the default configuration without one technique.
             if cfg == shipped[0]["config"]:
-                variants["no persistence (one CTA per tile)"] = _launcher(
-                    out_dir, meta, p, info["sms"], persistent=False
-                )
+                for name, persistent in (
+                    ("always one CTA per tile", False),
+                    ("always persistent", True),
+                ):
+                    variants[name] = _launcher(out_dir, meta, p, info["sms"], persistent=persistent)
                 for ab in configs:
                     if ab["ablation"]:
                         variants[ab["ablation"]] = _launcher(out_dir, ab, p, info["sms"])
@@ -330,7 +339,8 @@ def run(out_dir: str, shapes) -> int:
                 and full <= 2 * bound
             )
             failed += not ok
-            times = _interleaved(impls)
+            times, per_round = _interleaved(impls)
+            wins = sum(o < t for o, t in zip(per_round["nvwgmma"], per_round["torch.matmul"]))
             flop = 2.0 * m * n * k
             tflops = {name: flop / (ms * 1e-3) / 1e12 for name, ms in times.items()}
             row = {
@@ -344,11 +354,14 @@ def run(out_dir: str, shapes) -> int:
                 "ms": times,
                 "tflops": tflops,
                 "ratio_to_torch": tflops["nvwgmma"] / tflops["torch.matmul"],
+                "rounds_won_vs_torch": f"{wins}/{len(per_round['nvwgmma'])}",
+                "per_round_ms": per_round,
             }
             rows.append(row)
             print(
                 f"{'ok ' if ok else 'BAD'} {meta['name']:34s} {m:5d}x{n:5d}x{k:5d}  "
-                f"ratio/torch.matmul {row['ratio_to_torch']:.3f}  err {error:.1e}",
+                f"ratio/torch.matmul {row['ratio_to_torch']:.3f} "
+                f"(won {row['rounds_won_vs_torch']} rounds)  err {error:.1e}",
                 flush=True,
             )
             for name, t in tflops.items():

@@ -11,10 +11,11 @@ C[M, N] = A[M, K] · B[N, K]ᵀ: A row-major (K contiguous), B given as N × K
 transpose), C row-major. M, N, K must be multiples of the tile (meta says
 which). One producer warpgroup streams A and B tiles with TMA into a ring of
 `stages` shared-memory stages; `consumers` warpgroups (64 rows each) run
-m64n{tile_n}k16 wgmmas, keeping one wgmma group in flight (`wait_group 1`)
-and releasing each stage as soon as the group that read it completed. The
-grid is persistent (one CTA per SM, tiles in L2-friendly groups of
-`group_m` tile rows), so one tile's epilogue overlaps the next tile's loads.
+m64n{tile_n}k16 wgmmas and release each stage as soon as the group that read
+it completed. Tiles go in L2-friendly groups of `group_m` tile rows; for
+short K the grid is persistent (one CTA per SM looping over tiles), so one
+tile's epilogue overlaps the next tile's loads (`grid_size`). The epilogue
+stages C through shared memory with stmatrix and stores it with TMA.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 from .. import _checks
 
-__all__ = ["ABLATIONS", "GemmConfig", "SHIPPED", "build_gemm"]
+__all__ = ["ABLATIONS", "GemmConfig", "PERSISTENT_MAX_K", "SHIPPED", "build_gemm", "grid_size"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,10 @@ class GemmConfig:
     stages: int = 3
     group_m: int = 8  # tile rows per L2 group of the persistent schedule
     epilogue: str = "tma"  # stmatrix + TMA store (16-bit outputs) or "registers"
-    inflight: int = 1  # wgmma groups left pending before a stage is released
+    # wgmma groups left pending before a stage is released: 1 delays each
+    # release by an iteration, which costs a stage of prefetch depth; with
+    # 3 stages that costs more than it buys (bench/gemm ablation).
+    inflight: int = 0
     producer_regs: int = 40
     consumer_regs: int = 232
 
@@ -54,10 +58,16 @@ class GemmConfig:
         return (
             f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.tile_k}"
             f"_s{self.stages}_{self.epilogue}"
-            + ("" if self.inflight == 1 else f"_w{self.inflight}")
+            + ("" if self.inflight == 0 else f"_w{self.inflight}")
             + ("" if self.group_m == 8 else f"_g{self.group_m}")
         )
 
+
+# Short K: one tile's epilogue is a large share of its time, and a
+# persistent CTA overlaps it with the next tile's loads. Long K: one CTA per
+# tile measured faster (bench/gemm, H200): the hardware keeps the CTAs in
+# flight on neighbouring tiles, where persistent CTAs drift apart in L2.
+PERSISTENT_MAX_K = 2048
 
 # Configurations CI builds, verifies, protocol-checks and assembles.
 SHIPPED = [
@@ -70,8 +80,9 @@ SHIPPED = [
 # without it.
 ABLATIONS = {
     "epilogue from registers (4 stages)": GemmConfig(epilogue="registers", stages=4),
-    "wait_group 0 (no wgmma group in flight)": GemmConfig(inflight=0),
+    "one wgmma group in flight (wait_group 1)": GemmConfig(inflight=1),
     "no L2 tile grouping (group_m 1)": GemmConfig(group_m=1),
+    "L2 groups of 16 tile rows": GemmConfig(group_m=16),
     "128 x 128 tile (5 stages)": GemmConfig(tile_n=128, stages=5),
 }
 
@@ -100,6 +111,12 @@ def _check_config(c: GemmConfig):
     _checks.integer(c.inflight, "inflight", 0, 1)
     if c.epilogue == "tma" and c.out_dtype == "f32":
         raise ValueError("epilogue must be registers for f32 output (the TMA path stages 16-bit C)")
+
+
+def grid_size(meta: dict, m: int, n: int, k: int, sms: int) -> int:
+    """CTAs to launch for an M x N x K problem on a GPU with `sms` SMs."""
+    tiles = (m // meta["tile"][0]) * (n // meta["tile"][1])
+    return min(sms, tiles) if k <= meta["persistent_max_k"] else tiles
 
 
 def build_gemm(config: GemmConfig = GemmConfig()):
@@ -353,7 +370,9 @@ def build_gemm(config: GemmConfig = GemmConfig()):
         "config": asdict(c),
         "name": c.name,
         "block": [threads, 1, 1],
-        "grid": "one CTA per SM (persistent)",
+        # Same kernel either way: it loops over tiles ctaid, ctaid + nctaid, ...
+        "grid": "persistent (min(SMs, tiles) CTAs) when K <= persistent_max_k, else one CTA per tile",
+        "persistent_max_k": PERSISTENT_MAX_K,
         "dynamic_smem": dynamic_smem,
         "tile": [bm, bn, bk],
         "divisible": {"M": bm, "N": bn, "K": bk},
