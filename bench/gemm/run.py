@@ -26,8 +26,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 8192, 1024), (4096, 14336, 4096)]
-TIMED_RUNS = 30
-WARMUP = 10
+TIMED_RUNS = 20
 
 
 def generate(out_dir: str) -> None:
@@ -73,21 +72,31 @@ def _gpu_info():
     }
 
 
-def _time(fn, runs=TIMED_RUNS, warmup=WARMUP) -> float:
-    """Median milliseconds of fn() over `runs`, CUDA events on the current stream."""
+def _time(fn, warm_ms: float = 150.0, batch_ms: float = 40.0, batches: int = 5) -> float:
+    """Milliseconds per call of fn() at steady state: run it for `warm_ms`
+    first (under a power cap, a kernel timed right after a lighter one runs
+    at boost clocks for a while and looks faster), then the median over
+    `batches` batches of back-to-back calls, each about `batch_ms` long,
+    timed with CUDA events around the whole batch."""
     import torch
 
-    for _ in range(warmup):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, int(warm_ms / once))):
         fn()
-    torch.cuda.synchronize()
+    n = max(TIMED_RUNS, int(batch_ms / once))
     times = []
-    for _ in range(runs):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    for _ in range(batches):
         start.record()
-        fn()
+        for _ in range(n):
+            fn()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / n)
     return statistics.median(times)
 
 
@@ -189,19 +198,19 @@ def _gemm_ex(a, b, c):
     )
 
 
-ROUNDS = 9
+ROUNDS = 5
 
 
-def _interleaved(impls: dict, rounds: int = ROUNDS, runs: int = 20):
+def _interleaved(impls: dict, rounds: int = ROUNDS):
     """Median ms per implementation: `rounds` rounds, each timing every
-    implementation in turn (median of `runs`), in an order rotated every
-    round, so clock and power drift hit all of them alike; the median over
+    implementation in turn (steady state, see _time), in an order rotated
+    every round, so clock and power drift hit all of them alike; the median over
     rounds, and each implementation's per-round medians."""
     names = list(impls)
     per = {name: [] for name in names}
     for r in range(rounds):
         for name in names[r % len(names) :] + names[: r % len(names)]:
-            per[name].append(_time(impls[name], runs=runs, warmup=3))
+            per[name].append(_time(impls[name]))
     return {name: statistics.median(v) for name, v in per.items()}, per
 
 
