@@ -10,8 +10,8 @@
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -467,19 +467,23 @@ std::optional<RuleViolation> nvwgmma::checkOperandTypes(Operation *op) {
 }
 
 std::optional<RuleViolation> nvwgmma::checkPlacement(Operation *op) {
-  if (op->getParentOfType<FunctionOpInterface>())
-    return std::nullopt;
+  // A detached op (built, not yet inserted) is judged once it is placed.
   Operation *parent = op->getParentOp();
+  if (!parent || op->getParentOfType<FunctionOpInterface>())
+    return std::nullopt;
   return violation("placement_c1",
-                   "nvwgmma ops must be inside a function body, but got this one "
-                   "in " +
-                       (parent ? "'" + parent->getName().getStringRef() + "'"
-                               : llvm::Twine("no parent op")));
+                   llvm::formatv("nvwgmma ops must be inside a function body, "
+                                 "but got this one in '{0}'",
+                                 parent->getName()));
 }
 
 std::optional<RuleViolation> nvwgmma::checkOpRules(Operation *op) {
-  if (auto v = checkPlacement(op))
-    return v;
+  // The op's own rules first: they say more than where it stands.
+  std::optional<RuleViolation> own = checkOwnRules(op);
+  return own ? own : checkPlacement(op);
+}
+
+std::optional<RuleViolation> nvwgmma::checkOwnRules(Operation *op) {
   if (auto wait = dyn_cast<WaitGroupOp>(op))
     return checkWaitGroup(wait.getGroup());
   auto check = [](auto mma) -> std::optional<RuleViolation> {

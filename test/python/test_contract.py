@@ -175,3 +175,20 @@ def test_contexts_left_entered_do_not_abort_at_exit(tmp_path):
     )
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
     assert proc.returncode == 0 and proc.stdout == "built\n", proc.stderr[-2000:]
+
+
+def test_ops_outside_a_function_break_placement_c1(ctx):
+    """Built at module level an nvwgmma op has nothing to lower into
+    (found by the IR fuzzer: it verified, then crashed mlir-translate);
+    a detached op is judged once placed."""
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+
+    module = ir.Module.create()
+    with ir.InsertionPoint(module.body):
+        with pytest.raises(wg.WgmmaRuleError) as info:
+            wg.wait_group(0)
+    assert info.value.label == "placement_c1"
+    assert "must be inside a function body, but got this one in 'builtin.module'" in str(info.value)
+    detached = wg.wait_group(1)  # no insertion point: not placed yet
+    assert detached.operation.verify()

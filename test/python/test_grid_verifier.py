@@ -37,13 +37,15 @@ def verifier_verdicts(points, sparse=False):
 
     verdicts = []
     with ir.Context(), ir.Location.unknown():
-        module = ir.Module.create()
+        # Inside a function: nvwgmma ops anywhere else break placement_c1.
+        module = ir.Module.parse("llvm.func @grid() { llvm.return }")
+        body = module.body.operations[0].regions[0].blocks[0]
         zeros = {}
 
         def value(type_):
             key = str(type_)
             if key not in zeros:
-                with ir.InsertionPoint.at_block_begin(module.body):
+                with ir.InsertionPoint.at_block_begin(body):
                     zeros[key] = llvm.mlir_zero(type_)
             return zeros[key]
 
@@ -52,7 +54,7 @@ def verifier_verdicts(points, sparse=False):
         desc = value(i64)
         meta = value(i32)
         fragment = value(wg.a_fragment_type(i32))
-        with ir.InsertionPoint(module.body):
+        with ir.InsertionPoint(body.operations[len(body.operations) - 1]):
             for a, b, d, n, k, src, sat, extra in points:
                 if not sparse and extra == "xor":  # not expressible: refused
                     verdicts.append(False)

@@ -108,7 +108,8 @@ std::string getPtxVersionText(unsigned version);
 std::optional<RuleViolation> checkTarget(Operation *op, llvm::StringRef chip,
                                          unsigned ptxVersion);
 
-/// Every nvwgmma op sits (at any depth) in a function body.
+/// Every nvwgmma op sits (at any depth) in a function body; a detached op
+/// (no parent yet) passes.
 std::optional<RuleViolation> checkPlacement(Operation *op);
 
 /// wait_group N: N is a non-negative 64-bit immediate.
@@ -122,6 +123,8 @@ std::optional<RuleViolation> checkOperandTypes(Operation *op);
 /// passed its generic ODS checks: what Python reports as
 /// WgmmaRuleError.label.
 std::optional<RuleViolation> checkOpRules(Operation *op);
+/// checkOpRules without placement_c1.
+std::optional<RuleViolation> checkOwnRules(Operation *op);
 
 } // namespace nvwgmma
 } // namespace mlir
