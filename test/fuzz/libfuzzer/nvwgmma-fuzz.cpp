@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   context.loadAllAvailableDialects();
   context.disableMultithreading();
   // Diagnostics are the expected outcome of most inputs: keep them quiet.
-  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) { return success(); });
+  ScopedDiagnosticHandler quiet(&context,
+                                [](Diagnostic &) { return success(); });
   std::string text(reinterpret_cast<const char *>(data), size);
   for (const char *pipeline : kPipelines) {
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
