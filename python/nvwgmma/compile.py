@@ -119,6 +119,27 @@ def _diagnostic(stderr: str) -> str:
     return "\n".join(lines[:20]) or "(no message)"
 
 
+# What ptxas takes as an identifier (PTX ISA 4.4): llc writes symbol names
+# as they are, so a name such as "my.kernel" would only fail in ptxas.
+_PTX_IDENTIFIER = re.compile(r"[A-Za-z_$%][A-Za-z0-9_$]*|[_$%][A-Za-z0-9_$]+")
+
+
+def _check_symbol_names(module) -> None:
+    for op in module.body.operations:
+        regions = [op] + [
+            inner for region in op.regions for block in region.blocks for inner in block.operations
+        ]
+        for f in regions:
+            if f.operation.name not in ("llvm.func", "func.func", "gpu.func"):
+                continue
+            name = str(f.attributes["sym_name"]).strip('"')
+            if not _PTX_IDENTIFIER.fullmatch(name):
+                raise CompileError(
+                    f"function names must be PTX identifiers (letters, digits, _ and $), "
+                    f"but got '{name}'"
+                )
+
+
 def _tool(argv, stdin: str, what: str) -> str:
     proc = subprocess.run(argv, input=stdin, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -138,12 +159,14 @@ def _llc(llvm_ir: str, chip: str, version: int) -> str:
     )
 
 
-@functools.lru_cache(maxsize=1)
 def _llc_ptx_versions() -> tuple[int, ...]:
     """The PTX ISA versions the bundled llc can write (its ptxNN features)."""
-    proc = subprocess.run(
-        [require_tool("llc"), "-march=nvptx64", "-mattr=help"], capture_output=True, text=True
-    )
+    return _ptx_versions_of(require_tool("llc"))
+
+
+@functools.lru_cache(maxsize=4)
+def _ptx_versions_of(llc: str) -> tuple[int, ...]:
+    proc = subprocess.run([llc, "-march=nvptx64", "-mattr=help"], capture_output=True, text=True)
     return tuple(sorted({int(v) for v in re.findall(r"\bptx(\d+)\b", proc.stdout + proc.stderr)}))
 
 
@@ -193,6 +216,7 @@ def compile_to_ptx(
     required = max(required_ptx_version(module), 80)
     version = required if ptx_version is None else ptx_version
     check_target(module, chip, version)
+    _check_symbol_names(module)
     copy = ir.Module.parse(str(module), context=module.context)
     lower_to_llvm(copy)
     llvm_ir = _tool(

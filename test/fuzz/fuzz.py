@@ -86,6 +86,12 @@ class Checker:
             # business (LLVM translation refuses them); nvwgmma's own are refused
             # by placement_c1. Such inputs still go through every pass.
             in_scope = all(op.operation.name == "llvm.func" for op in module.body.operations)
+            # So are function names ptxas cannot take (a mutation may rename
+            # @k to @nvwgmma.fence): compile_to_ptx refuses those up front.
+            in_scope = in_scope and all(
+                re.fullmatch(r"[A-Za-z_][A-Za-z0-9_$]*", str(op.attributes["sym_name"]).strip('"'))
+                for op in module.body.operations
+            )
             for name, pm in self.pipelines:
                 copy = module if name == LOWER else ir.Module.parse(text)
                 try:

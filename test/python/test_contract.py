@@ -192,3 +192,16 @@ def test_ops_outside_a_function_break_placement_c1(ctx):
     assert "must be inside a function body, but got this one in 'builtin.module'" in str(info.value)
     detached = wg.wait_group(1)  # no insertion point: not placed yet
     assert detached.operation.verify()
+
+
+def test_compile_refuses_function_names_ptx_cannot_take(ctx):
+    """Found by the IR fuzzer: a kernel named "nvwgmma.mma_async" verified
+    and lowered, and ptxas failed on the name with a syntax error."""
+    from nvwgmma import ir
+    from nvwgmma.compile import CompileError, compile_to_ptx
+
+    module = ir.Module.parse('llvm.func @"my.kernel"() attributes {nvvm.kernel} { llvm.return }')
+    with pytest.raises(
+        CompileError, match="function names must be PTX identifiers .* but got 'my.kernel'"
+    ):
+        compile_to_ptx(module)
