@@ -55,6 +55,33 @@ def _as_i32(value, what, loc, ip):
     raise TypeError(f"{what} must be an int or an i32/i64/index Value, but got {value.type}")
 
 
+def _accumulator(acc, d_type: str, n: int):
+    """(acc, its member types) after checking it is the m64nN accumulator."""
+    from ..lattice import accumulator_register_count
+
+    count = accumulator_register_count(d_type, n)
+    acc = _checks.value(acc, "acc")
+    members = getattr(acc.type, "body", None)
+    if members is None or len(members) != count:
+        raise TypeError(
+            f"acc must be the !llvm.struct of {count} registers of an m64n{n} {d_type} "
+            f"accumulator, but got {acc.type}"
+        )
+    return acc, members
+
+
+def _f32_pair(acc, j: int, member, loc, ip):
+    """Accumulator elements 2j and 2j+1 (adjacent columns) as vector<2xf32>."""
+    from ..dialects import llvm
+    from ..ir import VectorType
+
+    pair = llvm.mlir_undef(VectorType.get([2], member), loc=loc, ip=ip)
+    for lane in range(2):
+        element = llvm.extractvalue(member, acc, [2 * j + lane], loc=loc, ip=ip)
+        pair = llvm.insertelement(pair, element, _i32(lane, loc, ip), loc=loc, ip=ip)
+    return pair
+
+
 def warpgroup_thread(*, loc=None, ip=None):
     """This thread's index in its warpgroup (tid.x mod 128), as i32."""
     from ..dialects import llvm, nvvm
@@ -91,7 +118,6 @@ def store_accumulator(
     """
     from ..dialects import llvm
     from ..ir import BF16Type, F16Type, F32Type, IntegerType, VectorType
-    from ..lattice import accumulator_register_count
 
     out_type = d_type if out_type is None else out_type
     allowed = {"f32": ("f32", "bf16", "f16"), "f16": ("f16", "f32"), "s32": ("s32",)}
@@ -102,14 +128,7 @@ def store_accumulator(
             f"out_type must be one of {', '.join(allowed[d_type])} for a {d_type} "
             f"accumulator, but got {out_type!r}"
         )
-    count = accumulator_register_count(d_type, n)
-    acc = _checks.value(acc, "acc")
-    members = getattr(acc.type, "body", None)
-    if members is None or len(members) != count:
-        raise TypeError(
-            f"acc must be the !llvm.struct of {count} registers of an m64n{n} {d_type} "
-            f"accumulator, but got {acc.type}"
-        )
+    acc, members = _accumulator(acc, d_type, n)
     ptr = _checks.value(ptr, "ptr")
     if not isinstance(ptr.type, llvm.PointerType):
         raise TypeError(f"ptr must be an !llvm.ptr, but got {ptr.type}")
@@ -152,13 +171,7 @@ def store_accumulator(
             if out_type == "f32":
                 pair = llvm.fpext(pair_type, pair, loc=loc, ip=ip)
         else:
-            member = members[0]
-            lo = llvm.extractvalue(member, acc, [2 * j], loc=loc, ip=ip)
-            hi = llvm.extractvalue(member, acc, [2 * j + 1], loc=loc, ip=ip)
-            wide = VectorType.get([2], member)
-            pair = llvm.mlir_undef(wide, loc=loc, ip=ip)
-            pair = llvm.insertelement(pair, lo, _i32(0, loc, ip), loc=loc, ip=ip)
-            pair = llvm.insertelement(pair, hi, _i32(1, loc, ip), loc=loc, ip=ip)
+            pair = _f32_pair(acc, j, members[0], loc, ip)
             if out_type in ("bf16", "f16"):
                 pair = llvm.fptrunc(pair_type, pair, loc=loc, ip=ip)
         llvm.store(pair, addr, alignment=2 * _OUT_BYTES[out_type], loc=loc, ip=ip)
@@ -193,7 +206,6 @@ def stage_accumulator(
     (rows +0/+8, columns +0/+8): the accumulator layout is stmatrix's."""
     from ..dialects import llvm, nvvm
     from ..ir import Attribute, BF16Type, F16Type, IntegerType, VectorType
-    from ..lattice import accumulator_register_count
     from .smem import swizzle_offset
 
     if d_type not in ("f32", "f16"):
@@ -203,14 +215,7 @@ def stage_accumulator(
             f"out_type must be bf16 or f16 (f16 for an f16 accumulator), but got {out_type!r}"
         )
     staging_bytes(n)
-    count = accumulator_register_count(d_type, n)
-    acc = _checks.value(acc, "acc")
-    members = getattr(acc.type, "body", None)
-    if members is None or len(members) != count:
-        raise TypeError(
-            f"acc must be the !llvm.struct of {count} registers of an m64n{n} {d_type} "
-            f"accumulator, but got {acc.type}"
-        )
+    acc, members = _accumulator(acc, d_type, n)
     smem = _checks.value(smem, "smem")
     if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
         raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
@@ -263,12 +268,7 @@ def stage_accumulator(
             if d_type == "f16":
                 regs.append(llvm.extractvalue(i32, acc, [pair], loc=loc, ip=ip))
                 continue
-            f32 = members[0]
-            lo = llvm.extractvalue(f32, acc, [2 * pair], loc=loc, ip=ip)
-            hi = llvm.extractvalue(f32, acc, [2 * pair + 1], loc=loc, ip=ip)
-            wide = llvm.mlir_undef(VectorType.get([2], f32), loc=loc, ip=ip)
-            wide = llvm.insertelement(wide, lo, _i32(0, loc, ip), loc=loc, ip=ip)
-            wide = llvm.insertelement(wide, hi, _i32(1, loc, ip), loc=loc, ip=ip)
+            wide = _f32_pair(acc, pair, members[0], loc, ip)
             narrow = llvm.fptrunc(VectorType.get([2], elem), wide, loc=loc, ip=ip)
             regs.append(llvm.bitcast(i32, narrow, loc=loc, ip=ip))
         nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
