@@ -116,9 +116,7 @@ def _tensor_map(tensor, rows, cols, box):
     from nvwgmma.kernel.geometry import TmaBox
     from nvwgmma.kernel.tensormap import encode_tiled
 
-    box = TmaBox(
-        **{**box, "box": tuple(box["box"]), "element_strides": tuple(box["element_strides"])}
-    )
+    box = TmaBox.from_dict(box)
     blob = encode_tiled(tensor.data_ptr(), "bf16", rows=rows, cols=cols, box=box)
     return torch.tensor(list(blob), dtype=torch.uint8, device="cuda")
 

@@ -84,9 +84,7 @@ def _tensor_map(matrix, rows: int, cols: int, box: dict):
         "bf16",
         rows=rows,
         cols=cols,
-        box=TmaBox(
-            **{**box, "box": tuple(box["box"]), "element_strides": tuple(box["element_strides"])}
-        ),
+        box=TmaBox.from_dict(box),
     )
     return cp.asarray(np.frombuffer(blob, np.uint8))
 

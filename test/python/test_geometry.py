@@ -57,6 +57,10 @@ def test_bf16_128b_tile_is_the_tma_tile_of_the_notes():
     box = g.tma()
     assert box.box == (64, 128) and box.swizzle == "128B" and box.data_type == "BFLOAT16"
     assert box.bytes == g.tile_bytes and box.boxes == 1
+    import json
+    from dataclasses import asdict
+
+    assert type(box).from_dict(json.loads(json.dumps(asdict(box)))) == box
 
 
 @pytest.mark.parametrize("t,swizzle", [("f16", "64B"), ("e4m3", "128B"), ("tf32", "32B")])

@@ -15,6 +15,7 @@ store.
 from __future__ import annotations
 
 from .. import _checks
+from ._ir import as_i32, i32_constant
 
 __all__ = [
     "stage_accumulator",
@@ -27,32 +28,6 @@ __all__ = [
 _OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4}
 # llvm.getelementptr's marker for "this index is a Value".
 _DYNAMIC_INDEX = -(2**31)
-
-
-def _i32(value, loc=None, ip=None):
-    from ..dialects import llvm
-    from ..ir import IntegerAttr, IntegerType
-
-    i32 = IntegerType.get_signless(32)
-    return llvm.ConstantOp(i32, IntegerAttr.get(i32, value), loc=loc, ip=ip).result
-
-
-def _as_i32(value, what, loc, ip):
-    """An i32 Value from an int or an i32/i64/index Value."""
-    from ..dialects import arith, llvm
-    from ..ir import IndexType, IntegerType
-
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _i32(_checks.integer(value, what, -(2**31), 2**31 - 1), loc, ip)
-    value = _checks.value(value, what)
-    i32 = IntegerType.get_signless(32)
-    if isinstance(value.type, IndexType):
-        return arith.index_cast(i32, value, loc=loc, ip=ip)
-    if isinstance(value.type, IntegerType) and value.type.width == 32:
-        return value
-    if isinstance(value.type, IntegerType) and value.type.width == 64:
-        return llvm.trunc(i32, value, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
-    raise TypeError(f"{what} must be an int or an i32/i64/index Value, but got {value.type}")
 
 
 def _accumulator(acc, d_type: str, n: int):
@@ -78,7 +53,7 @@ def _f32_pair(acc, j: int, member, loc, ip):
     pair = llvm.mlir_undef(VectorType.get([2], member), loc=loc, ip=ip)
     for lane in range(2):
         element = llvm.extractvalue(member, acc, [2 * j + lane], loc=loc, ip=ip)
-        pair = llvm.insertelement(pair, element, _i32(lane, loc, ip), loc=loc, ip=ip)
+        pair = llvm.insertelement(pair, element, i32_constant(lane, loc, ip), loc=loc, ip=ip)
     return pair
 
 
@@ -88,7 +63,7 @@ def warpgroup_thread(*, loc=None, ip=None):
     from ..ir import IntegerType
 
     tid = nvvm.read_ptx_sreg_tid_x(IntegerType.get_signless(32), loc=loc, ip=ip)
-    return llvm.and_(tid, _i32(127, loc, ip), loc=loc, ip=ip)
+    return llvm.and_(tid, i32_constant(127, loc, ip), loc=loc, ip=ip)
 
 
 def store_accumulator(
@@ -132,28 +107,34 @@ def store_accumulator(
     ptr = _checks.value(ptr, "ptr")
     if not isinstance(ptr.type, llvm.PointerType):
         raise TypeError(f"ptr must be an !llvm.ptr, but got {ptr.type}")
-    ld, row, col = (_as_i32(v, w, loc, ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col")))
-    t = warpgroup_thread(loc=loc, ip=ip) if thread is None else _as_i32(thread, "thread", loc, ip)
+    ld, row, col = (
+        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
+    )
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
 
     def shr(a, bits):
-        return llvm.lshr(a, _i32(bits, loc, ip), loc=loc, ip=ip)
+        return llvm.lshr(a, i32_constant(bits, loc, ip), loc=loc, ip=ip)
 
     # Thread-dependent parts of the coordinates, once.
     w = shr(t, 5)
-    g = llvm.and_(shr(t, 2), _i32(7, loc, ip), loc=loc, ip=ip)
-    q = llvm.and_(t, _i32(3, loc, ip), loc=loc, ip=ip)
-    row0 = op("add", row, op("add", op("mul", w, _i32(16, loc, ip)), g))
-    col0 = op("add", col, op("mul", q, _i32(2, loc, ip)))
+    g = llvm.and_(shr(t, 2), i32_constant(7, loc, ip), loc=loc, ip=ip)
+    q = llvm.and_(t, i32_constant(3, loc, ip), loc=loc, ip=ip)
+    row0 = op("add", row, op("add", op("mul", w, i32_constant(16, loc, ip)), g))
+    col0 = op("add", col, op("mul", q, i32_constant(2, loc, ip)))
 
     f32, i32 = F32Type.get(), IntegerType.get_signless(32)
     elem = {"f32": f32, "s32": i32, "f16": F16Type.get(), "bf16": BF16Type.get()}[out_type]
     pair_type = VectorType.get([2], elem)
     for j in range(n // 4):
-        r = op("add", row0, _i32(8 * (j % 2), loc, ip))
-        c = op("add", col0, _i32(8 * (j // 2), loc, ip))
+        r = op("add", row0, i32_constant(8 * (j % 2), loc, ip))
+        c = op("add", col0, i32_constant(8 * (j // 2), loc, ip))
         index = op("add", op("mul", r, ld), c)
         addr = llvm.getelementptr(
             ptr.type,
@@ -219,27 +200,39 @@ def stage_accumulator(
     smem = _checks.value(smem, "smem")
     if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
         raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
-    t = warpgroup_thread(loc=loc, ip=ip) if thread is None else _as_i32(thread, "thread", loc, ip)
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
     i32, i8 = IntegerType.get_signless(32), IntegerType.get_signless(8)
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
 
-    lane = llvm.and_(t, _i32(31, loc, ip), loc=loc, ip=ip)
-    warp = llvm.lshr(t, _i32(5, loc, ip), loc=loc, ip=ip)
-    matrix = llvm.lshr(lane, _i32(3, loc, ip), loc=loc, ip=ip)
+    lane = llvm.and_(t, i32_constant(31, loc, ip), loc=loc, ip=ip)
+    warp = llvm.lshr(t, i32_constant(5, loc, ip), loc=loc, ip=ip)
+    matrix = llvm.lshr(lane, i32_constant(3, loc, ip), loc=loc, ip=ip)
     # row = 16 warp + 8 (matrix % 2) + lane % 8; column bytes + 16 (matrix / 2)
     row = op(
         "add",
-        op("mul", warp, _i32(16, loc, ip)),
+        op("mul", warp, i32_constant(16, loc, ip)),
         op(
             "add",
-            op("mul", llvm.and_(matrix, _i32(1, loc, ip), loc=loc, ip=ip), _i32(8, loc, ip)),
-            llvm.and_(lane, _i32(7, loc, ip), loc=loc, ip=ip),
+            op(
+                "mul",
+                llvm.and_(matrix, i32_constant(1, loc, ip), loc=loc, ip=ip),
+                i32_constant(8, loc, ip),
+            ),
+            llvm.and_(lane, i32_constant(7, loc, ip), loc=loc, ip=ip),
         ),
     )
-    half = op("mul", llvm.lshr(matrix, _i32(1, loc, ip), loc=loc, ip=ip), _i32(16, loc, ip))
-    lane_offset = op("add", op("mul", row, _i32(_SWIZZLE_ROW_BYTES, loc, ip)), half)
+    half = op(
+        "mul",
+        llvm.lshr(matrix, i32_constant(1, loc, ip), loc=loc, ip=ip),
+        i32_constant(16, loc, ip),
+    )
+    lane_offset = op("add", op("mul", row, i32_constant(_SWIZZLE_ROW_BYTES, loc, ip)), half)
     elem = BF16Type.get() if out_type == "bf16" else F16Type.get()
     layout = Attribute.parse("#nvvm.mma_layout<row>")
     shape = Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")
@@ -247,11 +240,11 @@ def stage_accumulator(
     groups_per_block = _SWIZZLE_ROW_BYTES // 32  # 16 columns of 2 bytes
     for group in range(n // 16):
         block, within = divmod(group, groups_per_block)
-        offset = op("add", lane_offset, _i32(32 * within, loc, ip))
+        offset = op("add", lane_offset, i32_constant(32 * within, loc, ip))
         address = op(
             "add",
             swizzle_offset(offset, "128B", loc=loc, ip=ip),
-            _i32(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
+            i32_constant(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
         )
         ptr = llvm.getelementptr(
             smem.type,
@@ -289,17 +282,24 @@ def tma_store(
     tensor_map = _checks.value(tensor_map, "tensor_map")
     smem = _checks.value(smem, "smem")
     barrier_id = _checks.integer(barrier_id, "barrier_id", 1, 15)
-    row, col = _as_i32(row, "row", loc, ip), _as_i32(col, "col", loc, ip)
-    t = warpgroup_thread(loc=loc, ip=ip) if thread is None else _as_i32(thread, "thread", loc, ip)
+    row, col = (
+        as_i32(row, "row", wide=True, loc=loc, ip=ip),
+        as_i32(col, "col", wide=True, loc=loc, ip=ip),
+    )
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
     nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta, loc=loc, ip=ip)
     nvvm.BarrierOp(
         None,
-        barrierId=_i32(barrier_id, loc, ip),
-        numberOfThreads=_i32(128, loc, ip),
+        barrierId=i32_constant(barrier_id, loc, ip),
+        numberOfThreads=i32_constant(128, loc, ip),
         loc=loc,
         ip=ip,
     )
-    first = llvm.icmp(llvm.ICmpPredicate.eq, t, _i32(0, loc, ip), loc=loc, ip=ip)
+    first = llvm.icmp(llvm.ICmpPredicate.eq, t, i32_constant(0, loc, ip), loc=loc, ip=ip)
     issue = scf.IfOp(first, loc=loc, ip=ip)
     with InsertionPoint(issue.then_block):
         for block in range(n // 64):
@@ -312,7 +312,9 @@ def tma_store(
                 llvm.GEPNoWrapFlags.none,
                 loc=loc,
             )
-            x = llvm.add(col, _i32(64 * block, loc), llvm.IntegerOverflowFlags.none, loc=loc)
+            x = llvm.add(
+                col, i32_constant(64 * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
+            )
             nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row], loc=loc)
         nvvm.cp_async_bulk_commit_group(loc=loc)
         nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)

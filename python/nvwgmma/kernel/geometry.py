@@ -53,6 +53,17 @@ class TmaBox:
     bytes: int
     boxes: int
 
+    @classmethod
+    def from_dict(cls, fields: dict) -> TmaBox:
+        """The box back from `dataclasses.asdict` (e.g. launch metadata JSON)."""
+        return cls(
+            **{
+                **fields,
+                "box": tuple(fields["box"]),
+                "element_strides": tuple(fields["element_strides"]),
+            }
+        )
+
 
 @dataclass(frozen=True)
 class TileGeometry:

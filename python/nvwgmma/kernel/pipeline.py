@@ -24,29 +24,11 @@ satisfies in the first round (nothing to release yet).
 from __future__ import annotations
 
 from .. import _checks
+from ._ir import as_i32, i32_constant
 
 __all__ = ["Barriers", "Ring"]
 
 _BARRIER_BYTES = 8  # one mbarrier object
-
-
-def _i32(value):
-    from ..dialects import llvm
-    from ..ir import IntegerAttr, IntegerType
-
-    i32 = IntegerType.get_signless(32)
-    return llvm.ConstantOp(i32, IntegerAttr.get(i32, value)).result
-
-
-def _as_i32(value, what):
-    from ..ir import IntegerType
-
-    if isinstance(value, int) and not isinstance(value, bool):
-        return _i32(_checks.integer(value, what, -(2**31), 2**31 - 1))
-    value = _checks.value(value, what)
-    if not (isinstance(value.type, IntegerType) and value.type.width == 32):
-        raise TypeError(f"{what} must be an int or an i32 Value, but got {value.type}")
-    return value
 
 
 class Barriers:
@@ -72,7 +54,7 @@ class Barriers:
 
         if isinstance(index, int) and not isinstance(index, bool):
             _checks.integer(index, "index", 0, self.count - 1)
-        index = _as_i32(index, "index")
+        index = as_i32(index, "index")
         return llvm.getelementptr(
             self.base.type,
             self.base,
@@ -89,7 +71,7 @@ class Barriers:
 
         arrivals = _checks.integer(arrivals, "arrivals", 1, (1 << 20) - 1)
         for i in range(self.count):
-            nvvm.mbarrier_init(self.at(i), _i32(arrivals))
+            nvvm.mbarrier_init(self.at(i), i32_constant(arrivals))
 
 
 class Ring:
@@ -128,22 +110,22 @@ class Ring:
         """(k mod S, (k / S) & 1) for iteration k (an i32 Value or int)."""
         from ..dialects import arith
 
-        k = _as_i32(k, "k")
-        stages = _i32(self.stages)
+        k = as_i32(k, "k")
+        stages = i32_constant(self.stages)
         stage = arith.remui(k, stages)
-        phase = arith.andi(arith.divui(k, stages), _i32(1))
+        phase = arith.andi(arith.divui(k, stages), i32_constant(1))
         return stage, phase
 
     def _wait(self, barrier, parity):
         from ..dialects import nvvm
 
-        nvvm.mbarrier_try_wait_parity(barrier, _as_i32(parity, "phase"), _i32(0))
+        nvvm.mbarrier_try_wait_parity(barrier, as_i32(parity, "phase"), i32_constant(0))
 
     def producer_acquire(self, stage, phase):
         """Wait until the consumers released `stage` in the previous round."""
         from ..dialects import arith
 
-        self._wait(self.empty.at(stage), arith.xori(_as_i32(phase, "phase"), _i32(1)))
+        self._wait(self.empty.at(stage), arith.xori(as_i32(phase, "phase"), i32_constant(1)))
 
     def producer_expect(self, stage, tx_bytes: int):
         """The producer's arrival on full[stage], announcing `tx_bytes`."""
@@ -152,7 +134,7 @@ class Ring:
 
         tx_bytes = _checks.integer(tx_bytes, "tx_bytes", 1, (1 << 20) - 1)
         nvvm.mbarrier_arrive_expect_tx(
-            IntegerType.get_signless(64), self.full.at(stage), _i32(tx_bytes)
+            IntegerType.get_signless(64), self.full.at(stage), i32_constant(tx_bytes)
         )
 
     def load(self, tensor_map, dst, coordinates, stage):
@@ -163,7 +145,7 @@ class Ring:
 
         tensor_map = _checks.value(tensor_map, "tensor_map")
         dst = _checks.value(dst, "dst")
-        coords = [_as_i32(c, "coordinate") for c in coordinates]
+        coords = [as_i32(c, "coordinate") for c in coordinates]
         if not 1 <= len(coords) <= 5:
             raise ValueError(f"coordinates must have 1 to 5 entries, but got {len(coords)}")
         nvvm.cp_async_bulk_tensor_shared_cluster_global(

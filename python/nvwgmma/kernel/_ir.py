@@ -1,0 +1,34 @@
+"""IR helpers the kernel-layer modules share: i32 constants and i32 operands."""
+
+from __future__ import annotations
+
+from .. import _checks
+
+
+def i32_constant(value: int, loc=None, ip=None):
+    """An `llvm.mlir.constant` of type i32."""
+    from ..dialects import llvm
+    from ..ir import IntegerAttr, IntegerType
+
+    i32 = IntegerType.get_signless(32)
+    return llvm.ConstantOp(i32, IntegerAttr.get(i32, value), loc=loc, ip=ip).result
+
+
+def as_i32(value, what: str, *, wide: bool = False, loc=None, ip=None):
+    """An i32 Value from an int or an i32 Value; with `wide`, i64 (truncated)
+    and index (cast) Values are taken too."""
+    from ..dialects import arith, llvm
+    from ..ir import IndexType, IntegerType
+
+    if isinstance(value, int) and not isinstance(value, bool):
+        return i32_constant(_checks.integer(value, what, -(2**31), 2**31 - 1), loc, ip)
+    value = _checks.value(value, what)
+    i32 = IntegerType.get_signless(32)
+    if isinstance(value.type, IntegerType) and value.type.width == 32:
+        return value
+    if wide and isinstance(value.type, IndexType):
+        return arith.index_cast(i32, value, loc=loc, ip=ip)
+    if wide and isinstance(value.type, IntegerType) and value.type.width == 64:
+        return llvm.trunc(i32, value, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+    expected = "an int or an i32/i64/index Value" if wide else "an int or an i32 Value"
+    raise TypeError(f"{what} must be {expected}, but got {value.type}")
