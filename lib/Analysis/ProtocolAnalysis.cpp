@@ -18,6 +18,8 @@
 
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
+#include "PipelineModel.h"
+
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -46,11 +48,21 @@ const char *ProtocolViolation::label() const {
     return "protocol_c4";
   case MissingProxyFence:
     return "protocol_c5";
+  case ReadBeforeFilled:
+    return "protocol_c6";
+  case ReleasedWhilePending:
+    return "protocol_c7";
+  case ExpectTxMismatch:
+    return "protocol_c8";
+  case PhaseMismatch:
+    return "protocol_c9";
   }
   return "protocol";
 }
 
 std::string ProtocolViolation::message() const {
+  if (!text.empty())
+    return text;
   switch (kind) {
   case MissingFence:
     return "an nvwgmma.fence must separate the last non-wgmma access to the "
@@ -74,8 +86,9 @@ std::string ProtocolViolation::message() const {
   case MissingProxyFence:
     return "a fence.proxy.async must separate a generic-proxy write to shared "
            "memory from this mma_async, but got none (protocol_c5)";
+  default:
+    return "";
   }
-  return "";
 }
 
 const char *ProtocolViolation::note() const {
@@ -98,11 +111,64 @@ namespace {
 using OpSet = llvm::SmallSetVector<Operation *, 4>;
 
 constexpr size_t kMaxGroups = 16;
+/// Slots read more iterations ago than this are no longer tracked by stage.
+constexpr int64_t kMaxAge = 64;
 
 bool sameSet(const llvm::DenseSet<Value> &a, const llvm::DenseSet<Value> &b) {
   return a.size() == b.size() &&
          llvm::all_of(a, [&](Value v) { return b.contains(v); });
 }
+
+StageExpr unknownStage() { return StageExpr{Value(), 0, 0}; }
+
+/// An mma_async that may still run, with the stage of each ring slot it
+/// reads (PipelineModel::readsOf order) as seen from the current point.
+struct Pending {
+  Operation *op;
+  SmallVector<StageExpr, 2> stages;
+  bool operator==(const Pending &o) const {
+    return op == o.op && stages == o.stages;
+  }
+};
+
+/// A small set of Pending, compared without regard to order.
+class PendingSet {
+public:
+  void insert(const Pending &p) {
+    if (!llvm::is_contained(items, p))
+      items.push_back(p);
+  }
+  void insert(const PendingSet &o) {
+    for (const Pending &p : o.items)
+      insert(p);
+  }
+  bool contains(Operation *op) const {
+    return llvm::any_of(items, [&](const Pending &p) { return p.op == op; });
+  }
+  bool empty() const { return items.empty(); }
+  void clear() { items.clear(); }
+  Operation *front() const { return items.front().op; }
+  auto begin() const { return items.begin(); }
+  auto end() const { return items.end(); }
+  template <typename F> void rewrite(F f) {
+    SmallVector<Pending, 4> old = std::move(items);
+    items.clear();
+    for (Pending p : old) {
+      for (StageExpr &e : p.stages)
+        f(e);
+      insert(p);
+    }
+  }
+  bool operator==(const PendingSet &o) const {
+    return items.size() == o.items.size() &&
+           llvm::all_of(items, [&](const Pending &p) {
+             return llvm::is_contained(o.items, p);
+           });
+  }
+
+private:
+  SmallVector<Pending, 4> items;
+};
 
 struct State {
   bool reachable = false;
@@ -112,14 +178,27 @@ struct State {
   Operation *lastAccess = nullptr;
   /// A fence ran since the last mma_async (orders a change of shape).
   bool fencedSinceMma = false;
-  OpSet uncommitted;
-  SmallVector<OpSet> groups;
+  PendingSet uncommitted;
+  SmallVector<PendingSet, 4> groups;
+  /// Barrier slots waited on (full barriers: their stage has landed).
+  SmallVector<SlotRef> ready;
+  OpSet unsynced;
+  Operation *lastWait = nullptr;
 
   bool operator==(const State &o) const {
+    auto sameReady = [](ArrayRef<SlotRef> a, ArrayRef<SlotRef> b) {
+      return a.size() == b.size() && llvm::all_of(a, [&](const SlotRef &x) {
+               return llvm::any_of(b, [&](const SlotRef &y) {
+                 return x.id == y.id && x.stage == y.stage;
+               });
+             });
+    };
     return reachable == o.reachable && everFenced == o.everFenced &&
            sameSet(dirty, o.dirty) && proxyStore == o.proxyStore &&
            lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
-           uncommitted == o.uncommitted && groups == o.groups;
+           uncommitted == o.uncommitted && groups == o.groups &&
+           sameReady(ready, o.ready) && unsynced == o.unsynced &&
+           lastWait == o.lastWait;
   }
 
   void join(const State &o) {
@@ -134,26 +213,42 @@ struct State {
     dirty.insert(o.dirty.begin(), o.dirty.end());
     proxyStore = proxyStore ? proxyStore : o.proxyStore;
     lastAccess = lastAccess ? lastAccess : o.lastAccess;
-    uncommitted.insert(o.uncommitted.begin(), o.uncommitted.end());
+    lastWait = lastWait ? lastWait : o.lastWait;
+    uncommitted.insert(o.uncommitted);
+    unsynced.insert(o.unsynced.begin(), o.unsynced.end());
+    llvm::erase_if(ready, [&](const SlotRef &x) {
+      return llvm::none_of(o.ready, [&](const SlotRef &y) {
+        return x.id == y.id && x.stage == y.stage;
+      });
+    });
     // Align at the most recent group: wait_group counts from the end.
     size_t n = std::max(groups.size(), o.groups.size());
-    SmallVector<OpSet> merged(n);
+    SmallVector<PendingSet, 4> merged(n);
     for (size_t i = 0; i < n; ++i) {
       if (i < groups.size())
-        merged[n - 1 - i].insert(groups[groups.size() - 1 - i].begin(),
-                                 groups[groups.size() - 1 - i].end());
+        merged[n - 1 - i].insert(groups[groups.size() - 1 - i]);
       if (i < o.groups.size())
-        merged[n - 1 - i].insert(o.groups[o.groups.size() - 1 - i].begin(),
-                                 o.groups[o.groups.size() - 1 - i].end());
+        merged[n - 1 - i].insert(o.groups[o.groups.size() - 1 - i]);
     }
     groups = std::move(merged);
   }
 
   void capGroups() {
     while (groups.size() > kMaxGroups) {
-      groups[1].insert(groups[0].begin(), groups[0].end());
+      groups[1].insert(groups[0]);
       groups.erase(groups.begin());
     }
+  }
+
+  /// Re-expresses every stage (pending reads and ready slots) with `f`;
+  /// slots that become unknown leave `ready`.
+  template <typename F> void rebase(F f) {
+    uncommitted.rewrite(f);
+    for (PendingSet &g : groups)
+      g.rewrite(f);
+    for (SlotRef &r : ready)
+      f(r.stage);
+    llvm::erase_if(ready, [](const SlotRef &r) { return r.stage.stages <= 0; });
   }
 
   /// Whether `mma` may still be running, and the wait depth completing it.
@@ -173,7 +268,40 @@ struct State {
   }
 };
 
-bool isMma(Operation *op) { return isa<MmaAsyncOp, MmaAsyncSpOp>(op); }
+bool isMma(Operation *op) {
+  return isa<MmaAsyncOp, MmaAsyncSpOp, NVVM::WgmmaMmaAsyncOp>(op);
+}
+bool isWgmmaFence(Operation *op) {
+  return isa<FenceOp, NVVM::WgmmaFenceAlignedOp>(op);
+}
+bool isCommit(Operation *op) {
+  return isa<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>(op);
+}
+std::optional<uint64_t> waitGroupDepth(Operation *op) {
+  if (auto wait = dyn_cast<WaitGroupOp>(op))
+    return static_cast<uint64_t>(wait.getGroup());
+  if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op))
+    return wait.getGroup();
+  return std::nullopt;
+}
+
+/// A barrier across the threads that wrote shared memory and the ones whose
+/// wgmma reads it.
+bool isThreadBarrier(Operation *op) {
+  if (isa<NVVM::Barrier0Op, NVVM::BarrierOp, gpu::BarrierOp>(op))
+    return true;
+  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
+    return asmOp.getAsmString().contains("bar.sync") ||
+           asmOp.getAsmString().contains("barrier.sync");
+  return false;
+}
+
+/// An arrival that can release a stage to its producer.
+bool isArrive(Operation *op) {
+  return isa<NVVM::MBarrierArriveOp, NVVM::MBarrierArriveNocompleteOp,
+             NVVM::MBarrierArriveDropOp, NVVM::MBarrierArriveDropNocompleteOp>(
+      op);
+}
 
 /// Ops that only move registers around.
 bool isPlumbing(Operation *op) {
@@ -198,10 +326,16 @@ SmallVector<Value> mmaRegisterOperands(Operation *op) {
     add(mma);
   else if (auto mma = dyn_cast<MmaAsyncSpOp>(op))
     add(mma);
+  else if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
+    regs.push_back(mma.getInouts());
   return regs;
 }
 
 std::tuple<int64_t, int64_t, int64_t> mmaShape(Operation *op) {
+  if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    return {shape.getM(), shape.getN(), shape.getK()};
+  }
   MmaAsyncConfig c = *getMmaAsyncConfig(op);
   return {c.m, c.n, c.k};
 }
@@ -242,9 +376,13 @@ bool isProxyFence(Operation *op) {
 
 class Analysis {
 public:
-  explicit Analysis(FunctionOpInterface fn) : fn(fn) { precompute(); }
+  Analysis(FunctionOpInterface fn, bool strict)
+      : fn(fn), model(fn), strict(strict) {
+    precompute();
+  }
 
   void run(SmallVectorImpl<ProtocolViolation> &out) {
+    model.check(out, strict);
     State entry;
     entry.reachable = true;
     // Registers passed in were written before the function started.
@@ -257,6 +395,10 @@ public:
 
 private:
   FunctionOpInterface fn;
+  PipelineModel model;
+  bool strict;
+  /// Per mma_async: the ring slots it reads.
+  DenseMap<Operation *, SmallVector<SlotRef, 2>> reads;
   /// Value -> mma ops whose registers it may carry.
   DenseMap<Value, OpSet> carries;
   /// Values whose registers an mma_async reads (acc / A fragment), with
@@ -281,8 +423,10 @@ private:
       changed |= dst.size() != before;
     };
     fn->walk([&](Operation *op) {
-      if (isMma(op))
-        carries[op->getResult(0)].insert(op);
+      if (!isMma(op))
+        return;
+      carries[op->getResult(0)].insert(op);
+      reads[op] = model.readsOf(op);
     });
     while (changed) {
       changed = false;
@@ -373,7 +517,8 @@ private:
   }
 
   void emitOnce(const ProtocolViolation &v, bool emit) {
-    if (!emit || !reported.insert({v.at, v.kind}).second)
+    if (!emit || (v.unproven && !strict) ||
+        !reported.insert({v.at, v.kind}).second)
       return;
     report->push_back(v);
   }
@@ -402,28 +547,206 @@ private:
       });
     if (!s.everFenced || dirty || (shapeChange && !s.fencedSinceMma))
       emitOnce({ProtocolViolation::MissingFence, op, s.lastAccess}, emit);
+    checkFilled(op, s, emit);
     s.fencedSinceMma = false;
-    s.uncommitted.insert(op);
+    Pending p{op, {}};
+    for (const SlotRef &r : reads[op])
+      p.stages.push_back(r.stage);
+    s.uncommitted.insert(p);
+  }
+
+  /// protocol_c6: every ring slot the mma reads has had its full barrier
+  /// waited on in this round, and no generic store into what it reads is
+  /// without a CTA barrier since.
+  void checkFilled(Operation *op, State &s, bool emit) {
+    for (const SlotRef &r : reads[op]) {
+      const Ring &ring = model.ring(r.id);
+      if (ring.full.empty())
+        continue;
+      ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op,
+                          ring.firstWrite};
+      if (r.stage.stages <= 0) {
+        v.unproven = true;
+        v.text = "the shared-memory stage this mma_async reads must be proven "
+                 "filled, but got a descriptor the checker cannot relate to "
+                 "a stage (protocol_c6, strict)";
+        emitOnce(v, emit);
+        continue;
+      }
+      bool filled = llvm::any_of(s.ready, [&](const SlotRef &w) {
+        return llvm::is_contained(ring.full, w.id) && w.stage.sameSlot(r.stage);
+      });
+      if (filled)
+        continue;
+      v.text = llvm::formatv("an mma_async must read stage {0} only after a "
+                             "wait on that stage's full barrier in the same "
+                             "round, but got no such wait (protocol_c6)",
+                             describeStage(r.stage))
+                   .str();
+      v.notes.push_back({ring.firstWrite, "the stage is filled by this TMA "
+                                          "load, which completes on the full "
+                                          "barrier"});
+      v.related = nullptr;
+      emitOnce(v, emit);
+      // Reported once: the later mma_async ops of this round read it too.
+      s.ready.push_back(SlotRef{ring.full.front(), r.stage});
+    }
+    for (Operation *store : s.unsynced) {
+      if (!storeFeeds(store, op))
+        continue;
+      ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op, nullptr};
+      v.text = "a barrier across the writing threads must separate a generic "
+               "store to the shared memory an mma_async reads from it, but "
+               "got none (protocol_c6)";
+      v.notes.push_back({store, "shared memory written here"});
+      emitOnce(v, emit);
+      return;
+    }
+  }
+
+  /// Whether a generic shared store writes what `mma` reads: both
+  /// addresses share a base atom (a different base cannot be decided).
+  bool storeFeeds(Operation *store, Operation *mma) {
+    Value address = isa<LLVM::StoreOp>(store)
+                        ? cast<LLVM::StoreOp>(store).getAddr()
+                        : Value();
+    if (!address)
+      return false;
+    std::optional<StagedAddress> to = model.addresses.staged(address);
+    if (!to)
+      return false;
+    for (Value d : mmaDescriptors(mma)) {
+      std::optional<StagedAddress> from = model.addresses.staged(d, true);
+      if (from && llvm::any_of(to->rest.terms, [&](const auto &t) {
+            return from->rest.terms.lookup(t.first) == t.second;
+          }))
+        return true;
+    }
+    return false;
+  }
+
+  static SmallVector<Value, 2> mmaDescriptors(Operation *mma) {
+    SmallVector<Value, 2> out;
+    if (auto op = dyn_cast<MmaAsyncOp>(mma)) {
+      if (!op.isAFromRegisters())
+        out.push_back(op.getA());
+      out.push_back(op.getDescB());
+    } else if (auto op = dyn_cast<MmaAsyncSpOp>(mma)) {
+      if (!op.isAFromRegisters())
+        out.push_back(op.getA());
+      out.push_back(op.getDescB());
+    } else if (auto op = dyn_cast<NVVM::WgmmaMmaAsyncOp>(mma)) {
+      out.push_back(op.getDescriptorA());
+      out.push_back(op.getDescriptorB());
+    }
+    return out;
+  }
+
+  /// protocol_c7: `at` releases (arrives on an empty barrier of) or
+  /// overwrites ring slot `slot` while an mma_async reading it may be pending.
+  void checkNotPending(Operation *at, int ringId, const StageExpr &stage,
+                       const State &s, bool emit, const char *what) {
+    auto scan = [&](const PendingSet &set, bool uncommitted, int64_t depth) {
+      for (const Pending &p : set) {
+        const SmallVector<SlotRef, 2> &r = reads[p.op];
+        for (auto [i, slot] : llvm::enumerate(r)) {
+          if (slot.id != ringId)
+            continue;
+          const StageExpr &read = p.stages[i];
+          ProtocolViolation v{ProtocolViolation::ReleasedWhilePending, at,
+                              nullptr};
+          if (read.sameSlot(stage)) {
+            v.text =
+                uncommitted
+                    ? llvm::formatv("a stage must be {0} only after the "
+                                    "wgmma groups reading it completed, but "
+                                    "got stage {1} {0} while an mma_async "
+                                    "reading it is not even committed "
+                                    "(protocol_c7)",
+                                    what, describeStage(stage))
+                          .str()
+                    : llvm::formatv("a stage must be {0} only after the "
+                                    "wgmma groups reading it completed "
+                                    "(wait_group {1} or lower first), but got "
+                                    "stage {2} {0} while that group may be "
+                                    "pending (protocol_c7)",
+                                    what, depth, describeStage(stage))
+                          .str();
+          } else if (!read.comparable(stage) || stage.stages <= 0) {
+            v.unproven = true;
+            v.text = llvm::formatv("a stage must be proven {0} only after the "
+                                   "wgmma groups reading it completed, but "
+                                   "got stage {1} and a pending read the "
+                                   "checker cannot relate (protocol_c7, "
+                                   "strict)",
+                                   what, describeStage(stage))
+                         .str();
+          } else {
+            continue;
+          }
+          v.notes.push_back({p.op, "mma_async reading the stage issued here"});
+          if (s.lastWait && !v.unproven)
+            v.notes.push_back(
+                {s.lastWait, "the last wait_group executed before it"});
+          emitOnce(v, emit);
+          return true;
+        }
+      }
+      return false;
+    };
+    if (scan(s.uncommitted, true, 0))
+      return;
+    for (size_t i = s.groups.size(); i-- > 0;)
+      if (scan(s.groups[i], false,
+               static_cast<int64_t>(s.groups.size() - 1 - i)))
+        return;
+  }
+
+  void transferBarrierOp(Operation *op, State &s, bool emit) {
+    if (auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
+      if (std::optional<SlotRef> slot = model.barrierAt(wait.getAddr()))
+        s.ready.push_back(*slot);
+      s.unsynced.clear();
+      return;
+    }
+    if (isArrive(op)) {
+      std::optional<SlotRef> slot = model.barrierAt(op->getOperand(0));
+      if (!slot)
+        return;
+      for (int id = 0; id < model.numRings(); ++id)
+        if (llvm::is_contained(model.ring(id).empty, slot->id))
+          checkNotPending(op, id, slot->stage, s, emit, "released");
+      return;
+    }
+    Value written;
+    if (isTmaLoad(op))
+      written = tmaDestination(op);
+    else if (auto store = dyn_cast<LLVM::StoreOp>(op))
+      written = store.getAddr();
+    if (!written)
+      return;
+    if (std::optional<SlotRef> slot = model.ringAt(written))
+      checkNotPending(op, slot->id, slot->stage, s, emit, "overwritten");
   }
 
   void transferOp(Operation *op, State &s, bool emit) {
-    if (isa<FenceOp>(op)) {
+    if (isWgmmaFence(op)) {
       s.everFenced = true;
       s.fencedSinceMma = true;
       s.dirty.clear();
       s.lastAccess = nullptr;
       return;
     }
-    if (isa<CommitGroupOp>(op)) {
+    if (isCommit(op)) {
       s.groups.push_back(s.uncommitted);
       s.uncommitted.clear();
       s.capGroups();
       return;
     }
-    if (auto wait = dyn_cast<WaitGroupOp>(op)) {
-      uint64_t keep = static_cast<uint64_t>(wait.getGroup());
-      if (s.groups.size() > keep)
-        s.groups.erase(s.groups.begin(), s.groups.end() - keep);
+    if (std::optional<uint64_t> keep = waitGroupDepth(op)) {
+      if (s.groups.size() > *keep)
+        s.groups.erase(s.groups.begin(), s.groups.end() - *keep);
+      s.lastWait = op;
       return;
     }
     if (isMma(op)) {
@@ -434,8 +757,13 @@ private:
       s.proxyStore = nullptr;
       return;
     }
-    if (isGenericSharedStore(op))
+    if (isThreadBarrier(op))
+      s.unsynced.clear();
+    transferBarrierOp(op, s, emit);
+    if (isGenericSharedStore(op)) {
       s.proxyStore = op;
+      s.unsynced.insert(op);
+    }
     if (isForwarding(op))
       return;
     // A non-wgmma op: early uses of pending results, register accesses.
@@ -469,8 +797,8 @@ private:
   }
 
   void checkReturn(Operation *term, const State &s, bool emit) {
-    for (Operation *mma : s.uncommitted) {
-      ProtocolViolation v{ProtocolViolation::NotCommitted, term, mma};
+    for (const Pending &p : s.uncommitted) {
+      ProtocolViolation v{ProtocolViolation::NotCommitted, term, p.op};
       v.uncommitted = true;
       emitOnce(v, emit);
       break;
@@ -509,21 +837,79 @@ private:
     return s;
   }
 
+  /// The stage expressions of a loop's state are rewritten at its edges so
+  /// that they always name the current iteration's counters: on entry the
+  /// init values become the iteration arguments, across the back edge a
+  /// slot read one iteration ago is (k - step), and on exit the counters
+  /// become the loop's results.
+  State enterLoop(scf::ForOp forOp, State s) {
+    s.rebase([&](StageExpr &e) {
+      for (auto [i, init] : llvm::enumerate(forOp.getInitArgs()))
+        if (e.counter == init &&
+            model.addresses.counterStep(forOp.getRegionIterArgs()[i])) {
+          e.counter = forOp.getRegionIterArgs()[i];
+          return;
+        }
+    });
+    return s;
+  }
+
+  State backEdge(scf::ForOp forOp, State s) {
+    s.rebase([&](StageExpr &e) {
+      if (!e.counter)
+        return;
+      auto arg = dyn_cast<BlockArgument>(e.counter);
+      if (!arg || arg.getOwner() != forOp.getBody())
+        return;
+      std::optional<int64_t> step = model.addresses.counterStep(e.counter);
+      e.offset -= step ? *step : 0;
+      if (!step || e.offset < -kMaxAge * std::max<int64_t>(1, *step))
+        e = unknownStage();
+    });
+    return s;
+  }
+
+  State leaveLoop(scf::ForOp forOp, State s, bool fromBody) {
+    s.rebase([&](StageExpr &e) {
+      if (!e.counter)
+        return;
+      if (!fromBody) {
+        for (auto [i, init] : llvm::enumerate(forOp.getInitArgs()))
+          if (e.counter == init)
+            e.counter = forOp.getResult(i);
+        return;
+      }
+      auto arg = dyn_cast<BlockArgument>(e.counter);
+      if (arg && arg.getOwner() == forOp.getBody() && arg.getArgNumber() > 0) {
+        std::optional<int64_t> step = model.addresses.counterStep(e.counter);
+        if (step) {
+          e.offset -= *step;
+          e.counter = forOp.getResult(arg.getArgNumber() - 1);
+          return;
+        }
+      }
+      // Anything else defined in the loop means nothing after it.
+      if (forOp->isAncestor(e.counter.getParentRegion()->getParentOp()))
+        e = unknownStage();
+    });
+    return s;
+  }
+
   State runFor(scf::ForOp forOp, State s, bool emit) {
     // Iterate the body from the join of the entry and the back edge.
-    State head = s;
-    for (int i = 0; i < 64; ++i) {
+    State entry = enterLoop(forOp, s);
+    State head = entry;
+    for (int i = 0; i < 2 * kMaxAge; ++i) {
       State out = runRegion(forOp.getRegion(), head, /*emit=*/false);
-      State next = s;
-      next.join(out);
+      State next = entry;
+      next.join(backEdge(forOp, out));
       if (next == head)
         break;
       head = next;
     }
     State out = runRegion(forOp.getRegion(), head, emit);
-    State exit = s; // zero trips
-    exit.join(out);
-    exit.join(head);
+    State exit = leaveLoop(forOp, s, /*fromBody=*/false); // zero trips
+    exit.join(leaveLoop(forOp, out, /*fromBody=*/true));
     return exit;
   }
 
@@ -559,12 +945,13 @@ private:
 
 } // namespace
 
-SmallVector<ProtocolViolation> nvwgmma::analyzeProtocol(Operation *root) {
+SmallVector<ProtocolViolation> nvwgmma::analyzeProtocol(Operation *root,
+                                                        bool strict) {
   SmallVector<ProtocolViolation> out;
   root->walk([&](FunctionOpInterface fn) {
     if (fn.isExternal())
       return;
-    Analysis(fn).run(out);
+    Analysis(fn, strict).run(out);
   });
   return out;
 }

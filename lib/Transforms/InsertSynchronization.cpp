@@ -56,12 +56,21 @@ struct InsertSynchronizationPass
           InsertSynchronizationPass> {
   void runOnOperation() override {
     constexpr int kMaxRepairs = 1000;
+    auto repairable = [](const ProtocolViolation &v) { return v.repairable(); };
     for (int i = 0; i < kMaxRepairs; ++i) {
       SmallVector<ProtocolViolation> violations =
           analyzeProtocol(getOperation());
-      if (violations.empty())
-        return;
-      repair(violations.front());
+      auto first = llvm::find_if(violations, repairable);
+      if (first != violations.end()) {
+        repair(*first);
+        continue;
+      }
+      // What is left is a pipeline race: reported, never serialised away.
+      for (const ProtocolViolation &v : violations)
+        reportProtocolViolation(v);
+      if (!violations.empty())
+        signalPassFailure();
+      return;
     }
     // Each repair removes its violation, so only pathological IR gets here.
     SmallVector<ProtocolViolation> left = analyzeProtocol(getOperation());

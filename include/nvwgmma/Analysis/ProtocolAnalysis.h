@@ -22,7 +22,12 @@ struct ProtocolViolation {
     NotCommitted,
     NotWaited,
     EarlyUse,
-    MissingProxyFence
+    MissingProxyFence,
+    // The pipeline rules: reported, never repaired.
+    ReadBeforeFilled,
+    ReleasedWhilePending,
+    ExpectTxMismatch,
+    PhaseMismatch
   };
   Kind kind;
   /// Where the diagnostic points and where a repair goes (before it).
@@ -33,15 +38,27 @@ struct ProtocolViolation {
   /// largest N of a `wait_group N` that completes its group.
   bool uncommitted = false;
   int64_t waitDepth = 0;
+  /// The pipeline rules build their message and further notes where the
+  /// facts are known; `unproven` marks what only strict mode reports.
+  std::string text;
+  llvm::SmallVector<std::pair<Operation *, std::string>> notes;
+  bool unproven = false;
 
+  /// Whether --nvwgmma-insert-synchronization may repair it (c1-c5).
+  bool repairable() const { return kind <= MissingProxyFence; }
   const char *label() const;
   std::string message() const;
   const char *note() const;
 };
 
 /// Analyses every function under `root` and returns the violations, each
-/// reported once, in program order.
-llvm::SmallVector<ProtocolViolation> analyzeProtocol(Operation *root);
+/// reported once. With `strict`, also what the pipeline rules could not
+/// decide (marked `unproven`).
+llvm::SmallVector<ProtocolViolation> analyzeProtocol(Operation *root,
+                                                     bool strict = false);
+
+/// Emits `v` as an error at its op's location with its notes (no op dump).
+void reportProtocolViolation(const ProtocolViolation &v);
 
 } // namespace nvwgmma
 } // namespace mlir

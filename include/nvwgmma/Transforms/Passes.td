@@ -61,10 +61,31 @@ def NVWGMMACheckProtocol : Pass<"nvwgmma-check-protocol"> {
     * protocol_c5: a generic-proxy store to shared memory (address space 3)
       followed by an mma_async with no fence.proxy.async in between.
 
-    Loops are analysed to their steady state, so a software-pipelined K
-    loop (`wait_group 1` inside, `wait_group 0` after) passes. Limits are
-    in docs/Protocol.md.
+    and the pipeline rules, over TMA loads, mbarriers and ring stages
+    addressed through a loop counter ((k + c) mod S):
+
+    * protocol_c6: an mma_async reads a stage before a wait on that stage's
+      full barrier in the same round, or reads shared memory a generic store
+      wrote with no barrier since;
+    * protocol_c7: a stage is released (arrive on its empty barrier) or
+      overwritten while a wgmma group reading it may be pending;
+    * protocol_c8: an expect_tx byte count differs from the bytes of the TMA
+      loads completing on that barrier slot;
+    * protocol_c9: a try_wait.parity whose parity does not follow the round
+      of the stage it waits on, or has the polarity that passes before the
+      stage is filled (full barrier) or never passes in the first round
+      (empty barrier).
+
+    Upstream nvvm.wgmma.* ops are checked like nvwgmma ops. Where the
+    pipeline rules cannot relate an address or a counter they say nothing;
+    `strict=true` reports those places instead. Loops are analysed to their
+    steady state, so a software-pipelined K loop (`wait_group 1` inside,
+    `wait_group 0` after) passes. Limits are in docs/Protocol.md.
   }];
+  let options = [
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "Also report what the pipeline rules could not prove">,
+  ];
 }
 
 def NVWGMMAInsertSynchronization : Pass<"nvwgmma-insert-synchronization"> {
@@ -76,7 +97,9 @@ def NVWGMMAInsertSynchronization : Pass<"nvwgmma-insert-synchronization"> {
     the group right before an early use (c4) or the return (c2, c3), and
     `fence.proxy.async` right before an mma_async that follows a shared
     store (c5). Correct functions are left unchanged; the pass is
-    idempotent.
+    idempotent. The pipeline rules (c6-c9) are never repaired: serialising
+    a race away would hide a design error, so the pass reports them as the
+    checker does and fails.
   }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }

@@ -249,8 +249,16 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                             k0 = arith.muli(
                                 arith.index_cast(i32, loads.induction_variable), const(bk)
                             )
-                            ring.load(tm_a, stage_tile(stage, 0), (k0, row), stage)
-                            ring.load(tm_b, stage_tile(stage, a_tile.tile_bytes), (k0, col), stage)
+                            ring.load(
+                                tm_a, stage_tile(stage, 0), (k0, row), stage, bytes=a_box.bytes
+                            )
+                            ring.load(
+                                tm_b,
+                                stage_tile(stage, a_tile.tile_bytes),
+                                (k0, col),
+                                stage,
+                                bytes=b_box.bytes,
+                            )
                             scf.YieldOp([arith.addi(it, const(1))])
                         scf.YieldOp([loads.results[0]])
                     scf.YieldOp([])

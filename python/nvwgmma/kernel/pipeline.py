@@ -7,7 +7,7 @@
     stage, phase = ring.stage_and_phase(k)
     ring.producer_acquire(stage, phase)           # the stage is free again
     ring.producer_expect(stage, bytes_per_stage)  # arrive.expect_tx on full[stage]
-    ring.load(tensor_map, dst, (x, y), stage)     # TMA into dst, completing on full[stage]
+    ring.load(tensor_map, dst, (x, y), stage, bytes=box.bytes)  # TMA into dst, on full[stage]
     # consumer, iteration k:
     ring.consumer_wait(stage, phase)              # the stage's bytes have landed
     ... wgmma on the stage, wait_group ...
@@ -137,20 +137,32 @@ class Ring:
             IntegerType.get_signless(64), self.full.at(stage), i32_constant(tx_bytes)
         )
 
-    def load(self, tensor_map, dst, coordinates, stage):
+    def load(self, tensor_map, dst, coordinates, stage, *, bytes: int | None = None):
         """A TMA tile load of the box at `coordinates` (innermost first) of
         `tensor_map` (a generic pointer to the CUtensorMap) into `dst` (an
-        `!llvm.ptr<3>`), completing on full[stage]."""
+        `!llvm.ptr<3>`), completing on full[stage].
+
+        `bytes` (the box's `TmaBox.bytes`) is recorded on the op as
+        `nvwgmma.tx_bytes`: the box lives in the tensor map, out of the IR's
+        sight, and `--nvwgmma-check-protocol` compares it with the expect_tx
+        count (protocol_c8)."""
         from ..dialects import nvvm
+        from ..ir import IntegerAttr, IntegerType
 
         tensor_map = _checks.value(tensor_map, "tensor_map")
         dst = _checks.value(dst, "dst")
         coords = [as_i32(c, "coordinate") for c in coordinates]
         if not 1 <= len(coords) <= 5:
             raise ValueError(f"coordinates must have 1 to 5 entries, but got {len(coords)}")
-        nvvm.cp_async_bulk_tensor_shared_cluster_global(
+        if bytes is not None:
+            bytes = _checks.integer(bytes, "bytes", 1, (1 << 20) - 1)
+        op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
             dst, tensor_map, coords, self.full.at(stage), [], is_cta_only=True
         )
+        if bytes is not None:
+            op.operation.attributes["nvwgmma.tx_bytes"] = IntegerAttr.get(
+                IntegerType.get_signless(64), bytes
+            )
 
     def consumer_wait(self, stage, phase):
         """Wait until the bytes of `stage` for this round have landed."""

@@ -1,0 +1,344 @@
+//===- AddressModel.cpp - symbolic shared-memory addresses ----------------===//
+//
+// Linear forms are built by walking definitions backwards; anything that is
+// not add/sub/mul-by-constant/shift/GEP/cast becomes an opaque atom. Two
+// liberties, both about how addresses and descriptors are built in practice:
+// `and` with a low-bit mask is an identity (shared addresses fit 18 bits), and
+// `or` with a constant only contributes its low 14 bits (the descriptor's
+// start-address field; the rest are layout fields).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AddressModel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::nvwgmma;
+
+namespace {
+
+constexpr int64_t kStartAddressMask = (1 << 14) - 1;
+
+bool isCast(Operation *op) {
+  return isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
+             arith::ExtSIOp, arith::TruncIOp, LLVM::ZExtOp, LLVM::SExtOp,
+             LLVM::TruncOp, LLVM::PtrToIntOp>(op);
+}
+
+bool checkedMul(int64_t a, int64_t b, int64_t &out) {
+  return !llvm::MulOverflow(a, b, out);
+}
+
+/// Scales every coefficient and the constant by `factor`.
+bool scale(Linear &l, int64_t factor) {
+  for (auto &term : l.terms)
+    if (!checkedMul(term.second, factor, term.second))
+      return false;
+  return checkedMul(l.constant, factor, l.constant);
+}
+
+/// Brings `l` to `shift` (>= l.shift) without changing its value.
+bool raiseShift(Linear &l, unsigned shift) {
+  if (shift - l.shift >= 62)
+    return false;
+  if (!scale(l, int64_t(1) << (shift - l.shift)))
+    return false;
+  l.shift = shift;
+  return true;
+}
+
+std::optional<Linear> addLinear(Linear a, Linear b, int64_t sign) {
+  unsigned shift = std::max(a.shift, b.shift);
+  if (!raiseShift(a, shift) || !raiseShift(b, shift))
+    return std::nullopt;
+  for (auto &[atom, coeff] : b.terms) {
+    int64_t sum;
+    if (llvm::AddOverflow(a.terms.lookup(atom), sign * coeff, sum))
+      return std::nullopt;
+    a.terms[atom] = sum;
+  }
+  if (llvm::AddOverflow(a.constant, sign * b.constant, a.constant))
+    return std::nullopt;
+  a.terms.remove_if([](const auto &t) { return t.second == 0; });
+  return a;
+}
+
+Linear atomOf(Value v) {
+  Linear l;
+  l.terms[v] = 1;
+  return l;
+}
+
+Linear constantOf(int64_t c) {
+  Linear l;
+  l.constant = c;
+  return l;
+}
+
+std::optional<int64_t> elementBytes(Type t) {
+  if (t.isIntOrFloat() && t.getIntOrFloatBitWidth() % 8 == 0)
+    return t.getIntOrFloatBitWidth() / 8;
+  return std::nullopt;
+}
+
+} // namespace
+
+bool StageExpr::sameSlot(const StageExpr &o) const {
+  if (!comparable(o) || stages <= 0)
+    return false;
+  return ((offset - o.offset) % stages + stages) % stages == 0;
+}
+
+std::optional<int64_t> AddressModel::constant(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (isCast(def) && !isa<LLVM::PtrToIntOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    Attribute attr;
+    if (auto c = dyn_cast<arith::ConstantOp>(def))
+      attr = c.getValue();
+    else if (auto c = dyn_cast<LLVM::ConstantOp>(def))
+      attr = c.getValue();
+    if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
+      return i.getValue().getSExtValue();
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<Value, int64_t>> AddressModel::counterPlus(Value v) {
+  int64_t offset = 0;
+  for (int depth = 0; depth < 32; ++depth) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      break;
+    if (isCast(def) && !isa<LLVM::PtrToIntOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    bool isAdd = isa<arith::AddIOp, LLVM::AddOp>(def);
+    bool isSub = isa<arith::SubIOp, LLVM::SubOp>(def);
+    if (!isAdd && !isSub)
+      break;
+    if (std::optional<int64_t> c = constant(def->getOperand(1))) {
+      offset += isAdd ? *c : -*c;
+      v = def->getOperand(0);
+      continue;
+    }
+    std::optional<int64_t> c = isAdd ? constant(def->getOperand(0))
+                                     : std::optional<int64_t>();
+    if (!c)
+      break;
+    offset += *c;
+    v = def->getOperand(1);
+  }
+  return std::make_pair(v, offset);
+}
+
+std::optional<int64_t> AddressModel::modularCounter(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getArgNumber() == 0)
+    return std::nullopt;
+  auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+  if (!forOp)
+    return std::nullopt;
+  Value next = forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() -
+                                                            1);
+  Operation *def = next.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  auto incremented = [&](Value x) {
+    auto base = counterPlus(x);
+    return base && base->first == v && base->second == 1;
+  };
+  // remui(v + 1, S)
+  if (isa<arith::RemUIOp, LLVM::URemOp>(def) && incremented(def->getOperand(0)))
+    return constant(def->getOperand(1));
+  // select(v + 1 == S, 0, v + 1)
+  if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
+      constant(def->getOperand(1)) == 0 && incremented(def->getOperand(2)))
+    if (auto cmp = def->getOperand(0).getDefiningOp<arith::CmpIOp>())
+      if (cmp.getPredicate() == arith::CmpIPredicate::eq &&
+          incremented(cmp.getLhs()))
+        return constant(cmp.getRhs());
+  return std::nullopt;
+}
+
+std::optional<int64_t> AddressModel::counterStep(Value counter) {
+  auto arg = dyn_cast_or_null<BlockArgument>(counter);
+  if (!arg)
+    return std::nullopt;
+  auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+  if (!forOp)
+    return std::nullopt;
+  if (arg.getArgNumber() == 0)
+    return constant(forOp.getStep());
+  if (modularCounter(counter))
+    return 1;
+  Value next = forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() -
+                                                            1);
+  auto base = counterPlus(next);
+  if (base && base->first == counter && base->second != 0)
+    return base->second;
+  return std::nullopt;
+}
+
+std::optional<StageExpr> AddressModel::stageOf(Value atom) {
+  if (std::optional<int64_t> modulus = modularCounter(atom))
+    return StageExpr{atom, 0, *modulus};
+  Operation *def = atom.getDefiningOp();
+  if (!def || !isa<arith::RemUIOp, LLVM::URemOp>(def))
+    return std::nullopt;
+  std::optional<int64_t> stages = constant(def->getOperand(1));
+  auto base = counterPlus(def->getOperand(0));
+  if (!stages || *stages <= 0 || !base || !counterStep(base->first))
+    return std::nullopt;
+  return StageExpr{base->first, base->second, *stages};
+}
+
+std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
+  Operation *def = v.getDefiningOp();
+  while (def && isCast(def)) {
+    v = def->getOperand(0);
+    def = v.getDefiningOp();
+  }
+  if (!def)
+    return std::nullopt;
+  if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && constant(def->getOperand(1)) == 1)
+    if (std::optional<PhaseExpr> inner = phaseOf(def->getOperand(0))) {
+      inner->flipped = !inner->flipped;
+      return inner;
+    }
+  if (!isa<arith::AndIOp, LLVM::AndOp>(def) || constant(def->getOperand(1)) != 1)
+    return std::nullopt;
+  Operation *div = def->getOperand(0).getDefiningOp();
+  if (!div || !isa<arith::DivUIOp, LLVM::UDivOp>(div))
+    return std::nullopt;
+  std::optional<int64_t> stages = constant(div->getOperand(1));
+  auto base = counterPlus(div->getOperand(0));
+  if (!stages || *stages <= 0 || !base || !counterStep(base->first))
+    return std::nullopt;
+  return PhaseExpr{StageExpr{base->first, base->second, *stages}, false};
+}
+
+std::optional<Linear> AddressModel::linear(Value v) {
+  auto it = cache.find(v);
+  if (it != cache.end())
+    return it->second;
+  cache[v] = atomOf(v); // cycles through loop arguments end at an atom
+  std::optional<Linear> l = compute(v);
+  if (!l)
+    l = atomOf(v);
+  cache[v] = l;
+  return l;
+}
+
+std::optional<Linear> AddressModel::compute(Value v) {
+  if (std::optional<int64_t> c = constant(v))
+    return constantOf(*c);
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (isCast(def))
+    return linear(def->getOperand(0));
+  auto operand = [&](unsigned i) { return linear(def->getOperand(i)); };
+  if (isa<arith::AddIOp, LLVM::AddOp, arith::SubIOp, LLVM::SubOp>(def)) {
+    std::optional<Linear> a = operand(0), b = operand(1);
+    if (!a || !b)
+      return std::nullopt;
+    return addLinear(*a, *b, isa<arith::AddIOp, LLVM::AddOp>(def) ? 1 : -1);
+  }
+  if (isa<arith::MulIOp, LLVM::MulOp, arith::ShLIOp, LLVM::ShlOp>(def)) {
+    bool shiftOp = isa<arith::ShLIOp, LLVM::ShlOp>(def);
+    for (unsigned i = 0; i < 2; ++i) {
+      std::optional<int64_t> c = constant(def->getOperand(i));
+      if (!c || (shiftOp && i == 0))
+        continue;
+      if (shiftOp && (*c < 0 || *c > 40))
+        return std::nullopt;
+      std::optional<Linear> l = operand(1 - i);
+      int64_t factor = shiftOp ? int64_t(1) << *c : *c;
+      if (!l || !scale(*l, factor))
+        return std::nullopt;
+      l->terms.remove_if([](const auto &t) { return t.second == 0; });
+      return l;
+    }
+    return std::nullopt;
+  }
+  if (isa<arith::ShRUIOp, LLVM::LShrOp>(def)) {
+    std::optional<int64_t> c = constant(def->getOperand(1));
+    std::optional<Linear> l = operand(0);
+    if (!c || !l || *c < 0 || l->shift + *c > 40)
+      return std::nullopt;
+    l->shift += *c;
+    return l;
+  }
+  if (isa<arith::AndIOp, LLVM::AndOp>(def)) {
+    std::optional<int64_t> mask = constant(def->getOperand(1));
+    if (mask && *mask >= (1 << 18) - 1 && llvm::isMask_64(*mask))
+      return operand(0);
+    return std::nullopt;
+  }
+  if (isa<arith::OrIOp, LLVM::OrOp>(def)) {
+    std::optional<int64_t> c = constant(def->getOperand(1));
+    std::optional<Linear> l = operand(0);
+    if (!c || !l)
+      return std::nullopt;
+    Linear field = constantOf(*c & kStartAddressMask);
+    return addLinear(*l, field, 1);
+  }
+  if (auto gep = dyn_cast<LLVM::GEPOp>(def)) {
+    auto indices = gep.getIndices();
+    std::optional<int64_t> bytes = elementBytes(gep.getElemType());
+    if (indices.size() != 1 || !bytes)
+      return std::nullopt;
+    std::optional<Linear> base = linear(gep.getBase());
+    std::optional<Linear> index;
+    if (auto attr = dyn_cast<IntegerAttr>(indices[0]))
+      index = constantOf(attr.getInt());
+    else
+      index = linear(cast<Value>(indices[0]));
+    if (!base || !index || !scale(*index, *bytes))
+      return std::nullopt;
+    return addLinear(*base, *index, 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<StagedAddress> AddressModel::staged(Value v, bool descriptor) {
+  std::optional<Linear> l = linear(v);
+  if (!l)
+    return std::nullopt;
+  if (descriptor) {
+    // The start-address field counts 16-byte units.
+    if (l->shift >= 4)
+      l->shift -= 4;
+    else if (!scale(*l, int64_t(1) << (4 - l->shift)))
+      return std::nullopt;
+    else
+      l->shift = 0;
+  }
+  if (l->shift != 0)
+    return std::nullopt;
+  StagedAddress out;
+  out.rest.constant = l->constant;
+  bool haveStage = false;
+  for (auto &[atom, coeff] : l->terms) {
+    std::optional<StageExpr> stage = stageOf(atom);
+    if (!stage) {
+      out.rest.terms[atom] = coeff;
+      continue;
+    }
+    if (haveStage && !(*stage == out.stage))
+      return std::nullopt;
+    out.stage = *stage;
+    out.stride += coeff;
+    haveStage = true;
+  }
+  return out;
+}

@@ -1,0 +1,91 @@
+//===- AddressModel.h - symbolic shared-memory addresses -------*- C++ -*-===//
+//
+// What the pipeline rules need to know about a value: its linear form over
+// opaque SSA atoms (so a TMA destination, a wgmma descriptor and an mbarrier
+// address can be compared), and, for atoms that are ring-stage indices,
+// which loop counter they follow ((counter + offset) mod stages). Private to
+// lib/Analysis.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H
+#define NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
+#include <optional>
+
+namespace mlir {
+namespace nvwgmma {
+
+/// (counter + offset) mod stages, where `counter` is the argument of an
+/// scf.for body that advances by `step` per iteration. A null counter with
+/// stages == 1 is a fixed slot (no staging).
+struct StageExpr {
+  Value counter;
+  int64_t offset = 0;
+  int64_t stages = 1;
+
+  bool isFixed() const { return !counter; }
+  /// Whether both name the same slot in every iteration.
+  bool sameSlot(const StageExpr &o) const;
+  /// Whether the two slots are related at all (same counter and ring size).
+  bool comparable(const StageExpr &o) const {
+    return counter == o.counter && stages == o.stages;
+  }
+  bool operator==(const StageExpr &o) const {
+    return counter == o.counter && offset == o.offset && stages == o.stages;
+  }
+};
+
+/// ((counter + offset) / stages) & 1, complemented when `flipped`.
+struct PhaseExpr {
+  StageExpr round;
+  bool flipped = false;
+};
+
+/// value = (sum(coeff * atom) + constant) / 2^shift. Exact for the
+/// add/sub/mul/shift/GEP/cast chains that build addresses and descriptors.
+struct Linear {
+  llvm::SmallMapVector<Value, int64_t, 4> terms;
+  int64_t constant = 0;
+  unsigned shift = 0;
+};
+
+/// A shared-memory access resolved against ring stages: byte address =
+/// rest + stride * stage.
+struct StagedAddress {
+  Linear rest;
+  int64_t stride = 0;
+  StageExpr stage;
+};
+
+class AddressModel {
+public:
+  /// The linear form of `v`, or nullopt when it is not linear.
+  std::optional<Linear> linear(Value v);
+  /// For a stage atom, its expression; nullopt for any other value.
+  std::optional<StageExpr> stageOf(Value atom);
+  /// The round parity a try_wait.parity operand follows, if recognised.
+  std::optional<PhaseExpr> phaseOf(Value v);
+  /// A byte address (pointer or integer) split into rest + stride * stage;
+  /// `descriptor` reads a wgmma matrix descriptor's start-address field.
+  std::optional<StagedAddress> staged(Value v, bool descriptor = false);
+  /// The step of a loop counter (an scf.for body argument), or nullopt.
+  std::optional<int64_t> counterStep(Value counter);
+  /// Constant integer value, through casts.
+  std::optional<int64_t> constant(Value v);
+
+private:
+  llvm::DenseMap<Value, std::optional<Linear>> cache;
+  /// v = counter + offset (through casts and constant adds).
+  std::optional<std::pair<Value, int64_t>> counterPlus(Value v);
+  std::optional<int64_t> modularCounter(Value v);
+  std::optional<Linear> compute(Value v);
+};
+
+} // namespace nvwgmma
+} // namespace mlir
+
+#endif // NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H

@@ -1,0 +1,347 @@
+//===- PipelineModel.cpp - rings, barriers and who guards what ------------===//
+
+#include "PipelineModel.h"
+
+#include "nvwgmma/IR/NVWGMMAOps.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace mlir;
+using namespace mlir::nvwgmma;
+
+namespace {
+
+/// The attribute a frontend puts on a tensor TMA load to say how many bytes
+/// it brings (the box is in the tensor map, which the IR cannot see).
+constexpr llvm::StringLiteral kTxBytesAttr = "nvwgmma.tx_bytes";
+
+std::string termsKey(const Linear &l) {
+  std::vector<std::pair<uintptr_t, int64_t>> terms;
+  for (auto &[atom, coeff] : l.terms)
+    terms.push_back({reinterpret_cast<uintptr_t>(atom.getAsOpaquePointer()),
+                     coeff});
+  llvm::sort(terms);
+  std::string key;
+  for (auto &[atom, coeff] : terms)
+    key += llvm::formatv("{0}*{1};", coeff, atom).str();
+  return key;
+}
+
+/// Whether every term of `base` appears in `l` with the same coefficient
+/// (extra terms, e.g. a consumer's sub-tile offset, are allowed).
+bool contains(const Linear &l, const Linear &base) {
+  return llvm::all_of(base.terms, [&](const auto &t) {
+    auto it = l.terms.find(t.first);
+    return it != l.terms.end() && it->second == t.second;
+  });
+}
+
+std::string signedOffset(int64_t offset) {
+  if (offset == 0)
+    return "k";
+  return llvm::formatv("k {0} {1}", offset < 0 ? "-" : "+",
+                       offset < 0 ? -offset : offset)
+      .str();
+}
+
+} // namespace
+
+bool mlir::nvwgmma::isTmaLoad(Operation *op) {
+  return isa<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp,
+             NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op);
+}
+
+Value mlir::nvwgmma::tmaDestination(Operation *op) {
+  if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op))
+    return tma.getDstMem();
+  return cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op).getDstMem();
+}
+
+Value mlir::nvwgmma::tmaBarrier(Operation *op) {
+  if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op))
+    return tma.getMbar();
+  return cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op).getMbar();
+}
+
+std::optional<int64_t> mlir::nvwgmma::tmaBytes(Operation *op,
+                                               AddressModel &addresses) {
+  if (auto copy = dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op))
+    return addresses.constant(copy.getSize());
+  if (auto bytes = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
+    return bytes.getInt();
+  return std::nullopt;
+}
+
+std::string mlir::nvwgmma::describeStage(const StageExpr &stage) {
+  if (stage.isFixed())
+    return "a fixed slot";
+  if (stage.offset == 0)
+    return llvm::formatv("k mod {0}", stage.stages).str();
+  return llvm::formatv("({0}) mod {1}", signedOffset(stage.offset),
+                       stage.stages)
+      .str();
+}
+
+std::string mlir::nvwgmma::describePhase(const PhaseExpr &phase) {
+  std::string round =
+      phase.round.offset == 0
+          ? llvm::formatv("(k / {0}) & 1", phase.round.stages).str()
+          : llvm::formatv("(({0}) / {1}) & 1", signedOffset(phase.round.offset),
+                          phase.round.stages)
+                .str();
+  return phase.flipped ? round + " ^ 1" : round;
+}
+
+PipelineModel::PipelineModel(FunctionOpInterface fn) : fn(fn) {
+  fn->walk([&](Operation *op) {
+    if (isTmaLoad(op))
+      tmaLoads.push_back(op);
+  });
+  learnRings();
+  learnEmptyBarriers();
+}
+
+std::optional<SlotRef> PipelineModel::barrierAt(Value address) {
+  std::optional<StagedAddress> a = addresses.staged(address);
+  if (!a)
+    return std::nullopt;
+  std::array<int64_t, 3> shape{a->stride, a->stage.stages, a->rest.constant};
+  auto key = std::make_pair(termsKey(a->rest), shape);
+  auto [it, inserted] = barrierIds.try_emplace(key, barrierIds.size());
+  return SlotRef{it->second, a->stage};
+}
+
+std::optional<SlotRef> PipelineModel::ringAt(Value address, bool descriptor) {
+  std::optional<StagedAddress> a = addresses.staged(address, descriptor);
+  if (!a || a->stride == 0)
+    return std::nullopt;
+  for (auto [id, ring] : llvm::enumerate(rings)) {
+    int64_t lo = ring.base.constant;
+    if (ring.stride == a->stride && ring.stages == a->stage.stages &&
+        contains(a->rest, ring.base) && a->rest.constant >= lo &&
+        a->rest.constant < lo + ring.stride)
+      return SlotRef{static_cast<int>(id), a->stage};
+  }
+  return std::nullopt;
+}
+
+void PipelineModel::learnRings() {
+  // Stage 0 of each ring starts at its lowest destination; a destination
+  // a whole stride or more further up belongs to another ring.
+  SmallVector<std::pair<Operation *, StagedAddress>> writes;
+  for (Operation *load : tmaLoads)
+    if (std::optional<StagedAddress> a =
+            addresses.staged(tmaDestination(load));
+        a && a->stride > 0)
+      writes.push_back({load, *a});
+  llvm::stable_sort(writes, [](const auto &x, const auto &y) {
+    return x.second.rest.constant < y.second.rest.constant;
+  });
+  for (auto &[load, a] : writes) {
+    std::optional<SlotRef> slot = ringAt(tmaDestination(load));
+    if (!slot) {
+      Ring ring;
+      ring.stride = a.stride;
+      ring.stages = a.stage.stages;
+      ring.base = a.rest;
+      ring.firstWrite = load;
+      rings.push_back(ring);
+      slot = SlotRef{static_cast<int>(rings.size() - 1), a.stage};
+    }
+    std::optional<SlotRef> barrier = barrierAt(tmaBarrier(load));
+    if (barrier && barrier->stage.sameSlot(slot->stage) &&
+        !llvm::is_contained(rings[slot->id].full, barrier->id))
+      rings[slot->id].full.push_back(barrier->id);
+  }
+}
+
+void PipelineModel::learnEmptyBarriers() {
+  // A producer waits on the empty barrier of a stage before refilling it:
+  // a wait on the same slot earlier in the load's block or an enclosing one.
+  for (Operation *load : tmaLoads) {
+    std::optional<SlotRef> slot = ringAt(tmaDestination(load));
+    if (!slot)
+      continue;
+    Ring &ring = rings[slot->id];
+    for (Operation *at = load; at && at != fn.getOperation();
+         at = at->getParentOp())
+      for (Operation *prev = at->getPrevNode(); prev;
+           prev = prev->getPrevNode()) {
+        auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(prev);
+        if (!wait)
+          continue;
+        std::optional<SlotRef> barrier = barrierAt(wait.getAddr());
+        if (barrier && barrier->stage.sameSlot(slot->stage) &&
+            !llvm::is_contained(ring.full, barrier->id) &&
+            !llvm::is_contained(ring.empty, barrier->id))
+          ring.empty.push_back(barrier->id);
+      }
+  }
+}
+
+bool PipelineModel::isFull(int barrier) const {
+  return llvm::any_of(
+      rings, [&](const Ring &r) { return llvm::is_contained(r.full, barrier); });
+}
+
+bool PipelineModel::isEmpty(int barrier) const {
+  return llvm::any_of(rings, [&](const Ring &r) {
+    return llvm::is_contained(r.empty, barrier);
+  });
+}
+
+SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
+  SmallVector<Value, 2> descriptors;
+  if (auto op = dyn_cast<MmaAsyncOp>(mma)) {
+    if (!op.isAFromRegisters())
+      descriptors.push_back(op.getA());
+    descriptors.push_back(op.getDescB());
+  } else if (auto op = dyn_cast<MmaAsyncSpOp>(mma)) {
+    if (!op.isAFromRegisters())
+      descriptors.push_back(op.getA());
+    descriptors.push_back(op.getDescB());
+  } else if (auto op = dyn_cast<NVVM::WgmmaMmaAsyncOp>(mma)) {
+    descriptors.push_back(op.getDescriptorA());
+    descriptors.push_back(op.getDescriptorB());
+  }
+  SmallVector<SlotRef, 2> reads;
+  for (Value d : descriptors)
+    if (std::optional<SlotRef> slot = ringAt(d, /*descriptor=*/true))
+      reads.push_back(*slot);
+  return reads;
+}
+
+void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
+                          bool strict) {
+  fn->walk([&](Operation *op) {
+    if (isa<NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp>(op))
+      checkExpectTx(op, out, strict);
+    else if (isa<NVVM::MBarrierTryWaitParityOp>(op))
+      checkParity(op, out, strict);
+  });
+}
+
+void PipelineModel::checkExpectTx(Operation *expect,
+                                  SmallVectorImpl<ProtocolViolation> &out,
+                                  bool strict) {
+  Value address = expect->getOperand(0);
+  std::optional<SlotRef> barrier = barrierAt(address);
+  std::optional<int64_t> expected = addresses.constant(expect->getOperand(1));
+  if (!barrier || !expected)
+    return;
+  // Every expect on this slot in the block counts; the first reports.
+  Block *block = expect->getBlock();
+  int64_t total = 0;
+  for (Operation &op : *block)
+    if (isa<NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp>(op)) {
+      std::optional<SlotRef> other = barrierAt(op.getOperand(0));
+      if (!other || other->id != barrier->id ||
+          !other->stage.sameSlot(barrier->stage))
+        continue;
+      if (&op != expect && op.isBeforeInBlock(expect))
+        return;
+      std::optional<int64_t> c = addresses.constant(op.getOperand(1));
+      if (!c)
+        return;
+      total += *c;
+    }
+  int64_t brought = 0;
+  bool unknown = false;
+  ProtocolViolation v{ProtocolViolation::ExpectTxMismatch, expect, nullptr};
+  for (Operation &top : *block)
+    top.walk([&](Operation *load) {
+      if (!isTmaLoad(load))
+        return;
+      std::optional<SlotRef> slot = barrierAt(tmaBarrier(load));
+      if (!slot || slot->id != barrier->id ||
+          !slot->stage.sameSlot(barrier->stage))
+        return;
+      std::optional<int64_t> bytes = tmaBytes(load, addresses);
+      if (!bytes) {
+        unknown = true;
+        return;
+      }
+      brought += *bytes;
+      v.notes.push_back(
+          {load, llvm::formatv("TMA load of {0} bytes completing on the "
+                               "barrier",
+                               *bytes)
+                     .str()});
+    });
+  if (unknown || v.notes.empty()) {
+    if (!strict)
+      return;
+    v.unproven = true;
+    v.notes.clear();
+    v.text = unknown ? "the expect_tx byte count must be checked against the "
+                       "TMA loads completing on this barrier, but got a load "
+                       "whose size the IR does not say (nvwgmma.tx_bytes) "
+                       "(protocol_c8, strict)"
+                     : "the expect_tx byte count must be checked against the "
+                       "TMA loads completing on this barrier, but got none "
+                       "in the same block (protocol_c8, strict)";
+    out.push_back(v);
+    return;
+  }
+  if (brought == total)
+    return;
+  v.text = llvm::formatv("the expect_tx byte count must equal the bytes the "
+                         "TMA loads completing on this barrier bring, {0}, "
+                         "but got {1} (protocol_c8)",
+                         brought, total)
+               .str();
+  out.push_back(v);
+}
+
+void PipelineModel::checkParity(Operation *op,
+                                SmallVectorImpl<ProtocolViolation> &out,
+                                bool strict) {
+  auto wait = cast<NVVM::MBarrierTryWaitParityOp>(op);
+  std::optional<SlotRef> barrier = barrierAt(wait.getAddr());
+  if (!barrier || barrier->stage.isFixed() || barrier->stage.stages <= 0)
+    return;
+  bool full = isFull(barrier->id), empty = isEmpty(barrier->id);
+  std::optional<PhaseExpr> phase = addresses.phaseOf(wait.getPhase());
+  ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
+  std::string want =
+      describePhase(PhaseExpr{barrier->stage, /*flipped=*/empty && !full});
+  if (!phase) {
+    if (!strict)
+      return;
+    v.unproven = true;
+    v.text = llvm::formatv("the parity waited on must be proven to follow the "
+                           "round of stage {0}, {1}, but got a value the "
+                           "checker cannot relate (protocol_c9, strict)",
+                           describeStage(barrier->stage), want)
+                 .str();
+    out.push_back(v);
+    return;
+  }
+  if (!(phase->round == barrier->stage)) {
+    v.text = llvm::formatv("the parity waited on must follow the round of "
+                           "stage {0}, {1}, but got {2} (protocol_c9)",
+                           describeStage(barrier->stage), want,
+                           describePhase(*phase))
+                 .str();
+    out.push_back(v);
+    return;
+  }
+  if (full && phase->flipped)
+    v.text = llvm::formatv("a wait for a filled stage must use the round's "
+                           "parity {0}, but got its complement, which passes "
+                           "in the first round before the stage is filled "
+                           "(protocol_c9)",
+                           want)
+                 .str();
+  else if (empty && !full && !phase->flipped)
+    v.text = llvm::formatv("a wait for a released stage must use the "
+                           "complement of the round's parity, {0}, but got "
+                           "the round's parity, which in the first round "
+                           "waits for a release that never comes "
+                           "(protocol_c9)",
+                           want)
+                 .str();
+  if (!v.text.empty())
+    out.push_back(v);
+}

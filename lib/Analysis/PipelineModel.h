@@ -1,0 +1,90 @@
+//===- PipelineModel.h - rings, barriers and who guards what ---*- C++ -*-===//
+//
+// The flow-insensitive half of the pipeline checker. From the TMA loads of a
+// function it learns the shared-memory rings (stride, stage count, base),
+// the mbarrier each ring's loads complete on (its full barrier) and the one
+// its producer waits on before refilling a stage (its empty barrier). The
+// dataflow in ProtocolAnalysis.cpp asks it which ring slot a wgmma reads and
+// which slot a wait or a release names. The rules that need no dataflow
+// (expect_tx byte counts, wait parities) are checked here. Private to
+// lib/Analysis.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVWGMMA_LIB_ANALYSIS_PIPELINEMODEL_H
+#define NVWGMMA_LIB_ANALYSIS_PIPELINEMODEL_H
+
+#include "AddressModel.h"
+#include "nvwgmma/Analysis/ProtocolAnalysis.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include <map>
+#include <string>
+
+namespace mlir {
+namespace nvwgmma {
+
+/// A slot of a ring or of a barrier array: which one, and which stage.
+struct SlotRef {
+  int id = -1;
+  StageExpr stage;
+};
+
+struct Ring {
+  int64_t stride = 0;
+  int64_t stages = 1;
+  Linear base; // the lowest TMA destination of stage 0
+  llvm::SmallVector<int> full, empty;
+  Operation *firstWrite = nullptr;
+};
+
+class PipelineModel {
+public:
+  explicit PipelineModel(FunctionOpInterface fn);
+
+  /// The ring slots a wgmma reads through its descriptors.
+  llvm::SmallVector<SlotRef, 2> readsOf(Operation *mma);
+  /// The ring slot a shared-memory address falls in, if any.
+  std::optional<SlotRef> ringAt(Value address, bool descriptor = false);
+  /// The barrier slot an mbarrier address names.
+  std::optional<SlotRef> barrierAt(Value address);
+  const Ring &ring(int id) const { return rings[id]; }
+  int numRings() const { return static_cast<int>(rings.size()); }
+  bool isFull(int barrier) const;
+  bool isEmpty(int barrier) const;
+
+  /// protocol_c8 and protocol_c9, and in strict mode what they could not
+  /// decide.
+  void check(llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
+
+  AddressModel addresses;
+
+private:
+  FunctionOpInterface fn;
+  llvm::SmallVector<Ring, 4> rings;
+  std::map<std::pair<std::string, std::array<int64_t, 3>>, int> barrierIds;
+  llvm::SmallVector<Operation *> tmaLoads;
+
+  void learnRings();
+  void learnEmptyBarriers();
+  void checkExpectTx(Operation *expect, llvm::SmallVectorImpl<ProtocolViolation> &out,
+                     bool strict);
+  void checkParity(Operation *wait, llvm::SmallVectorImpl<ProtocolViolation> &out,
+                   bool strict);
+};
+
+/// Whether `op` is a TMA (bulk) load into shared memory completing on an
+/// mbarrier; `dst`/`barrier`/`bytes` describe it.
+bool isTmaLoad(Operation *op);
+Value tmaDestination(Operation *op);
+Value tmaBarrier(Operation *op);
+std::optional<int64_t> tmaBytes(Operation *op, AddressModel &addresses);
+
+/// "k mod 3", "(k - 1) mod 3": how diagnostics name a stage.
+std::string describeStage(const StageExpr &stage);
+std::string describePhase(const PhaseExpr &phase);
+
+} // namespace nvwgmma
+} // namespace mlir
+
+#endif // NVWGMMA_LIB_ANALYSIS_PIPELINEMODEL_H
