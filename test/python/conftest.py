@@ -39,3 +39,16 @@ def body(ctx):
         ret = func.ReturnOp([])
     with ir.InsertionPoint(ret):
         yield module, block.arguments
+
+
+@pytest.fixture
+def nvwgmma_opt():
+    """The nvwgmma-opt under test: NVWGMMA_TOOLS_DIR (a CMake build tree) or
+    the one installed next to this Python."""
+    import pathlib
+
+    search = [os.environ.get("NVWGMMA_TOOLS_DIR", ""), str(pathlib.Path(sys.executable).parent)]
+    tool = shutil.which("nvwgmma-opt", path=os.pathsep.join(p for p in search if p))
+    if tool is None:
+        pytest.skip("nvwgmma-opt is not installed next to this Python")
+    return tool
