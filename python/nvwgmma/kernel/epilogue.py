@@ -22,6 +22,7 @@ __all__ = [
     "staging_bytes",
     "store_accumulator",
     "tma_store",
+    "wait_store_read",
     "warpgroup_thread",
 ]
 
@@ -175,12 +176,23 @@ def staging_bytes(n: int) -> int:
 
 
 def stage_accumulator(
-    acc, smem, *, d_type: str, n: int, out_type: str = "bf16", thread=None, loc=None, ip=None
+    acc,
+    smem,
+    *,
+    d_type: str,
+    n: int,
+    out_type: str = "bf16",
+    thread=None,
+    columns: tuple[int, int] | None = None,
+    loc=None,
+    ip=None,
 ):
     """Write the m64nN accumulator, as 16-bit `out_type`, into shared memory
     at `smem` (an `!llvm.ptr<3>`, 1024-byte aligned) with `stmatrix`: n/64
     column blocks of 64 rows x 128 bytes, 128-byte swizzled -- exactly what
     a TMA store with box (64, 64) and SWIZZLE_128B reads (`tma_store`).
+    `columns=(first, width)` stages only those columns (multiples of 64), in
+    `staging_bytes(width)`: a smaller staging buffer, stored chunk by chunk.
 
     Lane l of a warp gives stmatrix the row address of matrix l/8, row l%8;
     its registers r0..r3 are accumulator pairs 4i..4i+3 of 16-column group i
@@ -196,6 +208,11 @@ def stage_accumulator(
             f"out_type must be bf16 or f16 (f16 for an f16 accumulator), but got {out_type!r}"
         )
     staging_bytes(n)
+    first_column, width = (0, n) if columns is None else columns
+    _checks.integer(first_column, "columns[0]", 0, n - 64)
+    staging_bytes(_checks.integer(width, "columns[1]", 64, n - first_column))
+    if first_column % 64:
+        raise ValueError(f"columns must start at a multiple of 64, but got {first_column}")
     acc, members = _accumulator(acc, d_type, n)
     smem = _checks.value(smem, "smem")
     if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
@@ -238,8 +255,8 @@ def stage_accumulator(
     shape = Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")
     b16 = Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")
     groups_per_block = _SWIZZLE_ROW_BYTES // 32  # 16 columns of 2 bytes
-    for group in range(n // 16):
-        block, within = divmod(group, groups_per_block)
+    for group in range(first_column // 16, (first_column + width) // 16):
+        block, within = divmod(group - first_column // 16, groups_per_block)
         offset = op("add", lane_offset, i32_constant(32 * within, loc, ip))
         address = op(
             "add",
@@ -267,21 +284,77 @@ def stage_accumulator(
         nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
 
 
+def _named_barrier_id(barrier_id, loc, ip):
+    """A named barrier id (1..15; 0 is __syncthreads') as an i32 Value."""
+    if isinstance(barrier_id, int) and not isinstance(barrier_id, bool):
+        return i32_constant(_checks.integer(barrier_id, "barrier_id", 1, 15), loc, ip)
+    return as_i32(barrier_id, "barrier_id", wide=True, loc=loc, ip=ip)
+
+
+def _warpgroup_barrier(barrier_id, loc, ip):
+    from ..dialects import nvvm
+
+    nvvm.BarrierOp(
+        None,
+        barrierId=barrier_id,
+        numberOfThreads=i32_constant(128, loc, ip),
+        loc=loc,
+        ip=ip,
+    )
+
+
+def wait_store_read(*, barrier_id, thread=None, loc=None, ip=None):
+    """Before writing a staging buffer again: the warpgroup's first thread
+    waits until the TMA stores it issued have read their shared memory
+    (`cp.async.bulk.wait_group.read 0`), then the warpgroup syncs on named
+    barrier `barrier_id`. Pairs with `tma_store(..., wait_read=False)`, which
+    lets the store's read overlap whatever the warpgroup does next."""
+    from ..dialects import llvm, nvvm, scf
+    from ..ir import InsertionPoint
+
+    barrier_id = _named_barrier_id(barrier_id, loc, ip)
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
+    first = llvm.icmp(llvm.ICmpPredicate.eq, t, i32_constant(0, loc, ip), loc=loc, ip=ip)
+    issuer = scf.IfOp(first, loc=loc, ip=ip)
+    with InsertionPoint(issuer.then_block):
+        nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)
+        scf.YieldOp([], loc=loc)
+    _warpgroup_barrier(barrier_id, loc, ip)
+
+
 def tma_store(
-    tensor_map, smem, *, row, col, n: int, barrier_id: int, thread=None, loc=None, ip=None
+    tensor_map,
+    smem,
+    *,
+    row,
+    col,
+    n: int,
+    barrier_id,
+    thread=None,
+    wait_read: bool = True,
+    loc=None,
+    ip=None,
 ):
     """Store a tile staged by stage_accumulator to global memory with TMA:
     make the warpgroup's stmatrix writes visible to the async proxy, sync
-    the warpgroup (named barrier `barrier_id`, 128 threads), and let its
-    first thread issue one box per 64 columns at (col + 64 b, row), then
-    wait until the shared memory has been read."""
+    the warpgroup (named barrier `barrier_id`, 128 threads: an int or an i32
+    Value, and a different one for each warpgroup storing at the same time),
+    and let its first thread issue one box per 64 columns at (col + 64 b,
+    row). With `wait_read`, it then waits until the shared memory has been
+    read; without, call `wait_store_read` before the staging is written
+    again (and before the kernel exits)."""
     from ..dialects import llvm, nvvm, scf
     from ..ir import InsertionPoint, IntegerType
 
     staging_bytes(n)
     tensor_map = _checks.value(tensor_map, "tensor_map")
     smem = _checks.value(smem, "smem")
-    barrier_id = _checks.integer(barrier_id, "barrier_id", 1, 15)
+    barrier_id = _named_barrier_id(barrier_id, loc, ip)
+    wait_read = _checks.boolean(wait_read, "wait_read")
     row, col = (
         as_i32(row, "row", wide=True, loc=loc, ip=ip),
         as_i32(col, "col", wide=True, loc=loc, ip=ip),
@@ -292,13 +365,7 @@ def tma_store(
         else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
     )
     nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta, loc=loc, ip=ip)
-    nvvm.BarrierOp(
-        None,
-        barrierId=i32_constant(barrier_id, loc, ip),
-        numberOfThreads=i32_constant(128, loc, ip),
-        loc=loc,
-        ip=ip,
-    )
+    _warpgroup_barrier(barrier_id, loc, ip)
     first = llvm.icmp(llvm.ICmpPredicate.eq, t, i32_constant(0, loc, ip), loc=loc, ip=ip)
     issue = scf.IfOp(first, loc=loc, ip=ip)
     with InsertionPoint(issue.then_block):
@@ -317,5 +384,6 @@ def tma_store(
             )
             nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row], loc=loc)
         nvvm.cp_async_bulk_commit_group(loc=loc)
-        nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)
+        if wait_read:
+            nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)
         scf.YieldOp([], loc=loc)

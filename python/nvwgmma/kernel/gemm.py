@@ -40,12 +40,19 @@ class GemmConfig:
     consumers: int = 2  # tile_m = 64 * consumers
     tile_k: int = 64
     stages: int = 3
-    group_m: int = 8  # tile rows per L2 group of the persistent schedule
+    group_m: int = 16  # tile rows per L2 group of the persistent schedule
     epilogue: str = "tma"  # stmatrix + TMA store (16-bit outputs) or "registers"
     # wgmma groups left pending before a stage is released: 1 delays each
     # release by an iteration, which costs a stage of prefetch depth; with
     # 3 stages that costs more than it buys (bench/gemm ablation).
     inflight: int = 0
+    # The TMA epilogue stages C in `epilogue_chunks` column chunks through
+    # one chunk-sized buffer per consumer: 2 chunks free the shared memory
+    # of a fourth stage.
+    epilogue_chunks: int = 1
+    # Let a TMA store's read of the staging overlap the next tile's
+    # mainloop; the wait moves to just before the staging is written again.
+    defer_store_wait: bool = True
     producer_regs: int = 40
     consumer_regs: int = 232
 
@@ -59,7 +66,9 @@ class GemmConfig:
             f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.tile_k}"
             f"_s{self.stages}_{self.epilogue}"
             + ("" if self.inflight == 0 else f"_w{self.inflight}")
-            + ("" if self.group_m == 8 else f"_g{self.group_m}")
+            + ("" if self.group_m == 16 else f"_g{self.group_m}")
+            + ("" if self.epilogue_chunks == 1 else f"_c{self.epilogue_chunks}")
+            + ("" if self.defer_store_wait else "_sync_store")
         )
 
 
@@ -77,12 +86,15 @@ SHIPPED = [
     GemmConfig(dtype="f16", out_dtype="f32", epilogue="registers"),
 ]
 # What each technique buys (bench/gemm/run.py's ablation rows): the default
-# without it.
+# without it, or with the next candidate.
 ABLATIONS = {
     "epilogue from registers (4 stages)": GemmConfig(epilogue="registers", stages=4),
     "one wgmma group in flight (wait_group 1)": GemmConfig(inflight=1),
     "no L2 tile grouping (group_m 1)": GemmConfig(group_m=1),
-    "L2 groups of 16 tile rows": GemmConfig(group_m=16),
+    "L2 groups of 8 tile rows": GemmConfig(group_m=8),
+    "TMA store waited at once": GemmConfig(defer_store_wait=False),
+    "4 stages, C in 2 chunks": GemmConfig(stages=4, epilogue_chunks=2),
+    "4 stages, C in 2 chunks, wait_group 1": GemmConfig(stages=4, epilogue_chunks=2, inflight=1),
     "128 x 128 tile (5 stages)": GemmConfig(tile_n=128, stages=5),
 }
 
@@ -109,6 +121,13 @@ def _check_config(c: GemmConfig):
     if c.epilogue not in ("registers", "tma"):
         raise ValueError(f"epilogue must be registers or tma, but got {c.epilogue!r}")
     _checks.integer(c.inflight, "inflight", 0, 1)
+    _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
+    _checks.boolean(c.defer_store_wait, "defer_store_wait")
+    if c.tile_n % (64 * c.epilogue_chunks):
+        raise ValueError(
+            f"epilogue_chunks must split tile_n into multiples of 64 columns, but got "
+            f"{c.epilogue_chunks} chunks of {c.tile_n}"
+        )
     if c.epilogue == "tma" and c.out_dtype == "f32":
         raise ValueError("epilogue must be registers for f32 output (the TMA path stages 16-bit C)")
 
@@ -150,7 +169,8 @@ def build_gemm(config: GemmConfig = GemmConfig()):
     assert tx_bytes == stage_bytes
     ring_at = c.stages * stage_bytes
     c_at = -(-(ring_at + 2 * 8 * c.stages) // a_tile.alignment) * a_tile.alignment
-    c_staging = epilogue.staging_bytes(bn) if c.epilogue == "tma" else 0
+    chunk = bn // c.epilogue_chunks
+    c_staging = epilogue.staging_bytes(chunk) if c.epilogue == "tma" else 0
     c_box = tile_geometry(
         c.out_dtype if c.out_dtype != "f32" else "bf16", rows=64, k=64, major="K", swizzle="128B"
     ).tma()
@@ -272,6 +292,11 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                 )
                 b_desc = smem.tile_descriptor(byte_gep(base, const(a_tile.tile_bytes)), b_tile)
                 releaser = arith.cmpi(arith.CmpIPredicate.eq, wg_thread, const(0))
+                # Named barrier 0 is __syncthreads; each consumer its own.
+                store_barrier = arith.addi(consumer, const(1))
+                staging = byte_gep(
+                    base, arith.addi(const(c_at), arith.muli(consumer, const(c_staging)))
+                )
 
                 def release(stage):
                     rel = scf.IfOp(releaser)
@@ -338,26 +363,30 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                         release(last_stage)
                     rows = arith.addi(row, arith.muli(consumer, const(64)))
                     if c.epilogue == "tma":
-                        staging = byte_gep(
-                            base, arith.addi(const(c_at), arith.muli(consumer, const(c_staging)))
-                        )
-                        epilogue.stage_accumulator(
-                            main.results[0],
-                            staging,
-                            d_type="f32",
-                            n=bn,
-                            out_type=c.out_dtype,
-                            thread=wg_thread,
-                        )
-                        epilogue.tma_store(
-                            tm_c,
-                            staging,
-                            row=rows,
-                            col=col,
-                            n=bn,
-                            barrier_id=1 + c.consumers,
-                            thread=wg_thread,
-                        )
+                        for h in range(c.epilogue_chunks):
+                            if c.defer_store_wait or h:
+                                # The previous store (of this tile's last
+                                # chunk or the last tile's) has read it.
+                                epilogue.wait_store_read(barrier_id=store_barrier, thread=wg_thread)
+                            epilogue.stage_accumulator(
+                                main.results[0],
+                                staging,
+                                d_type="f32",
+                                n=bn,
+                                out_type=c.out_dtype,
+                                thread=wg_thread,
+                                columns=(h * chunk, chunk),
+                            )
+                            epilogue.tma_store(
+                                tm_c,
+                                staging,
+                                row=rows,
+                                col=arith.addi(col, const(h * chunk)),
+                                n=chunk,
+                                barrier_id=store_barrier,
+                                thread=wg_thread,
+                                wait_read=not c.defer_store_wait and h == c.epilogue_chunks - 1,
+                            )
                     else:
                         epilogue.store_accumulator(
                             main.results[0],
@@ -371,6 +400,9 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                             thread=wg_thread,
                         )
                     scf.YieldOp([end])
+                if c.epilogue == "tma" and c.defer_store_wait:
+                    # Shared memory must outlive the last store's read.
+                    epilogue.wait_store_read(barrier_id=store_barrier, thread=wg_thread)
                 scf.YieldOp([])
     module.operation.verify()
     meta = {

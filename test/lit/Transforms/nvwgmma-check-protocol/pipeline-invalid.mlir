@@ -5,7 +5,7 @@
 
 // wait_group 2 leaves the previous iteration's group pending when its stage is released.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c7_wait_depth_two_for_release_distance_one(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c7_wait_depth_two_for_release_distance_one(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -76,7 +76,7 @@ func.func @c7_wait_depth_two_for_release_distance_one(%smem: !llvm.ptr<3>, %tmA:
 
 // The issue's case: wait_group 3 with the release one iteration behind.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c7_wait_depth_three_for_release_distance_one(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c7_wait_depth_three_for_release_distance_one(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -147,7 +147,7 @@ func.func @c7_wait_depth_three_for_release_distance_one(%smem: !llvm.ptr<3>, %tm
 
 // The release moved before the wait.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c7_release_before_wait(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c7_release_before_wait(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -215,7 +215,7 @@ func.func @c7_release_before_wait(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles
 
 // The consumer's wait on the full barrier removed.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c6_consumer_wait_removed(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c6_consumer_wait_removed(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -285,7 +285,7 @@ func.func @c6_consumer_wait_removed(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_til
 
 // expect_tx announces half of what the load brings.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c8_wrong_expect_tx(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c8_wrong_expect_tx(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -355,7 +355,7 @@ func.func @c8_wrong_expect_tx(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: in
 
 // The consumer waits on the complement parity: passes before the data lands.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c9_consumer_waits_complement(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c9_consumer_waits_complement(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -425,7 +425,7 @@ func.func @c9_consumer_waits_complement(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k
 
 // The producer waits on the round's parity of the empty barrier: deadlock in round 0.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c9_producer_waits_round_parity(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c9_producer_waits_round_parity(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -494,7 +494,7 @@ func.func @c9_producer_waits_round_parity(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, 
 
 // Stage k mod 3 but the parity of k / 4.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c9_parity_of_another_ring_size(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c9_parity_of_another_ring_size(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -564,7 +564,7 @@ func.func @c9_parity_of_another_ring_size(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, 
 
 // The wait-depth race in IR built from upstream nvvm.wgmma ops.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c7_upstream_wait_depth_two(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+func.func @protocol_c7_upstream_wait_depth_two(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -636,7 +636,7 @@ func.func @c7_upstream_wait_depth_two(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_t
 // Prefetching S - 1 = 2 stages ahead with one group in flight: the TMA
 // refills the stage the previous iteration's pending wgmma reads.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c7_prefetch_overwrites_pending_stage(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %out: !llvm.ptr<1>) {
+func.func @protocol_c7_prefetch_overwrites_pending_stage(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %out: !llvm.ptr<1>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c0_i32 = arith.constant 0 : i32
@@ -696,7 +696,7 @@ func.func @c7_prefetch_overwrites_pending_stage(%smem: !llvm.ptr<3>, %tmA: !llvm
 // Each thread's store is fenced, but no barrier orders the other threads'
 // stores before the wgmma that reads the whole tile.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
-func.func @c6_generic_stores_without_barrier(%smem: !llvm.ptr<3>, %tid: i32, %x: vector<4xi32>, %acc: !acc) -> !acc {
+func.func @protocol_c6_generic_stores_without_barrier(%smem: !llvm.ptr<3>, %tid: i32, %x: vector<4xi32>, %acc: !acc) -> !acc {
   %c16 = arith.constant 16 : i32
   %off = arith.muli %tid, %c16 : i32
   %p = llvm.getelementptr %smem[%off] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
