@@ -258,7 +258,21 @@ class Problem:
         return impls, {name: self.error(outputs[name]) for name in impls}
 
 
-def _launcher(out_dir, meta, problem, sms, persistent=None):
+def _grid(meta, tiles, sms, policy):
+    """The launch grid: "balanced" is nvwgmma.kernel.gemm.grid_size (the
+    fewest CTAs finishing in the same number of waves), "per_sm" one CTA per
+    SM, "per_tile" one CTA per tile. (Restated: no nvwgmma build here.)"""
+    cluster = meta.get("cluster", [1, 1, 1])[0]
+    units, slots = tiles // cluster, max(1, sms // cluster)
+    if policy == "per_tile":
+        return tiles
+    if policy == "per_sm":
+        return min(slots, units) * cluster
+    waves = -(-units // slots)
+    return -(-units // waves) * cluster
+
+
+def _launcher(out_dir, meta, problem, sms, persistent=None, policy="balanced"):
     """A callable launching our kernel on the problem, and its output."""
     import numpy as np
     import torch
@@ -276,7 +290,7 @@ def _launcher(out_dir, meta, problem, sms, persistent=None):
     tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
     if persistent is None:  # the generator's policy (nvwgmma.kernel.gemm.grid_size)
         persistent = p.k <= meta["persistent_max_k"]
-    grid = (min(sms, tiles) if persistent else tiles, 1, 1)
+    grid = (_grid(meta, tiles, sms, policy if persistent else "per_tile"), 1, 1)
     args = (
         np.uint64(maps[0].data_ptr()),
         np.uint64(maps[1].data_ptr()),
@@ -324,16 +338,21 @@ def run(out_dir: str, shapes) -> int:
             impls = {"nvwgmma": ours, **impls}
             errors = {"nvwgmma": error, **errors}
             variants = {}
-            # The ablations: the default configuration without one technique.
+            # The ablations: the default configuration without one technique
+            # (each measured on the shipped configuration of its dtypes).
             if cfg == shipped[0]["config"]:
-                for name, persistent in (
-                    ("always one CTA per tile", False),
-                    ("always persistent", True),
+                for name, persistent, policy in (
+                    ("always one CTA per tile", False, "balanced"),
+                    ("one CTA per SM (ragged last wave)", True, "per_sm"),
                 ):
-                    variants[name] = _launcher(out_dir, meta, p, info["sms"], persistent=persistent)
-                for ab in configs:
-                    if ab["ablation"]:
-                        variants[ab["ablation"]] = _launcher(out_dir, ab, p, info["sms"])
+                    variants[name] = _launcher(
+                        out_dir, meta, p, info["sms"], persistent=persistent, policy=policy
+                    )
+            for ab in configs:
+                same_types = all(ab["config"][t] == cfg[t] for t in ("dtype", "out_dtype"))
+                if ab["ablation"] and same_types:
+                    variants[ab["ablation"]] = _launcher(out_dir, ab, p, info["sms"])
+            if variants:
                 for name, (launch, out, _maps) in variants.items():
                     launch()
                     torch.cuda.synchronize()

@@ -26,7 +26,7 @@ constexpr int64_t kStartAddressMask = (1 << 14) - 1;
 bool isCast(Operation *op) {
   return isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
              arith::ExtSIOp, arith::TruncIOp, LLVM::ZExtOp, LLVM::SExtOp,
-             LLVM::TruncOp, LLVM::PtrToIntOp>(op);
+             LLVM::TruncOp, LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(op);
 }
 
 bool checkedMul(int64_t a, int64_t b, int64_t &out) {
@@ -95,7 +95,7 @@ bool StageExpr::sameSlot(const StageExpr &o) const {
 
 std::optional<int64_t> AddressModel::constant(Value v) {
   while (Operation *def = v.getDefiningOp()) {
-    if (isCast(def) && !isa<LLVM::PtrToIntOp>(def)) {
+    if (isCast(def) && !isa<LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(def)) {
       v = def->getOperand(0);
       continue;
     }
@@ -117,7 +117,7 @@ std::optional<std::pair<Value, int64_t>> AddressModel::counterPlus(Value v) {
     Operation *def = v.getDefiningOp();
     if (!def)
       break;
-    if (isCast(def) && !isa<LLVM::PtrToIntOp>(def)) {
+    if (isCast(def) && !isa<LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(def)) {
       v = def->getOperand(0);
       continue;
     }

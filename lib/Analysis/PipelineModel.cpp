@@ -66,11 +66,25 @@ Value mlir::nvwgmma::tmaBarrier(Operation *op) {
 
 std::optional<int64_t> mlir::nvwgmma::tmaBytes(Operation *op,
                                                AddressModel &addresses) {
-  if (auto copy = dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op))
-    return addresses.constant(copy.getSize());
-  if (auto bytes = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
-    return bytes.getInt();
-  return std::nullopt;
+  std::optional<int64_t> bytes;
+  Value mask;
+  if (auto copy = dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
+    bytes = addresses.constant(copy.getSize());
+    mask = copy.getMulticastMask();
+  } else {
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
+      bytes = attr.getInt();
+    mask = cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)
+               .getMulticastMask();
+  }
+  if (!bytes || !mask)
+    return bytes;
+  // Multicast is used symmetrically: every CTA of the mask multicasts its
+  // own slice, so each CTA's barrier receives popcount(mask) of them.
+  std::optional<int64_t> m = addresses.constant(mask);
+  if (!m)
+    return std::nullopt;
+  return *bytes * llvm::popcount(static_cast<uint64_t>(*m) & 0xffff);
 }
 
 std::string mlir::nvwgmma::describeStage(const StageExpr &stage) {

@@ -79,3 +79,38 @@ def test_gemm_refuses_bad_configurations(ctx, kwargs, message):
 
     with pytest.raises(ValueError, match=message):
         build_gemm(GemmConfig(**kwargs))
+
+
+@pytest.mark.parametrize(
+    "m,n,k,cluster,expected",
+    [
+        (4096, 4096, 4096, 1, 128),  # 512 tiles: 4 waves of 128, not 116 x 4 + 16 x 3
+        (8192, 8192, 8192, 1, 128),  # 2048 tiles: 16 waves
+        (4096, 14336, 4096, 1, 128),  # 1792 tiles: 14 waves
+        (1024, 1024, 4096, 1, 32),  # fewer tiles than SMs: one each
+        (4096, 4096, 4096, 2, 128),  # 256 cluster units on 66 cluster slots
+        (1280, 256, 4096, 2, 10),
+    ],
+)
+def test_grid_is_persistent_and_balanced(m, n, k, cluster, expected):
+    import sys
+
+    from nvwgmma.kernel.gemm import PERSISTENT_MAX_K, grid_size
+
+    meta = {
+        "tile": [128, 256, 64],
+        "cluster": [cluster, 1, 1],
+        "persistent_max_k": PERSISTENT_MAX_K,
+    }
+    grid = grid_size(meta, m, n, k, 132)
+    assert grid == expected and grid % cluster == 0
+    tiles = (m // 128) * (n // 256)
+    per_cta = [len(range(c, tiles // cluster, grid // cluster)) for c in range(grid // cluster)]
+    assert max(per_cta) - min(per_cta) <= 1 and max(per_cta) == -(
+        -tiles // cluster // (132 // cluster)
+    )
+    # The device runner restates the policy (it runs without an nvwgmma build).
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[2] / "bench" / "gemm"))
+    import run
+
+    assert run._grid(meta, tiles, 132, "balanced") == grid

@@ -137,7 +137,16 @@ class Ring:
             IntegerType.get_signless(64), self.full.at(stage), i32_constant(tx_bytes)
         )
 
-    def load(self, tensor_map, dst, coordinates, stage, *, bytes: int | None = None):
+    def load(
+        self,
+        tensor_map,
+        dst,
+        coordinates,
+        stage,
+        *,
+        bytes: int | None = None,
+        multicast_mask: int | None = None,
+    ):
         """A TMA tile load of the box at `coordinates` (innermost first) of
         `tensor_map` (a generic pointer to the CUtensorMap) into `dst` (an
         `!llvm.ptr<3>`), completing on full[stage].
@@ -145,8 +154,13 @@ class Ring:
         `bytes` (the box's `TmaBox.bytes`) is recorded on the op as
         `nvwgmma.tx_bytes`: the box lives in the tensor map, out of the IR's
         sight, and `--nvwgmma-check-protocol` compares it with the expect_tx
-        count (protocol_c8)."""
-        from ..dialects import nvvm
+        count (protocol_c8).
+
+        `multicast_mask` (bit r: cluster CTA r) writes the box to the same
+        offset in each of those CTAs and completes on full[stage] in each;
+        every CTA of the mask is expected to multicast its own slice, so each
+        full barrier receives popcount(mask) boxes."""
+        from ..dialects import llvm, nvvm
         from ..ir import IntegerAttr, IntegerType
 
         tensor_map = _checks.value(tensor_map, "tensor_map")
@@ -156,9 +170,22 @@ class Ring:
             raise ValueError(f"coordinates must have 1 to 5 entries, but got {len(coords)}")
         if bytes is not None:
             bytes = _checks.integer(bytes, "bytes", 1, (1 << 20) - 1)
-        op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
-            dst, tensor_map, coords, self.full.at(stage), [], is_cta_only=True
-        )
+        if multicast_mask is None:
+            op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
+                dst, tensor_map, coords, self.full.at(stage), [], is_cta_only=True
+            )
+        else:
+            mask = _checks.integer(multicast_mask, "multicast_mask", 1, (1 << 16) - 1)
+            op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
+                llvm.addrspacecast(llvm.PointerType.get(7), dst),
+                tensor_map,
+                coords,
+                self.full.at(stage),
+                [],
+                multicast_mask=llvm.mlir_constant(
+                    IntegerAttr.get(IntegerType.get_signless(16), mask)
+                ),
+            )
         if bytes is not None:
             op.operation.attributes["nvwgmma.tx_bytes"] = IntegerAttr.get(
                 IntegerType.get_signless(64), bytes
@@ -168,9 +195,14 @@ class Ring:
         """Wait until the bytes of `stage` for this round have landed."""
         self._wait(self.full.at(stage), phase)
 
-    def consumer_release(self, stage):
-        """One consumer arrival on empty[stage]."""
-        from ..dialects import nvvm
-        from ..ir import IntegerType
+    def consumer_release(self, stage, *, peers=()):
+        """One consumer arrival on empty[stage], and one on empty[stage] of
+        each cluster CTA in `peers` (i32 cluster ranks): a stage that other
+        CTAs multicast into is free only when every reader released it."""
+        from ..dialects import llvm, nvvm
+        from ..ir import Attribute, IntegerType
 
         nvvm.mbarrier_arrive(IntegerType.get_signless(64), self.empty.at(stage))
+        for peer in peers:
+            remote = nvvm.mapa(llvm.PointerType.get(7), self.empty.at(stage), as_i32(peer, "peer"))
+            nvvm.mbarrier_arrive(None, remote, scope=Attribute.parse("#nvvm.mem_scope<cluster>"))
