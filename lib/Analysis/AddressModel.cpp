@@ -130,8 +130,8 @@ std::optional<std::pair<Value, int64_t>> AddressModel::counterPlus(Value v) {
       v = def->getOperand(0);
       continue;
     }
-    std::optional<int64_t> c = isAdd ? constant(def->getOperand(0))
-                                     : std::optional<int64_t>();
+    std::optional<int64_t> c =
+        isAdd ? constant(def->getOperand(0)) : std::optional<int64_t>();
     if (!c)
       break;
     offset += *c;
@@ -147,8 +147,8 @@ std::optional<int64_t> AddressModel::modularCounter(Value v) {
   auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
   if (!forOp)
     return std::nullopt;
-  Value next = forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() -
-                                                            1);
+  Value next =
+      forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() - 1);
   Operation *def = next.getDefiningOp();
   if (!def)
     return std::nullopt;
@@ -180,8 +180,8 @@ std::optional<int64_t> AddressModel::counterStep(Value counter) {
     return constant(forOp.getStep());
   if (modularCounter(counter))
     return 1;
-  Value next = forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() -
-                                                            1);
+  Value next =
+      forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() - 1);
   auto base = counterPlus(next);
   if (base && base->first == counter && base->second != 0)
     return base->second;
@@ -214,7 +214,8 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
       inner->flipped = !inner->flipped;
       return inner;
     }
-  if (!isa<arith::AndIOp, LLVM::AndOp>(def) || constant(def->getOperand(1)) != 1)
+  if (!isa<arith::AndIOp, LLVM::AndOp>(def) ||
+      constant(def->getOperand(1)) != 1)
     return std::nullopt;
   Operation *div = def->getOperand(0).getDefiningOp();
   if (!div || !isa<arith::DivUIOp, LLVM::UDivOp>(div))

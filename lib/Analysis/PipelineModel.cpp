@@ -19,8 +19,8 @@ constexpr llvm::StringLiteral kTxBytesAttr = "nvwgmma.tx_bytes";
 std::string termsKey(const Linear &l) {
   std::vector<std::pair<uintptr_t, int64_t>> terms;
   for (auto &[atom, coeff] : l.terms)
-    terms.push_back({reinterpret_cast<uintptr_t>(atom.getAsOpaquePointer()),
-                     coeff});
+    terms.push_back(
+        {reinterpret_cast<uintptr_t>(atom.getAsOpaquePointer()), coeff});
   llvm::sort(terms);
   std::string key;
   for (auto &[atom, coeff] : terms)
@@ -145,8 +145,7 @@ void PipelineModel::learnRings() {
   // a whole stride or more further up belongs to another ring.
   SmallVector<std::pair<Operation *, StagedAddress>> writes;
   for (Operation *load : tmaLoads)
-    if (std::optional<StagedAddress> a =
-            addresses.staged(tmaDestination(load));
+    if (std::optional<StagedAddress> a = addresses.staged(tmaDestination(load));
         a && a->stride > 0)
       writes.push_back({load, *a});
   llvm::stable_sort(writes, [](const auto &x, const auto &y) {
@@ -195,8 +194,9 @@ void PipelineModel::learnEmptyBarriers() {
 }
 
 bool PipelineModel::isFull(int barrier) const {
-  return llvm::any_of(
-      rings, [&](const Ring &r) { return llvm::is_contained(r.full, barrier); });
+  return llvm::any_of(rings, [&](const Ring &r) {
+    return llvm::is_contained(r.full, barrier);
+  });
 }
 
 bool PipelineModel::isEmpty(int barrier) const {

@@ -67,10 +67,11 @@ private:
 
   void learnRings();
   void learnEmptyBarriers();
-  void checkExpectTx(Operation *expect, llvm::SmallVectorImpl<ProtocolViolation> &out,
+  void checkExpectTx(Operation *expect,
+                     llvm::SmallVectorImpl<ProtocolViolation> &out,
                      bool strict);
-  void checkParity(Operation *wait, llvm::SmallVectorImpl<ProtocolViolation> &out,
-                   bool strict);
+  void checkParity(Operation *wait,
+                   llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
 };
 
 /// Whether `op` is a TMA (bulk) load into shared memory completing on an

@@ -12,10 +12,12 @@ transpose), C row-major. M, N, K must be multiples of the tile (meta says
 which). One producer warpgroup streams A and B tiles with TMA into a ring of
 `stages` shared-memory stages; `consumers` warpgroups (64 rows each) run
 m64n{tile_n}k16 wgmmas and release each stage as soon as the group that read
-it completed. Tiles go in L2-friendly groups of `group_m` tile rows; for
-the grid is persistent (one CTA per SM looping over tiles), so one tile's
-epilogue overlaps the next tile's loads (`grid_size`). The epilogue
-stages C through shared memory with stmatrix and stores it with TMA.
+it completed. The grid is persistent and balanced (`grid_size`): each CTA
+loops over the same number of tiles, taken in L2-friendly groups of
+`group_m` tile rows, so one tile's epilogue overlaps the next tile's loads.
+The epilogue stages C through shared memory with stmatrix and stores it
+with TMA. `cluster_m=2` pairs CTAs in 2 x 1 clusters that multicast their
+shared B tile (correct, measured slower: docs/performance.md).
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ ABLATIONS = {
     "4 stages, C in 2 chunks, wait_group 1": GemmConfig(stages=4, epilogue_chunks=2, inflight=1),
     "128 x 128 tile (5 stages)": GemmConfig(tile_n=128, stages=5),
     "2 x 1 cluster, B multicast": GemmConfig(cluster_m=2),
-    "2 x 1 cluster, 4 stages, C in 2 chunks": GemmConfig(cluster_m=2, stages=4, epilogue_chunks=2),
+    "2 x 1 cluster, B multicast (f16)": GemmConfig(dtype="f16", out_dtype="f16", cluster_m=2),
 }
 
 
