@@ -22,9 +22,11 @@ def test_gemm_configuration_assembles_cleanly(ctx, index):
     module, meta = build_gemm(config)
     PassManager.parse("builtin.module(nvwgmma-check-protocol)").run(module.operation)
     ptx = compile_to_ptx(module)
-    n = config.tile_n
+    n, k = config.tile_n, {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}[config.dtype]
+    # One 128-byte row of K per stage: 4 instructions of 32 bytes each.
     assert (
-        ptx.count(f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{config.dtype}.{config.dtype}") == 4
+        ptx.count(f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{config.dtype}.{config.dtype}")
+        == 4
     )
     assert meta["dynamic_smem"] <= 227 * 1024
     from nvwgmma.tools import find_tool
@@ -68,7 +70,9 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
 @pytest.mark.parametrize(
     "kwargs,message",
     [
-        (dict(dtype="e4m3"), "dtype must be bf16 or f16"),
+        (dict(dtype="tf32"), "dtype must be one of bf16, f16, e4m3, e5m2, but got 'tf32'"),
+        (dict(dtype="e4m3", tile_k=64), "tile_k must be one 128-byte swizzled row, 128 e4m3"),
+        (dict(epilogue_chunks=3), "epilogue_chunks must split tile_n into multiples of 64"),
         (dict(tile_n=200), "tile_n must be a legal wgmma N that is a multiple of 64"),
         (dict(out_dtype="f32"), "epilogue must be registers for f32 output"),
         (dict(stages=6), "must fit 227 KiB"),

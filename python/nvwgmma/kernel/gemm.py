@@ -36,11 +36,11 @@ __all__ = ["ABLATIONS", "GemmConfig", "PERSISTENT_MAX_K", "SHIPPED", "build_gemm
 class GemmConfig:
     """The shape of the generated kernel. Defaults: the fastest measured."""
 
-    dtype: str = "bf16"  # bf16 or f16 inputs
+    dtype: str = "bf16"  # bf16, f16, or e4m3/e5m2 (fp8) inputs
     out_dtype: str = "bf16"  # bf16, f16 or f32
     tile_n: int = 256
     consumers: int = 2  # tile_m = 64 * consumers
-    tile_k: int = 64
+    tile_k: int | None = None  # default: one 128-byte swizzled row (64 16-bit, 128 fp8)
     stages: int = 3
     group_m: int = 16  # tile rows per L2 group of the persistent schedule
     epilogue: str = "tma"  # stmatrix + TMA store (16-bit outputs) or "registers"
@@ -67,9 +67,14 @@ class GemmConfig:
         return 64 * self.consumers
 
     @property
+    def k_tile(self) -> int:
+        """K per stage: tile_k, or one 128-byte swizzled row of the input type."""
+        return self.tile_k if self.tile_k is not None else 128 // _INPUT_BYTES.get(self.dtype, 2)
+
+    @property
     def name(self) -> str:
         return (
-            f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.tile_k}"
+            f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.k_tile}"
             f"_s{self.stages}_{self.epilogue}"
             + ("" if self.inflight == 0 else f"_w{self.inflight}")
             + ("" if self.group_m == 16 else f"_g{self.group_m}")
@@ -78,6 +83,8 @@ class GemmConfig:
             + ("" if self.cluster_m == 1 else f"_x{self.cluster_m}")
         )
 
+
+_INPUT_BYTES = {"bf16": 2, "f16": 2, "e4m3": 1, "e5m2": 1}
 
 # Persistent for every K: at steady state (bench/gemm/run.py, H200) it was
 # as fast or faster than one CTA per tile on every measured shape. (An
@@ -91,6 +98,7 @@ SHIPPED = [
     GemmConfig(dtype="f16", out_dtype="f16"),
     GemmConfig(dtype="bf16", out_dtype="f32", epilogue="registers"),
     GemmConfig(dtype="f16", out_dtype="f32", epilogue="registers"),
+    GemmConfig(dtype="e4m3", out_dtype="bf16"),
 ]
 # What each technique buys (bench/gemm/run.py's ablation rows): the default
 # without it, or with the next candidate.
@@ -111,8 +119,8 @@ ABLATIONS = {
 def _check_config(c: GemmConfig):
     from .. import lattice
 
-    if c.dtype not in ("bf16", "f16"):
-        raise ValueError(f"dtype must be bf16 or f16, but got {c.dtype!r}")
+    if c.dtype not in _INPUT_BYTES:
+        raise ValueError(f"dtype must be one of {', '.join(_INPUT_BYTES)}, but got {c.dtype!r}")
     allowed_out = ("bf16", "f16", "f32")
     if c.out_dtype not in allowed_out:
         raise ValueError(
@@ -123,8 +131,11 @@ def _check_config(c: GemmConfig):
             f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
-    if c.tile_k != 64:
-        raise ValueError(f"tile_k must be 64 (one 128-byte swizzled row), but got {c.tile_k}")
+    if c.k_tile * _INPUT_BYTES[c.dtype] != 128:
+        raise ValueError(
+            f"tile_k must be one 128-byte swizzled row, {128 // _INPUT_BYTES[c.dtype]} {c.dtype} "
+            f"elements, but got {c.tile_k}"
+        )
     _checks.integer(c.stages, "stages", 2, 8)
     _checks.integer(c.group_m, "group_m", 1, 64)
     if c.epilogue not in ("registers", "tma"):
@@ -181,7 +192,7 @@ def build_gemm(config: GemmConfig = GemmConfig()):
         raise TypeError(f"config must be a GemmConfig, but got {type(config).__name__}")
     c = config
     _check_config(c)
-    bm, bn, bk = c.tile_m, c.tile_n, c.tile_k
+    bm, bn, bk = c.tile_m, c.tile_n, c.k_tile
     a_tile = tile_geometry(c.dtype, rows=bm, k=bk, major="K", swizzle="128B")
     a_rows = tile_geometry(c.dtype, rows=64, k=bk, major="K", swizzle="128B")
     b_tile = tile_geometry(c.dtype, rows=bn, k=bk, major="K", swizzle="128B")
@@ -495,7 +506,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m nvwgmma.kernel.gemm", description="Write a GEMM's PTX and launch metadata."
     )
-    parser.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
+    parser.add_argument("--dtype", default="bf16", choices=list(_INPUT_BYTES))
     parser.add_argument("--out-dtype", default="bf16", choices=["bf16", "f16", "f32"])
     parser.add_argument("--tile-n", type=int, default=GemmConfig.tile_n)
     parser.add_argument("--consumers", type=int, default=GemmConfig.consumers)
