@@ -140,16 +140,30 @@ std::optional<std::pair<Value, int64_t>> AddressModel::counterPlus(Value v) {
   return std::make_pair(v, offset);
 }
 
-std::optional<int64_t> AddressModel::modularCounter(Value v) {
+/// For an iteration argument of an scf.for: the loop, its initial value
+/// and the value yielded for the next iteration.
+struct IterArg {
+  scf::ForOp loop;
+  Value init, next;
+};
+
+static std::optional<IterArg> iterArg(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg || arg.getArgNumber() == 0)
     return std::nullopt;
   auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
   if (!forOp)
     return std::nullopt;
-  Value next =
-      forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() - 1);
-  Operation *def = next.getDefiningOp();
+  unsigned i = arg.getArgNumber() - 1;
+  return IterArg{forOp, forOp.getInitArgs()[i],
+                 forOp.getBody()->getTerminator()->getOperand(i)};
+}
+
+std::optional<int64_t> AddressModel::modularCounter(Value v) {
+  std::optional<IterArg> arg = iterArg(v);
+  if (!arg)
+    return std::nullopt;
+  Operation *def = arg->next.getDefiningOp();
   if (!def)
     return std::nullopt;
   auto incremented = [&](Value x) {
@@ -173,16 +187,15 @@ std::optional<int64_t> AddressModel::counterStep(Value counter) {
   auto arg = dyn_cast_or_null<BlockArgument>(counter);
   if (!arg)
     return std::nullopt;
-  auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-  if (!forOp)
+  if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      forOp && arg.getArgNumber() == 0)
+    return constant(forOp.getStep()); // the induction variable
+  std::optional<IterArg> iter = iterArg(counter);
+  if (!iter)
     return std::nullopt;
-  if (arg.getArgNumber() == 0)
-    return constant(forOp.getStep());
   if (modularCounter(counter))
     return 1;
-  Value next =
-      forOp.getBody()->getTerminator()->getOperand(arg.getArgNumber() - 1);
-  auto base = counterPlus(next);
+  auto base = counterPlus(iter->next);
   if (base && base->first == counter && base->second != 0)
     return base->second;
   return std::nullopt;
@@ -194,8 +207,12 @@ std::optional<StageExpr> AddressModel::stageOf(Value atom) {
   Operation *def = atom.getDefiningOp();
   if (!def || !isa<arith::RemUIOp, LLVM::URemOp>(def))
     return std::nullopt;
-  std::optional<int64_t> stages = constant(def->getOperand(1));
-  auto base = counterPlus(def->getOperand(0));
+  return counterBy(def);
+}
+
+std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
+  std::optional<int64_t> stages = constant(op->getOperand(1));
+  auto base = counterPlus(op->getOperand(0));
   if (!stages || *stages <= 0 || !base || !counterStep(base->first))
     return std::nullopt;
   return StageExpr{base->first, base->second, *stages};
@@ -208,7 +225,7 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
     def = v.getDefiningOp();
   }
   if (!def)
-    return std::nullopt;
+    return carriedPhase(v);
   if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && constant(def->getOperand(1)) == 1)
     if (std::optional<PhaseExpr> inner = phaseOf(def->getOperand(0))) {
       inner->flipped = !inner->flipped;
@@ -220,11 +237,47 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   Operation *div = def->getOperand(0).getDefiningOp();
   if (!div || !isa<arith::DivUIOp, LLVM::UDivOp>(div))
     return std::nullopt;
-  std::optional<int64_t> stages = constant(div->getOperand(1));
-  auto base = counterPlus(div->getOperand(0));
-  if (!stages || *stages <= 0 || !base || !counterStep(base->first))
+  if (std::optional<StageExpr> round = counterBy(div))
+    return PhaseExpr{*round, false};
+  return std::nullopt;
+}
+
+std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
+  // The pipeline-state idiom: an index s yielded as (s + 1) mod S from 0,
+  // and a phase p yielded as p ^ (s + 1 == S), i.e. flipped at each wrap:
+  // p is the round parity of s's stage, complemented when it starts at 1.
+  std::optional<IterArg> arg = iterArg(v);
+  if (!arg)
     return std::nullopt;
-  return PhaseExpr{StageExpr{base->first, base->second, *stages}, false};
+  std::optional<int64_t> initial = constant(arg->init);
+  Operation *next = arg->next.getDefiningOp();
+  if (!initial || (*initial != 0 && *initial != 1) || !next)
+    return std::nullopt;
+  Value wraps;
+  auto isFlip = [&](Value x) {
+    Operation *xor_ = x.getDefiningOp();
+    return xor_ && isa<arith::XOrIOp, LLVM::XOrOp>(xor_) &&
+           xor_->getOperand(0) == v && constant(xor_->getOperand(1)) == 1;
+  };
+  if (isa<arith::SelectOp, LLVM::SelectOp>(next) &&
+      isFlip(next->getOperand(1)) && next->getOperand(2) == v)
+    wraps = next->getOperand(0);
+  else if (isa<arith::XOrIOp, LLVM::XOrOp>(next) && next->getOperand(0) == v)
+    if (Operation *ext = next->getOperand(1).getDefiningOp();
+        ext && isa<arith::ExtUIOp, LLVM::ZExtOp>(ext))
+      wraps = ext->getOperand(0);
+  auto cmp = wraps ? wraps.getDefiningOp<arith::CmpIOp>() : arith::CmpIOp();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return std::nullopt;
+  auto index = counterPlus(cmp.getLhs());
+  std::optional<int64_t> stages = constant(cmp.getRhs());
+  if (!index || index->second != 1 || !stages)
+    return std::nullopt;
+  std::optional<IterArg> indexArg = iterArg(index->first);
+  if (!indexArg || indexArg->loop != arg->loop ||
+      modularCounter(index->first) != stages || constant(indexArg->init) != 0)
+    return std::nullopt;
+  return PhaseExpr{StageExpr{index->first, 0, *stages}, *initial == 1};
 }
 
 std::optional<Linear> AddressModel::linear(Value v) {

@@ -82,6 +82,9 @@ private:
   /// v = counter + offset (through casts and constant adds).
   std::optional<std::pair<Value, int64_t>> counterPlus(Value v);
   std::optional<int64_t> modularCounter(Value v);
+  std::optional<PhaseExpr> carriedPhase(Value v);
+  /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).
+  std::optional<StageExpr> counterBy(Operation *op);
   std::optional<Linear> compute(Value v);
 };
 

@@ -205,20 +205,24 @@ bool PipelineModel::isEmpty(int barrier) const {
   });
 }
 
-SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
+SmallVector<Value, 2> mlir::nvwgmma::wgmmaDescriptors(Operation *mma) {
   SmallVector<Value, 2> descriptors;
-  if (auto op = dyn_cast<MmaAsyncOp>(mma)) {
+  auto add = [&](auto op) {
     if (!op.isAFromRegisters())
       descriptors.push_back(op.getA());
     descriptors.push_back(op.getDescB());
-  } else if (auto op = dyn_cast<MmaAsyncSpOp>(mma)) {
-    if (!op.isAFromRegisters())
-      descriptors.push_back(op.getA());
-    descriptors.push_back(op.getDescB());
-  } else if (auto op = dyn_cast<NVVM::WgmmaMmaAsyncOp>(mma)) {
-    descriptors.push_back(op.getDescriptorA());
-    descriptors.push_back(op.getDescriptorB());
-  }
+  };
+  if (auto op = dyn_cast<MmaAsyncOp>(mma))
+    add(op);
+  else if (auto op = dyn_cast<MmaAsyncSpOp>(mma))
+    add(op);
+  else if (auto op = dyn_cast<NVVM::WgmmaMmaAsyncOp>(mma))
+    descriptors.append({op.getDescriptorA(), op.getDescriptorB()});
+  return descriptors;
+}
+
+SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
+  SmallVector<Value, 2> descriptors = wgmmaDescriptors(mma);
   SmallVector<SlotRef, 2> reads;
   for (Value d : descriptors)
     if (std::optional<SlotRef> slot = ringAt(d, /*descriptor=*/true))

@@ -74,6 +74,9 @@ private:
                    llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
 };
 
+/// The shared-memory descriptors a wgmma reads (A unless from registers, B).
+llvm::SmallVector<Value, 2> wgmmaDescriptors(Operation *mma);
+
 /// Whether `op` is a TMA (bulk) load into shared memory completing on an
 /// mbarrier; `dst`/`barrier`/`bytes` describe it.
 bool isTmaLoad(Operation *op);

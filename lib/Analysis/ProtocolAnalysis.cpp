@@ -615,7 +615,7 @@ private:
     std::optional<StagedAddress> to = model.addresses.staged(address);
     if (!to)
       return false;
-    for (Value d : mmaDescriptors(mma)) {
+    for (Value d : wgmmaDescriptors(mma)) {
       std::optional<StagedAddress> from = model.addresses.staged(d, true);
       if (from && llvm::any_of(to->rest.terms, [&](const auto &t) {
             return from->rest.terms.lookup(t.first) == t.second;
@@ -623,23 +623,6 @@ private:
         return true;
     }
     return false;
-  }
-
-  static SmallVector<Value, 2> mmaDescriptors(Operation *mma) {
-    SmallVector<Value, 2> out;
-    if (auto op = dyn_cast<MmaAsyncOp>(mma)) {
-      if (!op.isAFromRegisters())
-        out.push_back(op.getA());
-      out.push_back(op.getDescB());
-    } else if (auto op = dyn_cast<MmaAsyncSpOp>(mma)) {
-      if (!op.isAFromRegisters())
-        out.push_back(op.getA());
-      out.push_back(op.getDescB());
-    } else if (auto op = dyn_cast<NVVM::WgmmaMmaAsyncOp>(mma)) {
-      out.push_back(op.getDescriptorA());
-      out.push_back(op.getDescriptorB());
-    }
-    return out;
   }
 
   /// protocol_c7: `at` releases (arrives on an empty barrier of) or
