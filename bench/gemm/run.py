@@ -309,9 +309,9 @@ def _launcher(out_dir, meta, problem, sms, persistent=None, policy="balanced"):
         _tensor_map(p.a, p.m, p.k, meta["boxes"]["A"]),
         _tensor_map(p.b, p.n, p.k, meta["boxes"]["B"]),
     ]
-    maps.append(
-        _tensor_map(c, p.m, p.n, meta["boxes"]["C"]) if p.out_t != torch.float32 else maps[0]
-    )
+    # The register epilogue stores through the C pointer; its map is unused.
+    tma_epilogue = meta["config"]["epilogue"] == "tma"
+    maps.append(_tensor_map(c, p.m, p.n, meta["boxes"]["C"]) if tma_epilogue else maps[0])
     tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
     if persistent is None:  # the generator's policy (nvwgmma.kernel.gemm.grid_size)
         persistent = p.k <= meta["persistent_max_k"]

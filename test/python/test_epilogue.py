@@ -43,12 +43,14 @@ def _evaluate(value, env):
         return env[value]
     op = value.owner
     args = [_evaluate(v, env) for v in op.operands]
-    if op.name == "llvm.mlir.constant":
+    if op.name in ("llvm.mlir.constant", "arith.constant"):
         return ir.IntegerAttr(op.attributes["value"]).value
     fn = {
         "llvm.add": lambda a, b: a + b, "llvm.mul": lambda a, b: a * b,
         "llvm.lshr": lambda a, b: a >> b, "llvm.and": lambda a, b: a & b,
-        "llvm.trunc": lambda a: a,
+        "llvm.trunc": lambda a: a, "arith.shrui": lambda a, b: a >> b,
+        "arith.andi": lambda a, b: a & b, "arith.shli": lambda a, b: a << b,
+        "arith.xori": lambda a, b: a ^ b,
     }[op.name]  # fmt: skip
     return fn(*args)
 
@@ -107,3 +109,44 @@ def test_refuses_mismatched_accumulator(ctx):
             epilogue.store_accumulator(
                 acc, block.arguments[0], 8, d_type="s32", n=16, out_type="f32"
             )
+
+
+@pytest.mark.parametrize("first,width", [(0, 64), (32, 32), (0, 128)])
+def test_f32_staging_is_the_swizzled_tma_layout(ctx, first, width):
+    """stage_accumulator(out_type="f32"): interpreting each 8-byte store for
+    every thread, undoing the 128-byte swizzle gives back (row, column) of
+    the register pair it holds, and the chunk's blocks are covered once."""
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+    from nvwgmma.layouts import accumulator_map
+
+    n = 128
+    module = ir.Module.parse(
+        "llvm.func @k(%s: !llvm.ptr<3>, %t: i32) attributes {nvvm.kernel} { llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    smem, t = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        acc = wg.zero_accumulator("f32", n)
+        epilogue.stage_accumulator(
+            acc, smem, d_type="f32", n=n, out_type="f32", thread=t, columns=(first, width)
+        )
+    module.operation.verify()
+    stores = [op for op in block.operations if op.name == "llvm.store"]
+    assert len(stores) == width // 4
+    assert epilogue.staging_bytes(width, "f32") == width // 32 * 8192
+    thread_of = accumulator_map("f32", n)[0]
+    hit = np.zeros((64, width), int)
+    for thread in range(128):
+        for store in stores:
+            offset = _evaluate(store.operands[1].owner.operands[1], {t: thread})
+            assert offset % 8 == 0
+            blk, within = divmod(offset, 8192)
+            row, swizzled = divmod(within, 128)
+            byte = swizzled ^ ((row % 8) << 4)
+            col = first + 32 * blk + byte // 4
+            for k in range(2):
+                assert thread_of[row, col + k] == thread
+                hit[row, col + k - first] += 1
+    assert (hit == 1).all()

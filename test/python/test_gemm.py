@@ -74,7 +74,7 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         (dict(dtype="e4m3", tile_k=64), "tile_k must be one 128-byte swizzled row, 128 e4m3"),
         (dict(epilogue_chunks=3), "epilogue_chunks must split tile_n into multiples of 64"),
         (dict(tile_n=200), "tile_n must be a legal wgmma N that is a multiple of 64"),
-        (dict(out_dtype="f32"), "epilogue must be registers for f32 output"),
+        (dict(out_dtype="f32"), "must fit 227 KiB"),  # f32 C unchunked: 128 KB of staging
         (dict(stages=6), "must fit 227 KiB"),
     ],
 )

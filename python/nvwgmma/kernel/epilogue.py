@@ -166,13 +166,24 @@ _SWIZZLE_ROW_BYTES = 128  # one 128B-swizzled row: the TMA box's inner extent
 _BLOCK_ROWS = 64
 
 
-def staging_bytes(n: int) -> int:
-    """Shared memory stage_accumulator needs for an m64nN tile of 16-bit
-    elements: n/64 blocks of 64 rows x 128 bytes."""
-    n = _checks.integer(n, "n", 64, 256)
-    if n % 64:
-        raise ValueError(f"n must be a multiple of 64 for the 128B-swizzled staging, but got {n}")
-    return (n // 64) * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES
+def _block_columns(out_type: str) -> int:
+    """Columns of one 128-byte swizzled row (one TMA box's inner extent)."""
+    if out_type not in ("bf16", "f16", "f32"):
+        raise ValueError(f"out_type must be bf16, f16 or f32, but got {out_type!r}")
+    return _SWIZZLE_ROW_BYTES // _OUT_BYTES[out_type]
+
+
+def staging_bytes(n: int, out_type: str = "bf16") -> int:
+    """Shared memory stage_accumulator needs for an m64nN tile of `out_type`
+    elements: one block of 64 rows x 128 bytes per 64 (16-bit) or 32 (f32)
+    columns."""
+    columns = _block_columns(out_type)
+    n = _checks.integer(n, "n", columns, 256)
+    if n % columns:
+        raise ValueError(
+            f"n must be a multiple of {columns} for a 128B-swizzled {out_type} staging, but got {n}"
+        )
+    return (n // columns) * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES
 
 
 def stage_accumulator(
@@ -187,12 +198,15 @@ def stage_accumulator(
     loc=None,
     ip=None,
 ):
-    """Write the m64nN accumulator, as 16-bit `out_type`, into shared memory
-    at `smem` (an `!llvm.ptr<3>`, 1024-byte aligned) with `stmatrix`: n/64
-    column blocks of 64 rows x 128 bytes, 128-byte swizzled -- exactly what
-    a TMA store with box (64, 64) and SWIZZLE_128B reads (`tma_store`).
-    `columns=(first, width)` stages only those columns (multiples of 64), in
-    `staging_bytes(width)`: a smaller staging buffer, stored chunk by chunk.
+    """Write the m64nN accumulator, as `out_type`, into shared memory at
+    `smem` (an `!llvm.ptr<3>`, 1024-byte aligned): column blocks of 64 rows x
+    128 bytes (64 16-bit or 32 f32 columns), 128-byte swizzled -- exactly
+    what a TMA store with SWIZZLE_128B boxes of 64 rows reads (`tma_store`).
+    16-bit output goes through `stmatrix`; f32 output (from an f32
+    accumulator) through 8-byte shared stores, one per register pair.
+    `columns=(first, width)` stages only those columns (multiples of a
+    block), in `staging_bytes(width, out_type)`: a smaller staging buffer,
+    stored chunk by chunk.
 
     Lane l of a warp gives stmatrix the row address of matrix l/8, row l%8;
     its registers r0..r3 are accumulator pairs 4i..4i+3 of 16-column group i
@@ -202,17 +216,22 @@ def stage_accumulator(
     from .smem import swizzle_offset
 
     if d_type not in ("f32", "f16"):
-        raise ValueError(f"d_type must be f32 or f16 for a 16-bit staging, but got {d_type!r}")
-    if out_type not in ("bf16", "f16") or (d_type == "f16" and out_type != "f16"):
+        raise ValueError(f"d_type must be f32 or f16 for a staging, but got {d_type!r}")
+    allowed = ("bf16", "f16", "f32") if d_type == "f32" else ("f16",)
+    if out_type not in allowed:
         raise ValueError(
-            f"out_type must be bf16 or f16 (f16 for an f16 accumulator), but got {out_type!r}"
+            f"out_type must be one of {', '.join(allowed)} for a {d_type} accumulator, "
+            f"but got {out_type!r}"
         )
-    staging_bytes(n)
+    block_columns = _block_columns(out_type)
+    staging_bytes(n, out_type)
     first_column, width = (0, n) if columns is None else columns
-    _checks.integer(first_column, "columns[0]", 0, n - 64)
-    staging_bytes(_checks.integer(width, "columns[1]", 64, n - first_column))
-    if first_column % 64:
-        raise ValueError(f"columns must start at a multiple of 64, but got {first_column}")
+    _checks.integer(first_column, "columns[0]", 0, n - block_columns)
+    staging_bytes(_checks.integer(width, "columns[1]", 1, n - first_column), out_type)
+    if first_column % block_columns:
+        raise ValueError(
+            f"columns must start at a multiple of {block_columns}, but got {first_column}"
+        )
     acc, members = _accumulator(acc, d_type, n)
     smem = _checks.value(smem, "smem")
     if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
@@ -226,6 +245,10 @@ def stage_accumulator(
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+
+    if out_type == "f32":
+        _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip)
+        return
 
     lane = llvm.and_(t, i32_constant(31, loc, ip), loc=loc, ip=ip)
     warp = llvm.lshr(t, i32_constant(5, loc, ip), loc=loc, ip=ip)
@@ -284,6 +307,50 @@ def stage_accumulator(
         nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
 
 
+def _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip):
+    """stage_accumulator for f32 output: register pair j of the thread holds
+    row 16 warp + lane/4 + 8 (j % 2), columns 2 (lane % 4) + 8 (j / 2) and +1
+    (the layout store_accumulator writes); each pair is one 8-byte store at
+    its swizzled place in the 32-column block that holds it."""
+    from ..dialects import llvm
+    from ..ir import IntegerType
+    from .smem import swizzle_offset
+
+    i8 = IntegerType.get_signless(8)
+    warp = llvm.lshr(t, i32_constant(5, loc, ip), loc=loc, ip=ip)
+    g = llvm.and_(
+        llvm.lshr(t, i32_constant(2, loc, ip), loc=loc, ip=ip),
+        i32_constant(7, loc, ip),
+        loc=loc,
+        ip=ip,
+    )
+    q = llvm.and_(t, i32_constant(3, loc, ip), loc=loc, ip=ip)
+    row0 = op("add", op("mul", warp, i32_constant(16, loc, ip)), g)
+    lane_bytes = op("mul", q, i32_constant(8, loc, ip))
+    columns = _block_columns("f32")
+    for j in range(n // 4):
+        col = 8 * (j // 2)  # of the pair's first column, before 2 (lane % 4)
+        if not first_column <= col < first_column + width:
+            continue
+        block, in_block = divmod(col - first_column, columns)
+        row = op("add", row0, i32_constant(8 * (j % 2), loc, ip))
+        linear = op(
+            "add",
+            op("mul", row, i32_constant(_SWIZZLE_ROW_BYTES, loc, ip)),
+            op("add", lane_bytes, i32_constant(4 * in_block, loc, ip)),
+        )
+        address = op(
+            "add",
+            swizzle_offset(linear, "128B", loc=loc, ip=ip),
+            i32_constant(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
+        )
+        ptr = llvm.getelementptr(
+            smem.type, smem, [address], [_DYNAMIC_INDEX], i8, llvm.GEPNoWrapFlags.none,
+            loc=loc, ip=ip,
+        )  # fmt: skip
+        llvm.store(_f32_pair(acc, j, members[0], loc, ip), ptr, alignment=8, loc=loc, ip=ip)
+
+
 def _named_barrier_id(barrier_id, loc, ip):
     """A named barrier id (1..15; 0 is __syncthreads') as an i32 Value."""
     if isinstance(barrier_id, int) and not isinstance(barrier_id, bool):
@@ -336,6 +403,7 @@ def tma_store(
     barrier_id,
     thread=None,
     wait_read: bool = True,
+    out_type: str = "bf16",
     loc=None,
     ip=None,
 ):
@@ -343,14 +411,16 @@ def tma_store(
     make the warpgroup's stmatrix writes visible to the async proxy, sync
     the warpgroup (named barrier `barrier_id`, 128 threads: an int or an i32
     Value, and a different one for each warpgroup storing at the same time),
-    and let its first thread issue one box per 64 columns at (col + 64 b,
-    row). With `wait_read`, it then waits until the shared memory has been
+    and let its first thread issue one box per block of 128-byte rows (64
+    16-bit or 32 f32 columns of `out_type`) at (col + b * columns, row).
+    With `wait_read`, it then waits until the shared memory has been
     read; without, call `wait_store_read` before the staging is written
     again (and before the kernel exits)."""
     from ..dialects import llvm, nvvm, scf
     from ..ir import InsertionPoint, IntegerType
 
-    staging_bytes(n)
+    staging_bytes(n, out_type)
+    columns = _block_columns(out_type)
     tensor_map = _checks.value(tensor_map, "tensor_map")
     smem = _checks.value(smem, "smem")
     barrier_id = _named_barrier_id(barrier_id, loc, ip)
@@ -369,7 +439,7 @@ def tma_store(
     first = llvm.icmp(llvm.ICmpPredicate.eq, t, i32_constant(0, loc, ip), loc=loc, ip=ip)
     issue = scf.IfOp(first, loc=loc, ip=ip)
     with InsertionPoint(issue.then_block):
-        for block in range(n // 64):
+        for block in range(n // columns):
             src = llvm.getelementptr(
                 smem.type,
                 smem,
@@ -380,7 +450,7 @@ def tma_store(
                 loc=loc,
             )
             x = llvm.add(
-                col, i32_constant(64 * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
+                col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
             )
             nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row], loc=loc)
         nvvm.cp_async_bulk_commit_group(loc=loc)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from .. import _checks
 
@@ -96,14 +96,16 @@ PERSISTENT_MAX_K = 1 << 30
 SHIPPED = [
     GemmConfig(dtype="bf16", out_dtype="bf16"),
     GemmConfig(dtype="f16", out_dtype="f16"),
-    GemmConfig(dtype="bf16", out_dtype="f32", epilogue="registers"),
-    GemmConfig(dtype="f16", out_dtype="f32", epilogue="registers"),
+    # f32 C: 64 KB per consumer staged in two chunks, so 3 stages still fit.
+    GemmConfig(dtype="bf16", out_dtype="f32", epilogue_chunks=2),
+    GemmConfig(dtype="f16", out_dtype="f32", epilogue_chunks=2),
     GemmConfig(dtype="e4m3", out_dtype="bf16"),
 ]
 # What each technique buys (bench/gemm/run.py's ablation rows): the default
 # without it, or with the next candidate.
 ABLATIONS = {
     "epilogue from registers (4 stages)": GemmConfig(epilogue="registers", stages=4),
+    "f32 out: epilogue from registers": GemmConfig(out_dtype="f32", epilogue="registers"),
     "one wgmma group in flight (wait_group 1)": GemmConfig(inflight=1),
     "no L2 tile grouping (group_m 1)": GemmConfig(group_m=1),
     "L2 groups of 8 tile rows": GemmConfig(group_m=8),
@@ -144,13 +146,12 @@ def _check_config(c: GemmConfig):
     _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
     _checks.boolean(c.defer_store_wait, "defer_store_wait")
     _checks.integer(c.cluster_m, "cluster_m", 1, 2)
-    if c.tile_n % (64 * c.epilogue_chunks):
+    block = 128 // (4 if c.out_dtype == "f32" else 2)  # columns of one staged block
+    if c.tile_n % (block * c.epilogue_chunks):
         raise ValueError(
-            f"epilogue_chunks must split tile_n into multiples of 64 columns, but got "
+            f"epilogue_chunks must split tile_n into multiples of {block} columns, but got "
             f"{c.epilogue_chunks} chunks of {c.tile_n}"
         )
-    if c.epilogue == "tma" and c.out_dtype == "f32":
-        raise ValueError("epilogue must be registers for f32 output (the TMA path stages 16-bit C)")
 
 
 def grid_size(meta: dict, m: int, n: int, k: int, sms: int) -> int:
@@ -205,10 +206,15 @@ def build_gemm(config: GemmConfig = GemmConfig()):
     ring_at = c.stages * stage_bytes
     c_at = -(-(ring_at + 2 * 8 * c.stages) // a_tile.alignment) * a_tile.alignment
     chunk = bn // c.epilogue_chunks
-    c_staging = epilogue.staging_bytes(chunk) if c.epilogue == "tma" else 0
-    c_box = tile_geometry(
-        c.out_dtype if c.out_dtype != "f32" else "bf16", rows=64, k=64, major="K", swizzle="128B"
-    ).tma()
+    c_staging = epilogue.staging_bytes(chunk, c.out_dtype) if c.epilogue == "tma" else 0
+    # C's TMA box: 64 rows of one 128-byte swizzled row each.
+    if c.out_dtype == "f32":  # the tf32 geometry, stored as plain FLOAT32
+        c_box = replace(
+            tile_geometry("tf32", rows=64, k=32, major="K", swizzle="128B").tma(),
+            data_type="FLOAT32",
+        )
+    else:
+        c_box = tile_geometry(c.out_dtype, rows=64, k=64, major="K", swizzle="128B").tma()
     dynamic_smem = c_at + c.consumers * c_staging + (a_tile.alignment - 16)
     if dynamic_smem > 227 * 1024:
         raise ValueError(
@@ -460,6 +466,7 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                                 barrier_id=store_barrier,
                                 thread=wg_thread,
                                 wait_read=not c.defer_store_wait and h == c.epilogue_chunks - 1,
+                                out_type=c.out_dtype,
                             )
                     else:
                         epilogue.store_accumulator(
@@ -512,12 +519,14 @@ def main(argv=None) -> int:
     parser.add_argument("--consumers", type=int, default=GemmConfig.consumers)
     parser.add_argument("--stages", type=int, default=GemmConfig.stages)
     parser.add_argument("--group-m", type=int, default=GemmConfig.group_m)
+    parser.add_argument("--epilogue", default=GemmConfig.epilogue, choices=["registers", "tma"])
     parser.add_argument(
-        "--epilogue",
+        "--epilogue-chunks",
+        type=int,
         default=None,
-        choices=["registers", "tma"],
-        help="default: tma for 16-bit outputs, registers for f32",
+        help="column chunks of the TMA epilogue (default: 2 for f32 output, else 1)",
     )
+    parser.add_argument("--cluster-m", type=int, default=GemmConfig.cluster_m)
     parser.add_argument("--ptx", required=True, help="PTX output file")
     parser.add_argument("--json", help="launch metadata output file")
     parser.add_argument("--assemble", action="store_true", help="also run ptxas")
@@ -532,7 +541,9 @@ def main(argv=None) -> int:
         consumers=args.consumers,
         stages=args.stages,
         group_m=args.group_m,
-        epilogue=args.epilogue or ("registers" if args.out_dtype == "f32" else "tma"),
+        epilogue=args.epilogue,
+        epilogue_chunks=args.epilogue_chunks or (2 if args.out_dtype == "f32" else 1),
+        cluster_m=args.cluster_m,
     )
     try:
         with Context():
