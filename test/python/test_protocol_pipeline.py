@@ -161,3 +161,31 @@ def test_ring_load_records_the_box_bytes(ctx):
     found = re.findall(r"nvwgmma\.tx_bytes = (\d+) : i64", str(module))
     assert [int(b) for b in found] == [boxes["A"]["bytes"], boxes["B"]["bytes"]]
     assert isinstance(module, ir.Module)
+
+
+def test_mutated_pipelines_never_crash_the_checker(opt):
+    """Deleting, duplicating or swapping lines of the correct pipelines gives
+    IR that fails to parse or verify, or that the checker accepts or
+    rejects -- never a crash (exit code above 1), in strict mode or not."""
+    import random
+
+    source = (ROOT / "test/lit/Transforms/nvwgmma-check-protocol/pipeline-valid.mlir").read_text()
+    kernels = [k for k in source.split("// -----") if "func.func" in k]
+    rng = random.Random(20261122)
+    outcomes = {0: 0, 1: 0}
+    for i in range(240):
+        lines = rng.choice(kernels).splitlines()
+        body = [n for n, line in enumerate(lines) if line.startswith("  ")]
+        a, b = rng.sample(body, 2)
+        kind = i % 3
+        if kind == 0:
+            del lines[a]
+        elif kind == 1:
+            lines.insert(b, lines[a])
+        else:
+            lines[a], lines[b] = lines[b], lines[a]
+        args = ["--nvwgmma-check-protocol=strict=true"] if i % 2 else ["--nvwgmma-check-protocol"]
+        proc = opt("\n".join(lines), *args)
+        assert proc.returncode in (0, 1), (proc.returncode, proc.stderr[-2000:])
+        outcomes[proc.returncode] += 1
+    assert outcomes[0] and outcomes[1]
