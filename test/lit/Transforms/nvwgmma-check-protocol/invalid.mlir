@@ -193,3 +193,33 @@ func.func @protocol_c5_memref_store_to_workgroup_memory(%da: i64, %db: i64, %acc
   nvwgmma.wait_group 0
   return %d : !acc
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// Upstream nvvm.wgmma ops follow the same rules: the last group is left
+// pending by wait.group 1, and returned before it completes.
+func.func @protocol_c3_upstream_nvvm_group_not_waited(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  nvvm.wgmma.fence.aligned
+  // expected-note @+2 {{mma_async of the pending group issued here}}
+  // expected-note @+1 {{mma_async issued here}}
+  %d = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>],
+         A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 1
+  // expected-error @+2 {{(protocol_c4)}}
+  // expected-error @+1 {{every committed group must be completed by a wait_group before the function returns, but got a group that is not waited on (protocol_c3)}}
+  return %d : !acc
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c1_upstream_nvvm_no_fence(%da: i64, %db: i64, %acc: !acc) -> !acc {
+  // expected-error @+1 {{(protocol_c1)}}
+  %d = nvvm.wgmma.mma_async %da, %db, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>],
+         A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+  nvvm.wgmma.commit.group.sync.aligned
+  nvvm.wgmma.wait.group.sync.aligned 0
+  return %d : !acc
+}
