@@ -1,4 +1,5 @@
-"""IR helpers the kernel-layer modules share: i32 constants and i32 operands."""
+"""IR helpers the kernel-layer modules share: i32 constants, i32 operands
+and pointer offsets."""
 
 from __future__ import annotations
 
@@ -12,6 +13,23 @@ def i32_constant(value: int, loc=None, ip=None):
 
     i32 = IntegerType.get_signless(32)
     return llvm.ConstantOp(i32, IntegerAttr.get(i32, value), loc=loc, ip=ip).result
+
+
+# GEPOp's marker for "this index is the next dynamic operand".
+_DYNAMIC_INDEX = -(2**31)
+
+
+def gep(base, offset, elem=None, *, loc=None, ip=None):
+    """`base` advanced by `offset` elements of `elem` (default i8: bytes): a
+    constant index for an int, a dynamic one for a Value."""
+    from ..dialects import llvm
+    from ..ir import IntegerType
+
+    elem = IntegerType.get_signless(8) if elem is None else elem
+    dynamic, static = ([], [offset]) if isinstance(offset, int) else ([offset], [_DYNAMIC_INDEX])
+    return llvm.getelementptr(
+        base.type, base, dynamic, static, elem, llvm.GEPNoWrapFlags.none, loc=loc, ip=ip
+    )
 
 
 def as_i32(value, what: str, *, wide: bool = False, loc=None, ip=None):

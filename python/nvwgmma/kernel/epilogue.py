@@ -15,7 +15,7 @@ store.
 from __future__ import annotations
 
 from .. import _checks
-from ._ir import as_i32, i32_constant
+from ._ir import as_i32, gep, i32_constant
 
 __all__ = [
     "stage_accumulator",
@@ -28,7 +28,6 @@ __all__ = [
 
 _OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4}
 # llvm.getelementptr's marker for "this index is a Value".
-_DYNAMIC_INDEX = -(2**31)
 
 
 def _accumulator(acc, d_type: str, n: int):
@@ -137,16 +136,7 @@ def store_accumulator(
         r = op("add", row0, i32_constant(8 * (j % 2), loc, ip))
         c = op("add", col0, i32_constant(8 * (j // 2), loc, ip))
         index = op("add", op("mul", r, ld), c)
-        addr = llvm.getelementptr(
-            ptr.type,
-            ptr,
-            [index],
-            [_DYNAMIC_INDEX],
-            elem,
-            llvm.GEPNoWrapFlags.none,
-            loc=loc,
-            ip=ip,
-        )
+        addr = gep(ptr, index, elem, loc=loc, ip=ip)
         if d_type == "f16":
             word = llvm.extractvalue(i32, acc, [j], loc=loc, ip=ip)
             pair = llvm.bitcast(VectorType.get([2], F16Type.get()), word, loc=loc, ip=ip)
@@ -241,7 +231,7 @@ def stage_accumulator(
         if thread is None
         else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
     )
-    i32, i8 = IntegerType.get_signless(32), IntegerType.get_signless(8)
+    i32 = IntegerType.get_signless(32)
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
@@ -286,16 +276,7 @@ def stage_accumulator(
             swizzle_offset(offset, "128B", loc=loc, ip=ip),
             i32_constant(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
         )
-        ptr = llvm.getelementptr(
-            smem.type,
-            smem,
-            [address],
-            [_DYNAMIC_INDEX],
-            i8,
-            llvm.GEPNoWrapFlags.none,
-            loc=loc,
-            ip=ip,
-        )
+        ptr = gep(smem, address, loc=loc, ip=ip)
         regs = []
         for pair in range(4 * group, 4 * group + 4):
             if d_type == "f16":
@@ -313,10 +294,8 @@ def _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip):
     (the layout store_accumulator writes); each pair is one 8-byte store at
     its swizzled place in the 32-column block that holds it."""
     from ..dialects import llvm
-    from ..ir import IntegerType
     from .smem import swizzle_offset
 
-    i8 = IntegerType.get_signless(8)
     warp = llvm.lshr(t, i32_constant(5, loc, ip), loc=loc, ip=ip)
     g = llvm.and_(
         llvm.lshr(t, i32_constant(2, loc, ip), loc=loc, ip=ip),
@@ -344,10 +323,7 @@ def _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip):
             swizzle_offset(linear, "128B", loc=loc, ip=ip),
             i32_constant(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
         )
-        ptr = llvm.getelementptr(
-            smem.type, smem, [address], [_DYNAMIC_INDEX], i8, llvm.GEPNoWrapFlags.none,
-            loc=loc, ip=ip,
-        )  # fmt: skip
+        ptr = gep(smem, address, loc=loc, ip=ip)
         llvm.store(_f32_pair(acc, j, members[0], loc, ip), ptr, alignment=8, loc=loc, ip=ip)
 
 
@@ -417,7 +393,7 @@ def tma_store(
     read; without, call `wait_store_read` before the staging is written
     again (and before the kernel exits)."""
     from ..dialects import llvm, nvvm, scf
-    from ..ir import InsertionPoint, IntegerType
+    from ..ir import InsertionPoint
 
     staging_bytes(n, out_type)
     columns = _block_columns(out_type)
@@ -440,15 +416,7 @@ def tma_store(
     issue = scf.IfOp(first, loc=loc, ip=ip)
     with InsertionPoint(issue.then_block):
         for block in range(n // columns):
-            src = llvm.getelementptr(
-                smem.type,
-                smem,
-                [],
-                [block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES],
-                IntegerType.get_signless(8),
-                llvm.GEPNoWrapFlags.none,
-                loc=loc,
-            )
+            src = gep(smem, block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc=loc)
             x = llvm.add(
                 col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
             )

@@ -188,6 +188,7 @@ def build_gemm(config: GemmConfig = GemmConfig()):
         Module,
     )
     from . import epilogue, pipeline, smem, tile_geometry
+    from ._ir import gep
 
     if not isinstance(config, GemmConfig):
         raise TypeError(f"config must be a GemmConfig, but got {type(config).__name__}")
@@ -224,7 +225,6 @@ def build_gemm(config: GemmConfig = GemmConfig()):
     k_instr = lattice.instruction_k(c.dtype)
     threads = 128 * (1 + c.consumers)
     i32 = IntegerType.get_signless(32)
-    i8 = IntegerType.get_signless(8)
     index = IndexType.get()
 
     with Location.unknown():
@@ -249,19 +249,12 @@ def build_gemm(config: GemmConfig = GemmConfig()):
             def const(v, t=i32):
                 return arith.constant(t, v)
 
-            def byte_gep(base, offset):
-                return llvm.getelementptr(
-                    ptr3, base, [offset], [-(2**31)], i8, llvm.GEPNoWrapFlags.none
-                )
-
             tid = nvvm.read_ptx_sreg_tid_x(i32)
             warpgroup = arith.divui(tid, const(128))
             wg_thread = arith.remui(tid, const(128))
             base = smem.aligned_base(llvm.mlir_addressof(ptr3, "dsmem"), a_tile.alignment)
             # Every CTA of a cluster releases each stage in every CTA of it.
-            ring = pipeline.Ring(
-                byte_gep(base, const(ring_at)), c.stages, c.consumers * c.cluster_m
-            )
+            ring = pipeline.Ring(gep(base, const(ring_at)), c.stages, c.consumers * c.cluster_m)
             first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
             clustered = c.cluster_m > 1
             rank = nvvm.read_ptx_sreg_cluster_ctarank(i32) if clustered else None
@@ -311,7 +304,7 @@ def build_gemm(config: GemmConfig = GemmConfig()):
 
             def stage_tile(stage, offset):
                 offset = const(offset) if isinstance(offset, int) else offset
-                return byte_gep(base, arith.addi(arith.muli(stage, const(stage_bytes)), offset))
+                return gep(base, arith.addi(arith.muli(stage, const(stage_bytes)), offset))
 
             is_producer = arith.cmpi(arith.CmpIPredicate.eq, warpgroup, const(0))
             roles = scf.IfOp(is_producer, has_else=True)
@@ -368,15 +361,13 @@ def build_gemm(config: GemmConfig = GemmConfig()):
                 nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
                 consumer = arith.subi(warpgroup, const(1))
                 a_desc = smem.tile_descriptor(
-                    byte_gep(base, arith.muli(consumer, const(a_rows.tile_bytes))), a_rows
+                    gep(base, arith.muli(consumer, const(a_rows.tile_bytes))), a_rows
                 )
-                b_desc = smem.tile_descriptor(byte_gep(base, const(a_tile.tile_bytes)), b_tile)
+                b_desc = smem.tile_descriptor(gep(base, const(a_tile.tile_bytes)), b_tile)
                 releaser = arith.cmpi(arith.CmpIPredicate.eq, wg_thread, const(0))
                 # Named barrier 0 is __syncthreads; each consumer its own.
                 store_barrier = arith.addi(consumer, const(1))
-                staging = byte_gep(
-                    base, arith.addi(const(c_at), arith.muli(consumer, const(c_staging)))
-                )
+                staging = gep(base, arith.addi(const(c_at), arith.muli(consumer, const(c_staging))))
 
                 def release(stage):
                     rel = scf.IfOp(releaser)

@@ -24,7 +24,7 @@ satisfies in the first round (nothing to release yet).
 from __future__ import annotations
 
 from .. import _checks
-from ._ir import as_i32, i32_constant
+from ._ir import as_i32, gep, i32_constant
 
 __all__ = ["Barriers", "Ring"]
 
@@ -49,20 +49,11 @@ class Barriers:
 
     def at(self, index):
         """The address of barrier `index` (an int or an i32 Value)."""
-        from ..dialects import llvm
         from ..ir import IntegerType
 
         if isinstance(index, int) and not isinstance(index, bool):
             _checks.integer(index, "index", 0, self.count - 1)
-        index = as_i32(index, "index")
-        return llvm.getelementptr(
-            self.base.type,
-            self.base,
-            [index],
-            [-(2**31)],
-            IntegerType.get_signless(64),
-            llvm.GEPNoWrapFlags.none,
-        )
+        return gep(self.base, as_i32(index, "index"), IntegerType.get_signless(64))
 
     def init(self, arrivals: int):
         """mbarrier.init every barrier with `arrivals` expected arrivals.
@@ -81,21 +72,14 @@ class Ring:
     consumer arrivals released it."""
 
     def __init__(self, barrier_base, stages: int, consumers: int):
-        from ..dialects import llvm
         from ..ir import IntegerType
 
         self.stages = _checks.integer(stages, "stages", 1, 64)
         self.consumers = _checks.integer(consumers, "consumers", 1, 1 << 12)
         self.full = Barriers(barrier_base, self.stages)
-        empty_base = llvm.getelementptr(
-            self.full.base.type,
-            self.full.base,
-            [],
-            [self.stages],
-            IntegerType.get_signless(64),
-            llvm.GEPNoWrapFlags.none,
+        self.empty = Barriers(
+            gep(self.full.base, self.stages, IntegerType.get_signless(64)), self.stages
         )
-        self.empty = Barriers(empty_base, self.stages)
 
     @property
     def bytes(self) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from .. import _checks
 from ..descriptors import Swizzle, swizzle_width
+from ._ir import gep
 
 __all__ = ["aligned_base", "swizzle_offset", "tile_descriptor", "step_descriptor"]
 
@@ -158,13 +159,4 @@ def aligned_base(base, alignment: int, *, loc=None, ip=None):
         ip=ip,
     )
     pad = llvm.sub(rounded, address, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
-    return llvm.getelementptr(
-        base.type,
-        base,
-        [pad],
-        [-(2**31)],
-        IntegerType.get_signless(8),
-        llvm.GEPNoWrapFlags.none,
-        loc=loc,
-        ip=ip,
-    )
+    return gep(base, pad, loc=loc, ip=ip)
