@@ -4,6 +4,7 @@ and kernels using it assemble for every accumulator/output pair."""
 
 import numpy as np
 import pytest
+from ir_interpret import evaluate
 
 CASES = [
     ("f32", "f32"),
@@ -35,26 +36,6 @@ def _kernel(d_type, out_type, n):
     return module
 
 
-def _evaluate(value, env):
-    """Integer value of the i32/i64 address arithmetic, given the arguments."""
-    from nvwgmma import ir
-
-    if value in env:
-        return env[value]
-    op = value.owner
-    args = [_evaluate(v, env) for v in op.operands]
-    if op.name in ("llvm.mlir.constant", "arith.constant"):
-        return ir.IntegerAttr(op.attributes["value"]).value
-    fn = {
-        "llvm.add": lambda a, b: a + b, "llvm.mul": lambda a, b: a * b,
-        "llvm.lshr": lambda a, b: a >> b, "llvm.and": lambda a, b: a & b,
-        "llvm.trunc": lambda a: a, "arith.shrui": lambda a, b: a >> b,
-        "arith.andi": lambda a, b: a & b, "arith.shli": lambda a, b: a << b,
-        "arith.xori": lambda a, b: a ^ b,
-    }[op.name]  # fmt: skip
-    return fn(*args)
-
-
 @pytest.mark.parametrize("d_type,out_type", CASES)
 def test_stores_cover_the_tile_once(ctx, d_type, out_type):
     from nvwgmma.layouts import accumulator_map
@@ -72,7 +53,7 @@ def test_stores_cover_the_tile_once(ctx, d_type, out_type):
         env = {ld: ldv, row: rowv, col: colv, t: thread}
         for store in stores:
             gep = store.operands[1].owner
-            index = _evaluate(gep.operands[1], env)
+            index = evaluate(gep.operands[1], env)
             r, cc = divmod(index, ldv)
             r, cc = r - rowv, cc - colv
             for k in range(2):  # a pair: two adjacent columns
@@ -140,7 +121,7 @@ def test_f32_staging_is_the_swizzled_tma_layout(ctx, first, width):
     hit = np.zeros((64, width), int)
     for thread in range(128):
         for store in stores:
-            offset = _evaluate(store.operands[1].owner.operands[1], {t: thread})
+            offset = evaluate(store.operands[1].owner.operands[1], {t: thread})
             assert offset % 8 == 0
             blk, within = divmod(offset, 8192)
             row, swizzled = divmod(within, 128)

@@ -3,23 +3,7 @@ PTX mbarrier model; kernel.tensormap says what it needs when cuda-python is
 absent."""
 
 import pytest
-
-
-def _evaluate(value, env):
-    from nvwgmma import ir
-
-    if value in env:
-        return env[value]
-    op = value.owner
-    args = [_evaluate(v, env) for v in op.operands]
-    if op.name in ("llvm.mlir.constant", "arith.constant"):
-        return ir.IntegerAttr(op.attributes["value"]).value
-    return {
-        "arith.remui": lambda a, b: a % b,
-        "arith.divui": lambda a, b: a // b,
-        "arith.andi": lambda a, b: a & b,
-        "arith.xori": lambda a, b: a ^ b,
-    }[op.name](*args)
+from ir_interpret import evaluate
 
 
 def test_ring_phases_and_ops(body):
@@ -35,8 +19,8 @@ def test_ring_phases_and_ops(body):
     k = llvm.mlir_zero(ir.IntegerType.get_signless(32))
     stage, phase = ring.stage_and_phase(k)
     for kv in range(10):
-        assert _evaluate(stage, {k: kv}) == kv % 3
-        assert _evaluate(phase, {k: kv}) == (kv // 3) & 1
+        assert evaluate(stage, {k: kv}) == kv % 3
+        assert evaluate(phase, {k: kv}) == (kv // 3) & 1
     ring.producer_acquire(stage, phase)
     ring.producer_expect(stage, 32768)
     ring.load(llvm.mlir_zero(llvm.PointerType.get()), base, (k, k), stage)
@@ -55,8 +39,8 @@ def test_ring_phases_and_ops(body):
         for op in module.body.operations[0].regions[0].blocks[0].operations
         if op.name == "nvvm.mbarrier.try_wait.parity"
     ]
-    assert _evaluate(waits[0].operands[1], {k: 0}) == 1
-    assert _evaluate(waits[1].operands[1], {k: 0}) == 0
+    assert evaluate(waits[0].operands[1], {k: 0}) == 1
+    assert evaluate(waits[1].operands[1], {k: 0}) == 0
 
 
 def test_ring_refuses_bad_arguments(body):

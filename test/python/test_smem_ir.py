@@ -4,6 +4,7 @@ llvm ops they build."""
 
 import numpy as np
 import pytest
+from ir_interpret import evaluate
 
 
 @pytest.mark.parametrize("swizzle", ["none", "32B", "64B", "128B"])
@@ -29,30 +30,6 @@ def test_swizzle_offset_folds_to_numpy(ctx, swizzle, width):
     assert folded == swizzle_address(np.array(offsets), swizzle).tolist()
 
 
-def _interpret(value, env):
-    """Evaluate the i64 llvm ops a descriptor step builds (constants, zext,
-    ptrtoint of a known argument, and, lshr, or, add, mul)."""
-    from nvwgmma import ir
-
-    if value in env:
-        return env[value]
-    op = value.owner
-    name = op.name
-    args = [_interpret(v, env) for v in op.operands]
-    if name == "llvm.mlir.constant":
-        return ir.IntegerAttr(op.attributes["value"]).value % (1 << 64)
-    ops = {
-        "llvm.zext": lambda a: a,
-        "llvm.ptrtoint": lambda a: a,
-        "llvm.and": lambda a, b: a & b,
-        "llvm.lshr": lambda a, b: a >> b,
-        "llvm.or": lambda a, b: a | b,
-        "llvm.add": lambda a, b: (a + b) % (1 << 64),
-        "llvm.mul": lambda a, b: (a * b) % (1 << 64),
-    }
-    return ops[name](*args)
-
-
 @pytest.mark.parametrize("swizzle,major", [("128B", "K"), ("none", "K"), ("64B", "MN")])
 def test_step_descriptor_matches_geometry(body, swizzle, major):
     from nvwgmma import ir
@@ -71,7 +48,7 @@ def test_step_descriptor_matches_geometry(body, swizzle, major):
         for stage, stage_arg in [(0, 0), (1, 1), (2, stage_value)]:
             d = smem.step_descriptor(desc, g, k_step=k_step, stage=stage_arg)
             expected = g.descriptor(base + stage * g.tile_bytes, k_step)
-            assert _interpret(d, dict(env)) == expected, (k_step, stage)
+            assert evaluate(d, dict(env)) == expected, (k_step, stage)
     module.operation.verify()
 
 
