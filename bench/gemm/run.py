@@ -109,10 +109,19 @@ def _our_kernel(out_dir, meta):
     return kernel
 
 
+def _use_source_tree():
+    """Make the checkout's nvwgmma importable: the device has no build, and
+    the pure-Python parts used here (geometry, tensor maps, the grid policy)
+    need none."""
+    path = os.path.join(ROOT, "python")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+
 def _tensor_map(tensor, rows, cols, box):
     import torch
 
-    sys.path.insert(0, os.path.join(ROOT, "python"))
+    _use_source_tree()
     from nvwgmma.kernel.geometry import TmaBox
     from nvwgmma.kernel.tensormap import encode_tiled
 
@@ -283,21 +292,23 @@ class Problem:
         return impls, {name: self.error(outputs[name]) for name in impls}
 
 
-def _grid(meta, tiles, sms, policy):
-    """The launch grid: "balanced" is nvwgmma.kernel.gemm.grid_size (the
-    fewest CTAs finishing in the same number of waves), "per_sm" one CTA per
-    SM, "per_tile" one CTA per tile. (Restated: no nvwgmma build here.)"""
-    cluster = meta.get("cluster", [1, 1, 1])[0]
-    units, slots = tiles // cluster, max(1, sms // cluster)
+def _grid(meta, problem, sms, policy):
+    """The launch grid: "balanced" is the generator's own policy
+    (nvwgmma.kernel.gemm.grid_size), "per_sm" one CTA per SM (a ragged last
+    wave), "per_tile" one CTA per tile (the ablations)."""
+    _use_source_tree()
+    from nvwgmma.kernel.gemm import grid_size
+
+    p, cluster = problem, meta["cluster"][0]
+    tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
     if policy == "per_tile":
         return tiles
     if policy == "per_sm":
-        return min(slots, units) * cluster
-    waves = -(-units // slots)
-    return -(-units // waves) * cluster
+        return min(sms // cluster, tiles // cluster) * cluster
+    return grid_size(meta, p.m, p.n, p.k, sms)
 
 
-def _launcher(out_dir, meta, problem, sms, persistent=None, policy="balanced"):
+def _launcher(out_dir, meta, problem, sms, policy="balanced"):
     """A callable launching our kernel on the problem, and its output."""
     import numpy as np
     import torch
@@ -312,10 +323,7 @@ def _launcher(out_dir, meta, problem, sms, persistent=None, policy="balanced"):
     # The register epilogue stores through the C pointer; its map is unused.
     tma_epilogue = meta["config"]["epilogue"] == "tma"
     maps.append(_tensor_map(c, p.m, p.n, meta["boxes"]["C"]) if tma_epilogue else maps[0])
-    tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
-    if persistent is None:  # the generator's policy (nvwgmma.kernel.gemm.grid_size)
-        persistent = p.k <= meta["persistent_max_k"]
-    grid = (_grid(meta, tiles, sms, policy if persistent else "per_tile"), 1, 1)
+    grid = (_grid(meta, p, sms, policy), 1, 1)
     args = (
         np.uint64(maps[0].data_ptr()),
         np.uint64(maps[1].data_ptr()),
@@ -372,13 +380,11 @@ def run(out_dir: str, shapes) -> int:
             # The ablations: the default configuration without one technique
             # (each measured on the shipped configuration of its dtypes).
             if cfg == shipped[0]["config"]:
-                for name, persistent, policy in (
-                    ("always one CTA per tile", False, "balanced"),
-                    ("one CTA per SM (ragged last wave)", True, "per_sm"),
+                for name, policy in (
+                    ("always one CTA per tile", "per_tile"),
+                    ("one CTA per SM (ragged last wave)", "per_sm"),
                 ):
-                    variants[name] = _launcher(
-                        out_dir, meta, p, info["sms"], persistent=persistent, policy=policy
-                    )
+                    variants[name] = _launcher(out_dir, meta, p, info["sms"], policy=policy)
             for ab in configs:
                 same_types = all(ab["config"][t] == cfg[t] for t in ("dtype", "out_dtype"))
                 if ab["ablation"] and same_types:

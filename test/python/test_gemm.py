@@ -113,8 +113,9 @@ def test_grid_is_persistent_and_balanced(m, n, k, cluster, expected):
     assert max(per_cta) - min(per_cta) <= 1 and max(per_cta) == -(
         -tiles // cluster // (132 // cluster)
     )
-    # The device runner restates the policy (it runs without an nvwgmma build).
+    # The device runner launches with the generator's policy.
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parents[2] / "bench" / "gemm"))
     import run
 
-    assert run._grid(meta, tiles, 132, "balanced") == grid
+    problem = __import__("types").SimpleNamespace(m=m, n=n, k=k)
+    assert run._grid(meta, problem, 132, "balanced") == grid

@@ -28,6 +28,7 @@ import sys
 from dataclasses import asdict, dataclass, replace
 
 from .. import _checks
+from ..layouts import ELEMENT_BITS
 
 __all__ = ["ABLATIONS", "GemmConfig", "PERSISTENT_MAX_K", "SHIPPED", "build_gemm", "grid_size"]
 
@@ -69,7 +70,11 @@ class GemmConfig:
     @property
     def k_tile(self) -> int:
         """K per stage: tile_k, or one 128-byte swizzled row of the input type."""
-        return self.tile_k if self.tile_k is not None else 128 // _INPUT_BYTES.get(self.dtype, 2)
+        return (
+            self.tile_k
+            if self.tile_k is not None
+            else _ROW_BYTES * 8 // ELEMENT_BITS.get(self.dtype, 16)
+        )
 
     @property
     def name(self) -> str:
@@ -84,7 +89,8 @@ class GemmConfig:
         )
 
 
-_INPUT_BYTES = {"bf16": 2, "f16": 2, "e4m3": 1, "e5m2": 1}
+_INPUTS = ("bf16", "f16", "e4m3", "e5m2")
+_ROW_BYTES = 128  # one 128B-swizzled row of K per stage
 
 # Persistent for every K: at steady state (bench/gemm/run.py, H200) it was
 # as fast or faster than one CTA per tile on every measured shape. (An
@@ -120,9 +126,10 @@ ABLATIONS = {
 
 def _check_config(c: GemmConfig):
     from .. import lattice
+    from . import epilogue
 
-    if c.dtype not in _INPUT_BYTES:
-        raise ValueError(f"dtype must be one of {', '.join(_INPUT_BYTES)}, but got {c.dtype!r}")
+    if c.dtype not in _INPUTS:
+        raise ValueError(f"dtype must be one of {', '.join(_INPUTS)}, but got {c.dtype!r}")
     allowed_out = ("bf16", "f16", "f32")
     if c.out_dtype not in allowed_out:
         raise ValueError(
@@ -133,9 +140,10 @@ def _check_config(c: GemmConfig):
             f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
-    if c.k_tile * _INPUT_BYTES[c.dtype] != 128:
+    row_elements = _ROW_BYTES * 8 // ELEMENT_BITS[c.dtype]
+    if c.k_tile != row_elements:
         raise ValueError(
-            f"tile_k must be one 128-byte swizzled row, {128 // _INPUT_BYTES[c.dtype]} {c.dtype} "
+            f"tile_k must be one 128-byte swizzled row, {row_elements} {c.dtype} "
             f"elements, but got {c.tile_k}"
         )
     _checks.integer(c.stages, "stages", 2, 8)
@@ -146,7 +154,7 @@ def _check_config(c: GemmConfig):
     _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
     _checks.boolean(c.defer_store_wait, "defer_store_wait")
     _checks.integer(c.cluster_m, "cluster_m", 1, 2)
-    block = 128 // (4 if c.out_dtype == "f32" else 2)  # columns of one staged block
+    block = epilogue._block_columns(c.out_dtype)
     if c.tile_n % (block * c.epilogue_chunks):
         raise ValueError(
             f"epilogue_chunks must split tile_n into multiples of {block} columns, but got "
@@ -504,7 +512,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m nvwgmma.kernel.gemm", description="Write a GEMM's PTX and launch metadata."
     )
-    parser.add_argument("--dtype", default="bf16", choices=list(_INPUT_BYTES))
+    parser.add_argument("--dtype", default="bf16", choices=list(_INPUTS))
     parser.add_argument("--out-dtype", default="bf16", choices=["bf16", "f16", "f32"])
     parser.add_argument("--tile-n", type=int, default=GemmConfig.tile_n)
     parser.add_argument("--consumers", type=int, default=GemmConfig.consumers)
