@@ -563,8 +563,10 @@ private:
       const Ring &ring = model.ring(r.id);
       if (ring.full.empty())
         continue;
-      ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op,
-                          ring.firstWrite};
+      ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op, nullptr};
+      v.notes.push_back({ring.firstWrite, "the stage is filled by this TMA "
+                                          "load, which completes on the full "
+                                          "barrier"});
       if (r.stage.stages <= 0) {
         v.unproven = true;
         v.text = "the shared-memory stage this mma_async reads must be proven "
@@ -583,10 +585,6 @@ private:
                              "round, but got no such wait (protocol_c6)",
                              describeStage(r.stage))
                    .str();
-      v.notes.push_back({ring.firstWrite, "the stage is filled by this TMA "
-                                          "load, which completes on the full "
-                                          "barrier"});
-      v.related = nullptr;
       emitOnce(v, emit);
       // Reported once: the later mma_async ops of this round read it too.
       s.ready.push_back(SlotRef{ring.full.front(), r.stage});
