@@ -40,8 +40,22 @@
 
 using namespace mlir;
 
+void nvwgmma::registerDialect(DialectRegistry &registry) {
+  registry.insert<nvwgmma::NVWGMMADialect>();
+}
+
+void nvwgmma::registerPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    nvwgmma::registerNVWGMMAConversionPasses();
+    nvwgmma::registerNVWGMMATransformsPasses();
+    nvwgmma::registerNVWGMMAPipelines();
+  });
+}
+
 void nvwgmma::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<nvwgmma::NVWGMMADialect, arith::ArithDialect,
+  registerDialect(registry);
+  registry.insert<arith::ArithDialect,
                   cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
                   index::IndexDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
@@ -60,9 +74,7 @@ void nvwgmma::registerAllDialects(DialectRegistry &registry) {
 void nvwgmma::registerAllPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
-    nvwgmma::registerNVWGMMAConversionPasses();
-    nvwgmma::registerNVWGMMATransformsPasses();
-    nvwgmma::registerNVWGMMAPipelines();
+    registerPasses();
     registerArithToLLVMConversionPass();
     registerConvertControlFlowToLLVMPass();
     registerConvertFuncToLLVMPass();

@@ -66,6 +66,28 @@ for name, path in tools.items():
         config.substitutions.append((r"\b%s\b" % name.replace("-", r"\-"), path))
 lit_config.note("nvwgmma-opt: " + tools["nvwgmma-opt"])
 
+
+
+def find_plugin():
+    """libNVWGMMAPlugin.so: <tools>/../lib in a build tree or an install
+    prefix, site-packages/nvwgmma/lib for the installed wheel."""
+    name = "libNVWGMMAPlugin.so"
+    tools_dir = os.path.dirname(tools["nvwgmma-opt"])
+    candidates = [os.path.join(tools_dir, os.pardir, "lib", name)]
+    candidates += [os.path.join(entry, "nvwgmma", "lib", name) for entry in sys.path if entry]
+    for candidate in candidates:
+        if os.path.isfile(candidate):
+            return os.path.abspath(candidate)
+    lit_config.fatal(f"cannot find {name} beside {tools_dir} or in the nvwgmma package")
+
+
+# `mlir-opt %{load_plugin}`: upstream's mlir-opt with nvwgmma loaded.
+plugin = find_plugin()
+config.substitutions.append(
+    ("%{load_plugin}", f"--load-dialect-plugin={plugin} --load-pass-plugin={plugin}")
+)
+lit_config.note("plugin: " + plugin)
+
 ptxas = shutil.which("ptxas")
 if ptxas:
     config.available_features.add("ptxas")

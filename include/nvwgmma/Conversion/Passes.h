@@ -14,6 +14,7 @@
 
 #include "nvwgmma/Conversion/NVWGMMAToLLVM.h"
 #include "nvwgmma/Conversion/NVWGMMAToNVVM.h"
+#include "nvwgmma/IR/NVWGMMADialect.h"
 
 namespace mlir {
 namespace nvwgmma {

@@ -36,4 +36,20 @@ def ConvertNVWGMMAToLLVM : Pass<"convert-nvwgmma-to-llvm"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def RaiseNVVMToNVWGMMA : Pass<"nvwgmma-raise-nvvm"> {
+  let summary = "Raise upstream nvvm.wgmma.* ops to nvwgmma ops";
+  let description = [{
+    `nvvm.wgmma.fence.aligned`, `nvvm.wgmma.commit.group.sync.aligned`,
+    `nvvm.wgmma.wait.group.sync.aligned` and `nvvm.wgmma.mma_async` become
+    their nvwgmma twins, so nvwgmma's verifier (equal to ptxas), protocol
+    checker and lowerings apply to IR produced by upstream's NVGPU lowering
+    or any other pipeline. The inverse of `--convert-nvwgmma-to-nvvm`: raising
+    and lowering again gives the input back. An upstream op whose PTX ptxas
+    rejects (a b1 multiply, which upstream emits without `.and.popc`; types
+    or shapes outside the lattice) is left in place and reported with the
+    rule's label; the pass then fails.
+  }];
+  let dependentDialects = ["::mlir::nvwgmma::NVWGMMADialect"];
+}
+
 #endif // NVWGMMA_CONVERSION_PASSES_TD

@@ -63,6 +63,9 @@ struct MmaAsyncToNVVM : OpRewritePattern<MmaAsyncOp> {
     if (c.satfinite)
       satfinite =
           NVVM::MMAIntOverflowAttr::get(ctx, NVVM::MMAIntOverflow::satfinite);
+    else if (op->hasAttr(kExplicitWrappedAttrName))
+      satfinite =
+          NVVM::MMAIntOverflowAttr::get(ctx, NVVM::MMAIntOverflow::wrapped);
     rewriter.replaceOpWithNewOp<NVVM::WgmmaMmaAsyncOp>(
         op, op.getRes().getType(), op.getAcc(), op.getA(), op.getDescB(),
         NVVM::MMAShapeAttr::get(ctx, c.m, c.n, c.k), toNVVM(ctx, c.typeA),
