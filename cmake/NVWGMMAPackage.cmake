@@ -18,6 +18,7 @@ install(EXPORT NVWGMMATargets NAMESPACE NVWGMMA::
 # In the wheel the config sits at site-packages/nvwgmma/lib/cmake/nvwgmma;
 # the MLIR wheel's config at site-packages/mlir/lib/cmake/mlir.
 set(NVWGMMA_CONFIG_TO_WHEEL_MLIR "../../../../mlir/lib/cmake/mlir")
+set(NVWGMMA_CONFIG_TO_WHEEL_LLVM "../../../../llvm/lib/cmake/llvm")
 configure_package_config_file(
   ${PROJECT_SOURCE_DIR}/cmake/NVWGMMAConfig.cmake.in
   ${PROJECT_BINARY_DIR}/NVWGMMAConfig.cmake

@@ -45,3 +45,23 @@ def test_python_md_lattice_example_runs():
         if "from nvwgmma import lattice" in b
     ]
     exec(compile(code, "docs/python.md", "exec"), {})
+
+
+def test_compiler_team_example_runs(tmp_path, nvwgmma_opt):
+    """The plugin, raise and checker commands of "In your own tools"."""
+    import sys
+
+    (make_kernel,) = [b for b in blocks("sh") if "cat > /tmp/k.mlir" in b]
+    make_kernel = make_kernel[: make_kernel.index("\nMLIR\n") + len("\nMLIR\n")]
+    (script,) = [b for b in blocks("sh") if "nvwgmma.plugin" in b]
+    script = make_kernel + script
+    script = script.replace("/tmp/", str(tmp_path) + "/")
+    script = script.replace(".venv/bin/nvwgmma-opt", nvwgmma_opt)
+    script = script.replace(".venv/bin/python", sys.executable)
+    proc = subprocess.run(["bash", "-c", "set -e\n" + script], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    # mlir-opt with the plugin lowered nvwgmma to PTX inline asm ...
+    assert "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16" in proc.stdout
+    # ... and the raised upstream IR is nvwgmma again, checked clean.
+    assert "nvwgmma.mma_async %arg0, %arg1, %arg2" in proc.stdout
+    assert proc.stderr == ""
