@@ -55,11 +55,10 @@ void nvwgmma::registerPasses() {
 
 void nvwgmma::registerAllDialects(DialectRegistry &registry) {
   registerDialect(registry);
-  registry.insert<arith::ArithDialect,
-                  cf::ControlFlowDialect, func::FuncDialect, gpu::GPUDialect,
-                  index::IndexDialect, LLVM::LLVMDialect, NVVM::NVVMDialect,
-                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  ub::UBDialect>();
+  registry.insert<arith::ArithDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, gpu::GPUDialect, index::IndexDialect,
+                  LLVM::LLVMDialect, NVVM::NVVMDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, ub::UBDialect>();
   arith::registerConvertArithToLLVMInterface(registry);
   cf::registerConvertControlFlowToLLVMInterface(registry);
   registerConvertFuncToLLVMInterface(registry);

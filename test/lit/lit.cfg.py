@@ -67,7 +67,6 @@ for name, path in tools.items():
 lit_config.note("nvwgmma-opt: " + tools["nvwgmma-opt"])
 
 
-
 def find_plugin():
     """libNVWGMMAPlugin.so: <tools>/../lib in a build tree or an install
     prefix, site-packages/nvwgmma/lib for the installed wheel."""

@@ -13,7 +13,6 @@ import subprocess
 import sys
 
 import pytest
-
 from nvwgmma import plugin
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

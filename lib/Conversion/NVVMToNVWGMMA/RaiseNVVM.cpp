@@ -52,12 +52,12 @@ FailureOr<MmaAsyncOp> raiseMma(NVVM::WgmmaMmaAsyncOp op,
   MLIRContext *ctx = op.getContext();
   NVVM::MMAShapeAttr shape = op.getShape();
   auto layout = [&](NVVM::MMALayout l) {
-    return LayoutAttr::get(
-        ctx, l == NVVM::MMALayout::row ? Layout::row : Layout::col);
+    return LayoutAttr::get(ctx, l == NVVM::MMALayout::row ? Layout::row
+                                                          : Layout::col);
   };
   auto scaleIn = [&](NVVM::WGMMAScaleIn s) {
-    return ScaleInAttr::get(
-        ctx, s == NVVM::WGMMAScaleIn::one ? ScaleIn::one : ScaleIn::neg);
+    return ScaleInAttr::get(ctx, s == NVVM::WGMMAScaleIn::one ? ScaleIn::one
+                                                              : ScaleIn::neg);
   };
   UnitAttr satfinite;
   if (op.getSatfinite() == NVVM::MMAIntOverflow::satfinite)
