@@ -78,10 +78,15 @@ std::string ProtocolViolation::message() const {
   case EarlyUse:
     return llvm::formatv("the mma_async group must be completed by a "
                          "wait_group {0} before this use of its result, but "
-                         "got {1} (protocol_c4)",
+                         "got {1}{2} (protocol_c4)",
                          waitDepth,
                          uncommitted ? "the mma_async not even committed"
-                                     : "its group still pending")
+                                     : "its group still pending",
+                         moreUses ? llvm::formatv(", here and at {0} more use{1}",
+                                                  moreUses,
+                                                  moreUses == 1 ? "" : "s")
+                                        .str()
+                                  : std::string())
         .str();
   case MissingProxyFence:
     return "a fence.proxy.async must separate a generic-proxy write to shared "
@@ -251,20 +256,22 @@ struct State {
     llvm::erase_if(ready, [](const SlotRef &r) { return r.stage.stages <= 0; });
   }
 
-  /// Whether `mma` may still be running, and the wait depth completing it.
-  bool pending(Operation *mma, bool &isUncommitted, int64_t &depth) const {
+  /// Whether `mma` may still be running, and the wait depth completing it:
+  /// the first mma_async of its group (the group's identity), or null.
+  Operation *pending(Operation *mma, bool &isUncommitted,
+                     int64_t &depth) const {
     if (uncommitted.contains(mma)) {
       isUncommitted = true;
       depth = 0;
-      return true;
+      return uncommitted.front();
     }
     for (size_t i = groups.size(); i-- > 0;)
       if (groups[i].contains(mma)) {
         isUncommitted = false;
         depth = static_cast<int64_t>(groups.size() - 1 - i);
-        return true;
+        return groups[i].front();
       }
-    return false;
+    return nullptr;
   }
 };
 
@@ -408,6 +415,10 @@ private:
   DenseMap<Operation *, llvm::DenseSet<Value>> closure;
   SmallVectorImpl<ProtocolViolation> *report = nullptr;
   llvm::DenseSet<std::pair<Operation *, int>> reported;
+  /// Per pending group (its first mma_async): the index of its early-use
+  /// report, and the uses already counted.
+  DenseMap<Operation *, size_t> earlyUseOf;
+  llvm::DenseSet<std::pair<Operation *, Operation *>> seenUses;
 
   void precompute() {
     // carries: forward from mma results through forwarding and plumbing.
@@ -431,9 +442,9 @@ private:
     while (changed) {
       changed = false;
       fn->walk([&](Operation *op) {
-        // An extracted register is a read, reported where it happens; what
-        // it flows into afterwards is an ordinary value.
-        if (isPlumbing(op) && !isa<LLVM::ExtractValueOp>(op))
+        // Plumbing moves no data: an extracted register is the register,
+        // and the op that reads it is the use.
+        if (isPlumbing(op))
           for (Value v : op->getOperands())
             merge(op->getResult(0), v);
         if (auto forOp = dyn_cast<scf::ForOp>(op)) {
@@ -523,12 +534,50 @@ private:
     report->push_back(v);
   }
 
-  /// A use of a pending result is harmless when the using op only
-  /// re-bundles registers that end up in mma_async operands.
-  bool onlyFeedsMma(Operation *op) {
-    return isPlumbing(op) && llvm::all_of(op->getResults(), [&](Value r) {
-             return mmaInputs.contains(r);
-           });
+  /// Early uses have one cause per pending group (the missing or too
+  /// shallow wait): the first use is reported, the others counted on it.
+  void emitEarlyUse(const ProtocolViolation &v, Operation *group, bool emit) {
+    if (!emit)
+      return;
+    auto [it, first] = earlyUseOf.try_emplace(group, report->size());
+    if (!first) {
+      ProtocolViolation &earlier = (*report)[it->second];
+      if (earlier.at != v.at && seenUses.insert({group, v.at}).second)
+        ++earlier.moreUses;
+      return;
+    }
+    seenUses.insert({group, v.at});
+    reported.insert({v.at, v.kind});
+    report->push_back(v);
+  }
+
+  /// Plumbing that moves no data: taking registers out of a bundle
+  /// (extractvalue), reinterpreting them (bitcast), or putting an mma_async
+  /// result back into one (upstream's re-bundling of m64 halves). Inserting
+  /// any other value writes the accumulator (a mov into its register).
+  bool isTransparent(Operation *op) {
+    if (isa<LLVM::ExtractValueOp, LLVM::BitcastOp>(op))
+      return true;
+    auto insert = dyn_cast<LLVM::InsertValueOp>(op);
+    return insert && carries.contains(insert.getValue());
+  }
+
+  /// The registers an op reads: its operands, seen through plumbing
+  /// (extractvalue/insertvalue/bitcast move no data), that an mma_async
+  /// reads or writes.
+  SmallVector<Value> registersRead(Operation *op) {
+    SmallVector<Value> found, work(op->getOperands());
+    llvm::DenseSet<Value> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      if (mmaInputs.contains(v))
+        found.push_back(v);
+      if (Operation *def = v.getDefiningOp(); def && isPlumbing(def))
+        llvm::append_range(work, def->getOperands());
+    }
+    return found;
   }
 
   void transferMma(Operation *op, State &s, bool emit) {
@@ -745,26 +794,35 @@ private:
       s.proxyStore = op;
       s.unsynced.insert(op);
     }
-    if (isForwarding(op))
+    // Forwarding and register plumbing execute nothing: the op that
+    // finally reads or writes the registers is the access.
+    if (isForwarding(op) || isTransparent(op))
       return;
     // A non-wgmma op: early uses of pending results, register accesses.
     bool touches = false;
+    for (Value v : registersRead(op)) {
+      s.dirty.insert(v);
+      touches = true;
+    }
+    // Writing a register that only feeds the next mma_async (the ISA's
+    // example 2: mov into the pending result, fence, use it as A) is not a
+    // use of the pending result.
+    bool feedsOnlyMma =
+        isPlumbing(op) && llvm::all_of(op->getResults(), [&](Value r) {
+          return mmaInputs.contains(r);
+        });
     for (Value v : op->getOperands()) {
-      if (mmaInputs.contains(v)) {
-        s.dirty.insert(v);
-        touches = true;
-      }
       auto it = carries.find(v);
-      if (it == carries.end() || onlyFeedsMma(op))
+      if (it == carries.end() || feedsOnlyMma)
         continue;
       for (Operation *mma : it->second) {
         bool isUncommitted = false;
         int64_t depth = 0;
-        if (s.pending(mma, isUncommitted, depth)) {
+        if (Operation *group = s.pending(mma, isUncommitted, depth)) {
           ProtocolViolation v{ProtocolViolation::EarlyUse, op, mma};
           v.uncommitted = isUncommitted;
           v.waitDepth = depth;
-          emitOnce(v, emit);
+          emitEarlyUse(v, group, emit);
         }
       }
     }
@@ -786,6 +844,16 @@ private:
     }
     for (size_t i = 0; i < s.groups.size(); ++i)
       if (!s.groups[i].empty()) {
+        // A group whose results were already used early has one cause, the
+        // missing wait, reported there.
+        auto early = earlyUseOf.find(s.groups[i].front());
+        if (early != earlyUseOf.end()) {
+          if (emit && reported.insert({term, ProtocolViolation::NotWaited})
+                          .second)
+            (*report)[early->second].notes.push_back(
+                {term, "and the function returns with the group pending"});
+          break;
+        }
         ProtocolViolation v{ProtocolViolation::NotWaited, term,
                             s.groups[i].front()};
         emitOnce(v, emit);

@@ -38,6 +38,9 @@ struct ProtocolViolation {
   /// largest N of a `wait_group N` that completes its group.
   bool uncommitted = false;
   int64_t waitDepth = 0;
+  /// For EarlyUse: further uses with the same cause (the same pending
+  /// group), reported on this one.
+  unsigned moreUses = 0;
   /// The pipeline rules build their message and further notes where the
   /// facts are known; `unproven` marks what only strict mode reports.
   std::string text;

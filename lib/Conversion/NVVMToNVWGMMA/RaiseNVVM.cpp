@@ -27,6 +27,10 @@ using namespace mlir::nvwgmma;
 
 namespace {
 
+/// The rule of docs/Constraints.md an upstream op breaks when it cannot be
+/// raised for a reason of its own (not one of nvwgmma's rules).
+constexpr llvm::StringLiteral kRaiseRule = "raise_c1";
+
 /// Upstream's WGMMATypes spell every case as we do; map by name.
 std::optional<ElemType> fromNVVM(NVVM::WGMMATypes t) {
   return symbolizeElemType(NVVM::stringifyWGMMATypes(t));
@@ -40,15 +44,16 @@ FailureOr<MmaAsyncOp> raiseMma(NVVM::WgmmaMmaAsyncOp op,
                           typeD = fromNVVM(op.getTypeD());
   if (!typeA || !typeB || !typeD)
     return op.emitError() << "'nvvm.wgmma.mma_async' types must be ones "
-                             "nvwgmma names, but got an unknown one (raise_c1)";
+                             "nvwgmma names, but got an unknown one ("
+                          << kRaiseRule << ")";
   // nvwgmma's b1 is `.and.popc`, the only b1 operation ptxas accepts;
   // upstream's op has no operation and emits b1 PTX without one.
   if (*typeA == ElemType::b1 || *typeB == ElemType::b1)
     return op.emitError()
            << "'nvvm.wgmma.mma_async' b1 multiply must name its operation "
               "(.and.popc, the only one ptxas accepts), but got upstream's "
-              "b1 op, which has none and emits PTX that ptxas rejects "
-              "(raise_c1)";
+              "b1 op, which has none and emits PTX that ptxas rejects ("
+           << kRaiseRule << ")";
   MLIRContext *ctx = op.getContext();
   NVVM::MMAShapeAttr shape = op.getShape();
   auto layout = [&](NVVM::MMALayout l) {

@@ -22,12 +22,13 @@ func.func @bare_mma(%da: i64, %db: i64, %acc: !acc) -> !acc {
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 // The weakest wait that completes the group read: wait_group 1 keeps the
-// newer group in flight.
+// newer group in flight. It goes before the op that reads the register
+// (the return), not before the extractvalue, which moves no data.
 // CHECK-LABEL: func.func @weakest_wait
 // CHECK:         nvwgmma.commit_group
 // CHECK:         nvwgmma.commit_group
-// CHECK-NEXT:    nvwgmma.wait_group 1
 // CHECK-NEXT:    llvm.extractvalue %[[D:.+]][0]
+// CHECK-NEXT:    nvwgmma.wait_group 1
 // CHECK-NEXT:    nvwgmma.wait_group 0
 // CHECK-NEXT:    return
 func.func @weakest_wait(%da: i64, %db: i64, %acc: !acc, %out: !llvm.ptr<1>) -> f32 {
@@ -69,9 +70,10 @@ func.func @shared_store(%da: i64, %db: i64, %acc: !acc, %smem: !llvm.ptr<3>, %x:
 // CHECK:         scf.for
 // CHECK-NEXT:      nvwgmma.mma_async
 // CHECK-NEXT:      scf.yield
-// CHECK:         nvwgmma.commit_group
+// CHECK:         llvm.extractvalue
+// CHECK-NEXT:    nvwgmma.commit_group
 // CHECK-NEXT:    nvwgmma.wait_group 0
-// CHECK-NEXT:    llvm.extractvalue
+// CHECK-NEXT:    return
 func.func @loop_missing_commit(%da: i64, %db: i64, %n: index) -> f32 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
