@@ -82,11 +82,11 @@ std::string ProtocolViolation::message() const {
                          waitDepth,
                          uncommitted ? "the mma_async not even committed"
                                      : "its group still pending",
-                         moreUses ? llvm::formatv(", here and at {0} more use{1}",
-                                                  moreUses,
-                                                  moreUses == 1 ? "" : "s")
-                                        .str()
-                                  : std::string())
+                         moreUses
+                             ? llvm::formatv(", here and at {0} more use{1}",
+                                             moreUses, moreUses == 1 ? "" : "s")
+                                   .str()
+                             : std::string())
         .str();
   case MissingProxyFence:
     return "a fence.proxy.async must separate a generic-proxy write to shared "
@@ -835,6 +835,13 @@ private:
       s.lastAccess = op;
   }
 
+  /// Leaving the function: any terminator of its body without successors
+  /// (gpu.return is not ReturnLike), except llvm.unreachable (a trap).
+  bool isReturn(Operation *op) {
+    return op->getParentOp() == fn && op->hasTrait<OpTrait::IsTerminator>() &&
+           op->getNumSuccessors() == 0 && !isa<LLVM::UnreachableOp>(op);
+  }
+
   void checkReturn(Operation *term, const State &s, bool emit) {
     for (const Pending &p : s.uncommitted) {
       ProtocolViolation v{ProtocolViolation::NotCommitted, term, p.op};
@@ -848,8 +855,8 @@ private:
         // missing wait, reported there.
         auto early = earlyUseOf.find(s.groups[i].front());
         if (early != earlyUseOf.end()) {
-          if (emit && reported.insert({term, ProtocolViolation::NotWaited})
-                          .second)
+          if (emit &&
+              reported.insert({term, ProtocolViolation::NotWaited}).second)
             (*report)[early->second].notes.push_back(
                 {term, "and the function returns with the group pending"});
           break;
@@ -880,7 +887,7 @@ private:
       for (Region &r : op.getRegions())
         if (!r.empty() && !isa<FunctionOpInterface>(op))
           s = runRegion(r, s, emit);
-      if (op.hasTrait<OpTrait::ReturnLike>() && op.getParentOp() == fn)
+      if (isReturn(&op))
         checkReturn(&op, s, emit);
     }
     return s;

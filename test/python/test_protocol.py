@@ -35,11 +35,13 @@ def test_insert_then_check(ctx):
     module = ir.Module.parse(BAD)
     run(module, "nvwgmma-insert-synchronization,nvwgmma-check-protocol")
     ops = [op.operation.name for op in module.body.operations[0].regions[0].blocks[0].operations]
+    # The commit and wait go before the op that reads the register (the
+    # return), not before the extractvalue, which moves no data.
     assert ops == [
         "nvwgmma.fence",
         "nvwgmma.mma_async",
+        "llvm.extractvalue",
         "nvwgmma.commit_group",
         "nvwgmma.wait_group",
-        "llvm.extractvalue",
         "func.return",
     ]

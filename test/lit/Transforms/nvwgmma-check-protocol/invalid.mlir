@@ -225,3 +225,23 @@ func.func @protocol_c1_upstream_nvvm_no_fence(%da: i64, %db: i64, %acc: !acc) ->
   nvvm.wgmma.wait.group.sync.aligned 0
   return %d : !acc
 }
+
+// -----
+
+// A kernel's gpu.return leaves the function like func.return (it is not
+// ReturnLike upstream, and was not seen as a return).
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @protocol_c3_gpu_return_with_group_pending(%a: i64, %b: i64) kernel {
+      %acc = llvm.mlir.zero : !llvm.struct<(f32, f32, f32, f32)>
+      nvwgmma.fence
+      // expected-note @+1 {{mma_async of the pending group issued here}}
+      %d = nvwgmma.mma_async %a, %b, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+             D [f32, zero], A [bf16, one, row], B [bf16, one, col]
+             : i64, !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+      nvwgmma.commit_group
+      // expected-error @+1 {{every committed group must be completed by a wait_group before the function returns, but got a group that is not waited on (protocol_c3)}}
+      gpu.return
+    }
+  }
+}
