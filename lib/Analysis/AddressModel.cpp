@@ -12,8 +12,12 @@
 #include "AddressModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -23,11 +27,31 @@ namespace {
 
 constexpr int64_t kStartAddressMask = (1 << 14) - 1;
 
+/// Value-preserving casts, including the index <-> i64 and memref <-> LLVM
+/// struct bridges a partial conversion leaves (unrealized_conversion_cast).
 bool isCast(Operation *op) {
+  if (auto bridge = dyn_cast<UnrealizedConversionCastOp>(op))
+    return bridge->getNumOperands() == 1 && bridge->getNumResults() == 1;
   return isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
              arith::ExtSIOp, arith::TruncIOp, LLVM::ZExtOp, LLVM::SExtOp,
              LLVM::TruncOp, LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(op);
 }
+
+/// The global a symbol-addressed pointer names (llvm.mlir.addressof,
+/// memref.get_global), or "" for dynamic shared memory; nullopt otherwise.
+/// Every use of one global is one atom, however many ops name it.
+std::optional<std::string> globalName(Operation *op) {
+  if (auto addr = dyn_cast<LLVM::AddressOfOp>(op))
+    return addr.getGlobalName().str();
+  if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+    return global.getName().str();
+  if (isa<gpu::DynamicSharedMemoryOp>(op))
+    return std::string();
+  return std::nullopt;
+}
+
+/// A memref descriptor's fields as the LLVM lowering lays them out.
+constexpr int64_t kAlignedPtrField = 1, kOffsetField = 2;
 
 bool checkedMul(int64_t a, int64_t b, int64_t &out) {
   return !llvm::MulOverflow(a, b, out);
@@ -140,23 +164,48 @@ std::optional<std::pair<Value, int64_t>> AddressModel::counterPlus(Value v) {
   return std::make_pair(v, offset);
 }
 
-/// For an iteration argument of an scf.for: the loop, its initial value
-/// and the value yielded for the next iteration.
-struct IterArg {
-  scf::ForOp loop;
-  Value init, next;
-};
-
-static std::optional<IterArg> iterArg(Value v) {
+std::optional<IterArg> AddressModel::iterArg(Value v) {
   auto arg = dyn_cast<BlockArgument>(v);
-  if (!arg || arg.getArgNumber() == 0)
+  if (!arg)
     return std::nullopt;
-  auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-  if (!forOp)
+  Block *header = arg.getOwner();
+  if (auto forOp = dyn_cast<scf::ForOp>(header->getParentOp())) {
+    if (arg.getArgNumber() == 0)
+      return std::nullopt;
+    unsigned i = arg.getArgNumber() - 1;
+    return IterArg{header, forOp.getInitArgs()[i],
+                   forOp.getBody()->getTerminator()->getOperand(i)};
+  }
+  // A natural CFG loop: the header's argument gets one value from outside
+  // the loop (the initial value) and one from the back edges (a block the
+  // header dominates).
+  if (header->isEntryBlock())
     return std::nullopt;
-  unsigned i = arg.getArgNumber() - 1;
-  return IterArg{forOp, forOp.getInitArgs()[i],
-                 forOp.getBody()->getTerminator()->getOperand(i)};
+  Operation *fn = header->getParentOp();
+  if (!dominance || dominanceScope != fn) {
+    dominance = std::make_unique<DominanceInfo>(fn);
+    dominanceScope = fn;
+  }
+  Value init, next;
+  for (auto it = header->pred_begin(); it != header->pred_end(); ++it) {
+    Block *pred = *it;
+    auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
+    if (!br)
+      return std::nullopt;
+    OperandRange fwd =
+        br.getSuccessorOperands(it.getSuccessorIndex()).getForwardedOperands();
+    unsigned offset = header->getNumArguments() - fwd.size();
+    if (arg.getArgNumber() < offset)
+      return std::nullopt;
+    Value in = fwd[arg.getArgNumber() - offset];
+    Value &slot = dominance->dominates(header, pred) ? next : init;
+    if (slot && slot != in)
+      return std::nullopt;
+    slot = in;
+  }
+  if (!init || !next)
+    return std::nullopt;
+  return IterArg{header, init, next};
 }
 
 std::optional<int64_t> AddressModel::modularCounter(Value v) {
@@ -205,9 +254,49 @@ std::optional<StageExpr> AddressModel::stageOf(Value atom) {
   if (std::optional<int64_t> modulus = modularCounter(atom))
     return StageExpr{atom, 0, *modulus};
   Operation *def = atom.getDefiningOp();
-  if (!def || !isa<arith::RemUIOp, LLVM::URemOp>(def))
+  if (!def)
+    return std::nullopt;
+  // The previous stage, select(s == 0, S - 1, s - 1), is (s - 1) mod S.
+  if (isa<arith::SelectOp, LLVM::SelectOp>(def))
+    if (auto cmp = def->getOperand(0).getDefiningOp<arith::CmpIOp>();
+        cmp && cmp.getPredicate() == arith::CmpIPredicate::eq &&
+        constant(cmp.getRhs()) == 0)
+      if (std::optional<StageExpr> s = stageOfValue(cmp.getLhs());
+          s && !s->isFixed() && constant(def->getOperand(1)) == s->stages - 1)
+        if (auto prev = counterPlus(def->getOperand(2));
+            prev && prev->second == -1 && stageOfValue(prev->first) == s) {
+          s->offset -= 1;
+          return s;
+        }
+  if (!isa<arith::RemUIOp, LLVM::URemOp>(def))
     return std::nullopt;
   return counterBy(def);
+}
+
+std::optional<StageExpr> AddressModel::stageOfValue(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isCast(def))
+      break;
+    v = def->getOperand(0);
+  }
+  return stageOf(v);
+}
+
+bool AddressModel::startsAtZero(Value counter) {
+  auto arg = dyn_cast_or_null<BlockArgument>(counter);
+  if (!arg)
+    return false;
+  if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      forOp && arg.getArgNumber() == 0)
+    return constant(forOp.getLowerBound()) == 0;
+  std::optional<IterArg> iter = iterArg(counter);
+  return iter && constant(iter->init) == 0;
+}
+
+bool AddressModel::isOne(Value v) {
+  // i1 true reads as -1 when sign-extended; only the low bit matters.
+  std::optional<int64_t> c = constant(v);
+  return c && (*c == 1 || (*c == -1 && v.getType().isInteger(1)));
 }
 
 std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
@@ -226,13 +315,17 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   }
   if (!def)
     return carriedPhase(v);
-  if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && constant(def->getOperand(1)) == 1)
+  if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && isOne(def->getOperand(1)))
     if (std::optional<PhaseExpr> inner = phaseOf(def->getOperand(0))) {
       inner->flipped = !inner->flipped;
       return inner;
     }
-  if (!isa<arith::AndIOp, LLVM::AndOp>(def) ||
-      constant(def->getOperand(1)) != 1)
+  // x & 1 and x mod 2 are the same bit.
+  bool lowBit =
+      (isa<arith::AndIOp, LLVM::AndOp>(def) && isOne(def->getOperand(1))) ||
+      (isa<arith::RemUIOp, LLVM::URemOp>(def) &&
+       constant(def->getOperand(1)) == 2);
+  if (!lowBit)
     return std::nullopt;
   Operation *div = def->getOperand(0).getDefiningOp();
   if (!div || !isa<arith::DivUIOp, LLVM::UDivOp>(div))
@@ -257,7 +350,7 @@ std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
   auto isFlip = [&](Value x) {
     Operation *xor_ = x.getDefiningOp();
     return xor_ && isa<arith::XOrIOp, LLVM::XOrOp>(xor_) &&
-           xor_->getOperand(0) == v && constant(xor_->getOperand(1)) == 1;
+           xor_->getOperand(0) == v && isOne(xor_->getOperand(1));
   };
   if (isa<arith::SelectOp, LLVM::SelectOp>(next) &&
       isFlip(next->getOperand(1)) && next->getOperand(2) == v)
@@ -269,12 +362,20 @@ std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
   auto cmp = wraps ? wraps.getDefiningOp<arith::CmpIOp>() : arith::CmpIOp();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
     return std::nullopt;
+  // Flipped when this iteration's stage is the last, (k + c) mod S == S - 1,
+  // with k counting from 0: p is then the round parity of stage k + c.
+  if (std::optional<StageExpr> stage = stageOfValue(cmp.getLhs());
+      stage && !stage->isFixed() && stage->offset >= 0 &&
+      stage->offset < stage->stages &&
+      constant(cmp.getRhs()) == stage->stages - 1 &&
+      startsAtZero(stage->counter))
+    return PhaseExpr{*stage, *initial == 1};
   auto index = counterPlus(cmp.getLhs());
   std::optional<int64_t> stages = constant(cmp.getRhs());
   if (!index || index->second != 1 || !stages)
     return std::nullopt;
   std::optional<IterArg> indexArg = iterArg(index->first);
-  if (!indexArg || indexArg->loop != arg->loop ||
+  if (!indexArg || indexArg->header != arg->header ||
       modularCounter(index->first) != stages || constant(indexArg->init) != 0)
     return std::nullopt;
   return PhaseExpr{StageExpr{index->first, 0, *stages}, *initial == 1};
@@ -298,6 +399,12 @@ std::optional<Linear> AddressModel::compute(Value v) {
   Operation *def = v.getDefiningOp();
   if (!def)
     return std::nullopt;
+  if (std::optional<std::string> name = globalName(def))
+    return atomOf(globals.try_emplace(*name, v).first->second);
+  if (isa<MemRefType>(v.getType()))
+    return memrefAddress(def);
+  if (auto extract = dyn_cast<LLVM::ExtractValueOp>(def))
+    return extractedField(extract);
   if (isCast(def))
     return linear(def->getOperand(0));
   auto operand = [&](unsigned i) { return linear(def->getOperand(i)); };
@@ -326,8 +433,24 @@ std::optional<Linear> AddressModel::compute(Value v) {
   }
   if (isa<arith::ShRUIOp, LLVM::LShrOp>(def)) {
     std::optional<int64_t> c = constant(def->getOperand(1));
+    if (!c || *c < 0)
+      return std::nullopt;
+    // (x << s) >> t with s <= t keeps bits [t - s, width - s) of x: all of
+    // them for a shared address (< 2^18) while width - s >= 18. Upstream
+    // builds a descriptor's start field so: ((ptrtoint p << 46) >> 50).
+    Operation *shl = def->getOperand(0).getDefiningOp();
+    unsigned width = v.getType().getIntOrFloatBitWidth();
+    if (shl && isa<arith::ShLIOp, LLVM::ShlOp>(shl))
+      if (std::optional<int64_t> s = constant(shl->getOperand(1));
+          s && *s > 40 && *s <= *c && width >= *s + 18) {
+        std::optional<Linear> l = linear(shl->getOperand(0));
+        if (!l || l->shift + (*c - *s) > 40)
+          return std::nullopt;
+        l->shift += *c - *s;
+        return l;
+      }
     std::optional<Linear> l = operand(0);
-    if (!c || !l || *c < 0 || l->shift + *c > 40)
+    if (!l || l->shift + *c > 40)
       return std::nullopt;
     l->shift += *c;
     return l;
@@ -339,12 +462,15 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return std::nullopt;
   }
   if (isa<arith::OrIOp, LLVM::OrOp>(def)) {
-    std::optional<int64_t> c = constant(def->getOperand(1));
-    std::optional<Linear> l = operand(0);
-    if (!c || !l)
-      return std::nullopt;
-    Linear field = constantOf(*c & kStartAddressMask);
-    return addLinear(*l, field, 1);
+    // The layout constant may stand on either side.
+    for (unsigned i = 0; i < 2; ++i)
+      if (std::optional<int64_t> c = constant(def->getOperand(i))) {
+        std::optional<Linear> l = operand(1 - i);
+        if (!l)
+          return std::nullopt;
+        return addLinear(*l, constantOf(*c & kStartAddressMask), 1);
+      }
+    return std::nullopt;
   }
   if (auto gep = dyn_cast<LLVM::GEPOp>(def)) {
     auto indices = gep.getIndices();
@@ -360,6 +486,89 @@ std::optional<Linear> AddressModel::compute(Value v) {
     if (!base || !index || !scale(*index, *bytes))
       return std::nullopt;
     return addLinear(*base, *index, 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<Linear> AddressModel::memrefAddress(Operation *def) {
+  // The aligned pointer of a memref (field 1 of its LLVM descriptor).
+  if (auto view = dyn_cast<memref::ViewOp>(def)) {
+    std::optional<Linear> base = linear(view.getSource());
+    std::optional<Linear> shift = linear(view.getByteShift());
+    if (!base || !shift)
+      return std::nullopt;
+    return addLinear(*base, *shift, 1);
+  }
+  if (isa<memref::SubViewOp, memref::ReinterpretCastOp, memref::CastOp,
+          memref::AssumeAlignmentOp>(def))
+    return linear(def->getOperand(0));
+  return std::nullopt;
+}
+
+std::optional<Linear> AddressModel::memrefOffset(Value memref) {
+  // The element offset of a memref (field 2 of its LLVM descriptor).
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type)
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (succeeded(type.getStridesAndOffset(strides, offset)) &&
+      !ShapedType::isDynamic(offset))
+    return constantOf(offset);
+  Operation *def = memref.getDefiningOp();
+  if (auto sub = dyn_cast_or_null<memref::SubViewOp>(def)) {
+    SmallVector<int64_t> srcStrides;
+    int64_t srcOffset;
+    if (failed(sub.getSourceType().getStridesAndOffset(srcStrides, srcOffset)))
+      return std::nullopt;
+    std::optional<Linear> total = memrefOffset(sub.getSource());
+    for (auto [ofr, stride] : llvm::zip(sub.getMixedOffsets(), srcStrides)) {
+      if (!total || ShapedType::isDynamic(stride))
+        return std::nullopt;
+      std::optional<Linear> term =
+          isa<Attribute>(ofr)
+              ? constantOf(cast<IntegerAttr>(cast<Attribute>(ofr)).getInt())
+              : linear(cast<Value>(ofr));
+      if (!term || !scale(*term, stride))
+        return std::nullopt;
+      total = addLinear(*total, *term, 1);
+    }
+    return total;
+  }
+  if (auto rc = dyn_cast_or_null<memref::ReinterpretCastOp>(def)) {
+    OpFoldResult ofr = rc.getMixedOffsets().front();
+    if (isa<Attribute>(ofr))
+      return constantOf(cast<IntegerAttr>(cast<Attribute>(ofr)).getInt());
+    return linear(cast<Value>(ofr));
+  }
+  return std::nullopt;
+}
+
+std::optional<Linear> AddressModel::extractedField(LLVM::ExtractValueOp op) {
+  ArrayRef<int64_t> position = op.getPosition();
+  if (position.size() != 1)
+    return std::nullopt;
+  // Through the insertvalue chain that built the struct, to the value put
+  // at this position, or to the memref a conversion bridge stands for.
+  Value container = op.getContainer();
+  for (int depth = 0; depth < 64; ++depth) {
+    Operation *def = container.getDefiningOp();
+    if (auto insert = dyn_cast_or_null<LLVM::InsertValueOp>(def)) {
+      if (insert.getPosition() == position)
+        return linear(insert.getValue());
+      container = insert.getContainer();
+      continue;
+    }
+    if (auto bridge = dyn_cast_or_null<UnrealizedConversionCastOp>(def);
+        bridge && bridge->getNumOperands() == 1 &&
+        isa<MemRefType>(bridge->getOperand(0).getType())) {
+      Value memref = bridge->getOperand(0);
+      if (position[0] == kAlignedPtrField)
+        return linear(memref);
+      if (position[0] == kOffsetField)
+        return memrefOffset(memref);
+    }
+    return std::nullopt;
   }
   return std::nullopt;
 }

@@ -11,16 +11,20 @@
 #ifndef NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H
 #define NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
 #include <optional>
 
 namespace mlir {
 namespace nvwgmma {
 
-/// (counter + offset) mod stages, where `counter` is the argument of an
-/// scf.for body that advances by `step` per iteration. A null counter with
+/// (counter + offset) mod stages, where `counter` is a loop counter (an
+/// scf.for body argument or a CFG loop header argument) that advances by
+/// `step` per iteration. A null counter with
 /// stages == 1 is a fixed slot (no staging).
 struct StageExpr {
   Value counter;
@@ -61,8 +65,17 @@ struct StagedAddress {
   StageExpr stage;
 };
 
+/// A loop-carried value: the loop's header block (an scf.for body or a CFG
+/// loop header), its value on entry and the one the back edge carries.
+struct IterArg {
+  Block *header;
+  Value init, next;
+};
+
 class AddressModel {
 public:
+  /// For an scf.for iteration argument or a CFG loop header's argument.
+  std::optional<IterArg> iterArg(Value v);
   /// The linear form of `v`, or nullopt when it is not linear.
   std::optional<Linear> linear(Value v);
   /// For a stage atom, its expression; nullopt for any other value.
@@ -86,6 +99,24 @@ private:
   /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).
   std::optional<StageExpr> counterBy(Operation *op);
   std::optional<Linear> compute(Value v);
+  /// stageOf through casts.
+  std::optional<StageExpr> stageOfValue(Value v);
+  /// Whether a loop counter starts at 0.
+  bool startsAtZero(Value counter);
+  /// Constant 1 (or i1 true).
+  bool isOne(Value v);
+  /// The aligned pointer of the memref `def` defines.
+  std::optional<Linear> memrefAddress(Operation *def);
+  /// The element offset of a memref.
+  std::optional<Linear> memrefOffset(Value memref);
+  /// A field of an LLVM struct: through insertvalue chains and memref
+  /// descriptor bridges.
+  std::optional<Linear> extractedField(LLVM::ExtractValueOp op);
+  /// One atom per global (and one for dynamic shared memory).
+  llvm::StringMap<Value> globals;
+  /// Which predecessors of a CFG loop header are back edges.
+  std::unique_ptr<DominanceInfo> dominance;
+  Operation *dominanceScope = nullptr;
 };
 
 } // namespace nvwgmma

@@ -27,6 +27,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
@@ -384,7 +385,7 @@ bool isProxyFence(Operation *op) {
 class Analysis {
 public:
   Analysis(FunctionOpInterface fn, bool strict)
-      : fn(fn), model(fn), strict(strict) {
+      : fn(fn), model(fn), strict(strict), dominance(fn) {
     precompute();
   }
 
@@ -404,6 +405,7 @@ private:
   FunctionOpInterface fn;
   PipelineModel model;
   bool strict;
+  DominanceInfo dominance;
   /// Per mma_async: the ring slots it reads.
   DenseMap<Operation *, SmallVector<SlotRef, 2>> reads;
   /// Value -> mma ops whose registers it may carry.
@@ -969,20 +971,58 @@ private:
     return exit;
   }
 
+  /// The CFG twin of enterLoop/backEdge: along an edge into a loop header,
+  /// stage expressions are rewritten to name the header's counters. On the
+  /// back edge a slot read one iteration ago is (k - step); on entry a
+  /// counter's initial value becomes the counter.
+  State alongEdge(Block *from, Block *to, unsigned succIndex, State s) {
+    if (to->getNumArguments() == 0)
+      return s;
+    bool backEdge = dominance.dominates(to, from);
+    auto br = dyn_cast<BranchOpInterface>(from->getTerminator());
+    OperandRange fwd =
+        br ? br.getSuccessorOperands(succIndex).getForwardedOperands()
+           : OperandRange(from->getTerminator()->operand_end(),
+                          from->getTerminator()->operand_end());
+    unsigned offset = to->getNumArguments() - fwd.size();
+    s.rebase([&](StageExpr &e) {
+      if (!e.counter)
+        return;
+      if (backEdge) {
+        auto arg = dyn_cast<BlockArgument>(e.counter);
+        if (!arg || arg.getOwner() != to)
+          return;
+        std::optional<int64_t> step = model.addresses.counterStep(e.counter);
+        e.offset -= step ? *step : 0;
+        if (!step || e.offset < -kMaxAge * std::max<int64_t>(1, *step))
+          e = unknownStage();
+        return;
+      }
+      for (auto [i, in] : llvm::enumerate(fwd))
+        if (e.counter == in &&
+            model.addresses.counterStep(to->getArgument(offset + i))) {
+          e.counter = to->getArgument(offset + i);
+          return;
+        }
+    });
+    return s;
+  }
+
   State runRegion(Region &region, State s, bool emit) {
     if (region.hasOneBlock())
       return runBlock(region.front(), s, emit);
     // Plain CFG: worklist over blocks; the exit state joins every block that
-    // leaves the region.
+    // leaves the region. Natural loops are iterated like scf.for, their
+    // counters rebased on the edges into the header (alongEdge).
     DenseMap<Block *, State> in;
     in[&region.front()] = s;
     SmallVector<Block *> work{&region.front()};
     for (int iterations = 0; !work.empty() && iterations < 4096; ++iterations) {
       Block *b = work.pop_back_val();
       State out = runBlock(*b, in[b], /*emit=*/false);
-      for (Block *succ : b->getSuccessors()) {
+      for (auto [index, succ] : llvm::enumerate(b->getSuccessors())) {
         State joined = in.lookup(succ);
-        joined.join(out);
+        joined.join(alongEdge(b, succ, index, out));
         if (!(joined == in.lookup(succ))) {
           in[succ] = joined;
           work.push_back(succ);
