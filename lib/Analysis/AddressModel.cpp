@@ -118,6 +118,8 @@ bool StageExpr::sameSlot(const StageExpr &o) const {
 }
 
 std::optional<int64_t> AddressModel::constant(Value v) {
+  if (!v)
+    return std::nullopt;
   while (Operation *def = v.getDefiningOp()) {
     if (isCast(def) && !isa<LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(def)) {
       v = def->getOperand(0);
@@ -308,6 +310,8 @@ std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
 }
 
 std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
+  if (!v)
+    return std::nullopt;
   Operation *def = v.getDefiningOp();
   while (def && isCast(def)) {
     v = def->getOperand(0);
@@ -382,6 +386,8 @@ std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
 }
 
 std::optional<Linear> AddressModel::linear(Value v) {
+  if (!v)
+    return std::nullopt;
   auto it = cache.find(v);
   if (it != cache.end())
     return it->second;

@@ -12,10 +12,6 @@ using namespace mlir::nvwgmma;
 
 namespace {
 
-/// The attribute a frontend puts on a tensor TMA load to say how many bytes
-/// it brings (the box is in the tensor map, which the IR cannot see).
-constexpr llvm::StringLiteral kTxBytesAttr = "nvwgmma.tx_bytes";
-
 std::string termsKey(const Linear &l) {
   std::vector<std::pair<uintptr_t, int64_t>> terms;
   for (auto &[atom, coeff] : l.terms)
@@ -47,41 +43,20 @@ std::string signedOffset(int64_t offset) {
 
 } // namespace
 
-bool mlir::nvwgmma::isTmaLoad(Operation *op) {
-  return isa<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp,
-             NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op);
+std::optional<int64_t> PipelineModel::expectedBytes(Operation *expect) {
+  const ProtocolEvent &e = events.of(expect);
+  return e.bytes ? e.bytes : addresses.constant(e.bytesValue);
 }
 
-Value mlir::nvwgmma::tmaDestination(Operation *op) {
-  if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op))
-    return tma.getDstMem();
-  return cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op).getDstMem();
-}
-
-Value mlir::nvwgmma::tmaBarrier(Operation *op) {
-  if (auto tma = dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op))
-    return tma.getMbar();
-  return cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op).getMbar();
-}
-
-std::optional<int64_t> mlir::nvwgmma::tmaBytes(Operation *op,
-                                               AddressModel &addresses) {
-  std::optional<int64_t> bytes;
-  Value mask;
-  if (auto copy = dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
-    bytes = addresses.constant(copy.getSize());
-    mask = copy.getMulticastMask();
-  } else {
-    if (auto attr = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
-      bytes = attr.getInt();
-    mask = cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)
-               .getMulticastMask();
-  }
-  if (!bytes || !mask)
+std::optional<int64_t> PipelineModel::tmaBytes(Operation *load) {
+  const ProtocolEvent &e = events.of(load);
+  std::optional<int64_t> bytes =
+      e.bytes ? e.bytes : addresses.constant(e.bytesValue);
+  if (!bytes || !e.multicastMask)
     return bytes;
   // Multicast is used symmetrically: every CTA of the mask multicasts its
   // own slice, so each CTA's barrier receives popcount(mask) of them.
-  std::optional<int64_t> m = addresses.constant(mask);
+  std::optional<int64_t> m = addresses.constant(e.multicastMask);
   if (!m)
     return std::nullopt;
   return *bytes * llvm::popcount(static_cast<uint64_t>(*m) & 0xffff);
@@ -109,7 +84,7 @@ std::string mlir::nvwgmma::describePhase(const PhaseExpr &phase) {
 
 PipelineModel::PipelineModel(FunctionOpInterface fn) : fn(fn) {
   fn->walk([&](Operation *op) {
-    if (isTmaLoad(op))
+    if (events.kind(op) == EventKind::TmaLoad)
       tmaLoads.push_back(op);
   });
   learnRings();
@@ -145,14 +120,15 @@ void PipelineModel::learnRings() {
   // a whole stride or more further up belongs to another ring.
   SmallVector<std::pair<Operation *, StagedAddress>> writes;
   for (Operation *load : tmaLoads)
-    if (std::optional<StagedAddress> a = addresses.staged(tmaDestination(load));
+    if (std::optional<StagedAddress> a =
+            addresses.staged(events.of(load).destination);
         a && a->stride > 0)
       writes.push_back({load, *a});
   llvm::stable_sort(writes, [](const auto &x, const auto &y) {
     return x.second.rest.constant < y.second.rest.constant;
   });
   for (auto &[load, a] : writes) {
-    std::optional<SlotRef> slot = ringAt(tmaDestination(load));
+    std::optional<SlotRef> slot = ringAt(events.of(load).destination);
     if (!slot) {
       Ring ring;
       ring.stride = a.stride;
@@ -162,7 +138,7 @@ void PipelineModel::learnRings() {
       rings.push_back(ring);
       slot = SlotRef{static_cast<int>(rings.size() - 1), a.stage};
     }
-    std::optional<SlotRef> barrier = barrierAt(tmaBarrier(load));
+    std::optional<SlotRef> barrier = barrierAt(events.of(load).barrier);
     if (barrier && barrier->stage.sameSlot(slot->stage) &&
         !llvm::is_contained(rings[slot->id].full, barrier->id))
       rings[slot->id].full.push_back(barrier->id);
@@ -173,7 +149,7 @@ void PipelineModel::learnEmptyBarriers() {
   // A producer waits on the empty barrier of a stage before refilling it:
   // a wait on the same slot earlier in the load's block or an enclosing one.
   for (Operation *load : tmaLoads) {
-    std::optional<SlotRef> slot = ringAt(tmaDestination(load));
+    std::optional<SlotRef> slot = ringAt(events.of(load).destination);
     if (!slot)
       continue;
     Ring &ring = rings[slot->id];
@@ -181,10 +157,9 @@ void PipelineModel::learnEmptyBarriers() {
          at = at->getParentOp())
       for (Operation *prev = at->getPrevNode(); prev;
            prev = prev->getPrevNode()) {
-        auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(prev);
-        if (!wait)
+        if (events.kind(prev) != EventKind::ParityWait)
           continue;
-        std::optional<SlotRef> barrier = barrierAt(wait.getAddr());
+        std::optional<SlotRef> barrier = barrierAt(events.of(prev).barrier);
         if (barrier && barrier->stage.sameSlot(slot->stage) &&
             !llvm::is_contained(ring.full, barrier->id) &&
             !llvm::is_contained(ring.empty, barrier->id))
@@ -205,24 +180,8 @@ bool PipelineModel::isEmpty(int barrier) const {
   });
 }
 
-SmallVector<Value, 2> mlir::nvwgmma::wgmmaDescriptors(Operation *mma) {
-  SmallVector<Value, 2> descriptors;
-  auto add = [&](auto op) {
-    if (!op.isAFromRegisters())
-      descriptors.push_back(op.getA());
-    descriptors.push_back(op.getDescB());
-  };
-  if (auto op = dyn_cast<MmaAsyncOp>(mma))
-    add(op);
-  else if (auto op = dyn_cast<MmaAsyncSpOp>(mma))
-    add(op);
-  else if (auto op = dyn_cast<NVVM::WgmmaMmaAsyncOp>(mma))
-    descriptors.append({op.getDescriptorA(), op.getDescriptorB()});
-  return descriptors;
-}
-
 SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
-  SmallVector<Value, 2> descriptors = wgmmaDescriptors(mma);
+  const SmallVector<Value, 2> &descriptors = events.of(mma).descriptors;
   SmallVector<SlotRef, 2> reads;
   for (Value d : descriptors)
     if (std::optional<SlotRef> slot = ringAt(d, /*descriptor=*/true))
@@ -233,9 +192,9 @@ SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
 void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
                           bool strict) {
   fn->walk([&](Operation *op) {
-    if (isa<NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp>(op))
+    if (events.kind(op) == EventKind::ExpectTx)
       checkExpectTx(op, out, strict);
-    else if (isa<NVVM::MBarrierTryWaitParityOp>(op))
+    else if (events.kind(op) == EventKind::ParityWait)
       checkParity(op, out, strict);
   });
 }
@@ -243,23 +202,22 @@ void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
 void PipelineModel::checkExpectTx(Operation *expect,
                                   SmallVectorImpl<ProtocolViolation> &out,
                                   bool strict) {
-  Value address = expect->getOperand(0);
-  std::optional<SlotRef> barrier = barrierAt(address);
-  std::optional<int64_t> expected = addresses.constant(expect->getOperand(1));
+  std::optional<SlotRef> barrier = barrierAt(events.of(expect).barrier);
+  std::optional<int64_t> expected = expectedBytes(expect);
   if (!barrier || !expected)
     return;
   // Every expect on this slot in the block counts; the first reports.
   Block *block = expect->getBlock();
   int64_t total = 0;
   for (Operation &op : *block)
-    if (isa<NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp>(op)) {
-      std::optional<SlotRef> other = barrierAt(op.getOperand(0));
+    if (events.kind(&op) == EventKind::ExpectTx) {
+      std::optional<SlotRef> other = barrierAt(events.of(&op).barrier);
       if (!other || other->id != barrier->id ||
           !other->stage.sameSlot(barrier->stage))
         continue;
       if (&op != expect && op.isBeforeInBlock(expect))
         return;
-      std::optional<int64_t> c = addresses.constant(op.getOperand(1));
+      std::optional<int64_t> c = expectedBytes(&op);
       if (!c)
         return;
       total += *c;
@@ -269,13 +227,13 @@ void PipelineModel::checkExpectTx(Operation *expect,
   ProtocolViolation v{ProtocolViolation::ExpectTxMismatch, expect, nullptr};
   for (Operation &top : *block)
     top.walk([&](Operation *load) {
-      if (!isTmaLoad(load))
+      if (events.kind(load) != EventKind::TmaLoad)
         return;
-      std::optional<SlotRef> slot = barrierAt(tmaBarrier(load));
+      std::optional<SlotRef> slot = barrierAt(events.of(load).barrier);
       if (!slot || slot->id != barrier->id ||
           !slot->stage.sameSlot(barrier->stage))
         return;
-      std::optional<int64_t> bytes = tmaBytes(load, addresses);
+      std::optional<int64_t> bytes = tmaBytes(load);
       if (!bytes) {
         unknown = true;
         return;
@@ -315,12 +273,12 @@ void PipelineModel::checkExpectTx(Operation *expect,
 void PipelineModel::checkParity(Operation *op,
                                 SmallVectorImpl<ProtocolViolation> &out,
                                 bool strict) {
-  auto wait = cast<NVVM::MBarrierTryWaitParityOp>(op);
-  std::optional<SlotRef> barrier = barrierAt(wait.getAddr());
+  const ProtocolEvent &wait = events.of(op);
+  std::optional<SlotRef> barrier = barrierAt(wait.barrier);
   if (!barrier || barrier->stage.isFixed() || barrier->stage.stages <= 0)
     return;
   bool full = isFull(barrier->id), empty = isEmpty(barrier->id);
-  std::optional<PhaseExpr> phase = addresses.phaseOf(wait.getPhase());
+  std::optional<PhaseExpr> phase = addresses.phaseOf(wait.parity);
   ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
   std::string want =
       describePhase(PhaseExpr{barrier->stage, /*flipped=*/empty && !full});

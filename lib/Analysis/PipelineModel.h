@@ -15,6 +15,7 @@
 #define NVWGMMA_LIB_ANALYSIS_PIPELINEMODEL_H
 
 #include "AddressModel.h"
+#include "ProtocolEvents.h"
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -58,6 +59,12 @@ public:
   void check(llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
 
   AddressModel addresses;
+  ProtocolEvents events;
+
+  /// The bytes a TMA load brings to its barrier, when the IR says.
+  std::optional<int64_t> tmaBytes(Operation *load);
+  /// An expect_tx's byte count, when the IR says.
+  std::optional<int64_t> expectedBytes(Operation *expect);
 
 private:
   FunctionOpInterface fn;
@@ -73,16 +80,6 @@ private:
   void checkParity(Operation *wait,
                    llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
 };
-
-/// The shared-memory descriptors a wgmma reads (A unless from registers, B).
-llvm::SmallVector<Value, 2> wgmmaDescriptors(Operation *mma);
-
-/// Whether `op` is a TMA (bulk) load into shared memory completing on an
-/// mbarrier; `dst`/`barrier`/`bytes` describe it.
-bool isTmaLoad(Operation *op);
-Value tmaDestination(Operation *op);
-Value tmaBarrier(Operation *op);
-std::optional<int64_t> tmaBytes(Operation *op, AddressModel &addresses);
 
 /// "k mod 3", "(k - 1) mod 3": how diagnostics name a stage.
 std::string describeStage(const StageExpr &stage);

@@ -276,41 +276,6 @@ struct State {
   }
 };
 
-bool isMma(Operation *op) {
-  return isa<MmaAsyncOp, MmaAsyncSpOp, NVVM::WgmmaMmaAsyncOp>(op);
-}
-bool isWgmmaFence(Operation *op) {
-  return isa<FenceOp, NVVM::WgmmaFenceAlignedOp>(op);
-}
-bool isCommit(Operation *op) {
-  return isa<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>(op);
-}
-std::optional<uint64_t> waitGroupDepth(Operation *op) {
-  if (auto wait = dyn_cast<WaitGroupOp>(op))
-    return static_cast<uint64_t>(wait.getGroup());
-  if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op))
-    return wait.getGroup();
-  return std::nullopt;
-}
-
-/// A barrier across the threads that wrote shared memory and the ones whose
-/// wgmma reads it.
-bool isThreadBarrier(Operation *op) {
-  if (isa<NVVM::Barrier0Op, NVVM::BarrierOp, gpu::BarrierOp>(op))
-    return true;
-  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
-    return asmOp.getAsmString().contains("bar.sync") ||
-           asmOp.getAsmString().contains("barrier.sync");
-  return false;
-}
-
-/// An arrival that can release a stage to its producer.
-bool isArrive(Operation *op) {
-  return isa<NVVM::MBarrierArriveOp, NVVM::MBarrierArriveNocompleteOp,
-             NVVM::MBarrierArriveDropOp, NVVM::MBarrierArriveDropNocompleteOp>(
-      op);
-}
-
 /// Ops that only move registers around.
 bool isPlumbing(Operation *op) {
   return isa<LLVM::InsertValueOp, LLVM::ExtractValueOp, LLVM::BitcastOp>(op);
@@ -321,31 +286,6 @@ bool isForwarding(Operation *op) {
   return isa<scf::YieldOp, scf::ForOp, scf::IfOp, scf::WhileOp,
              scf::ConditionOp>(op) ||
          isa<BranchOpInterface>(op);
-}
-
-SmallVector<Value> mmaRegisterOperands(Operation *op) {
-  SmallVector<Value> regs;
-  auto add = [&](auto mma) {
-    regs.push_back(mma.getAcc());
-    if (mma.isAFromRegisters())
-      regs.push_back(mma.getA());
-  };
-  if (auto mma = dyn_cast<MmaAsyncOp>(op))
-    add(mma);
-  else if (auto mma = dyn_cast<MmaAsyncSpOp>(op))
-    add(mma);
-  else if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
-    regs.push_back(mma.getInouts());
-  return regs;
-}
-
-std::tuple<int64_t, int64_t, int64_t> mmaShape(Operation *op) {
-  if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
-    NVVM::MMAShapeAttr shape = mma.getShape();
-    return {shape.getM(), shape.getN(), shape.getK()};
-  }
-  MmaAsyncConfig c = *getMmaAsyncConfig(op);
-  return {c.m, c.n, c.k};
 }
 
 bool isSharedPtr(Type t) {
@@ -371,17 +311,6 @@ bool isGenericSharedStore(Operation *op) {
   return false;
 }
 
-bool isProxyFence(Operation *op) {
-  if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op)) {
-    NVVM::ProxyKind kind = fence.getKind();
-    return kind == NVVM::ProxyKind::async ||
-           kind == NVVM::ProxyKind::async_shared;
-  }
-  if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
-    return asmOp.getAsmString().contains("fence.proxy.async");
-  return false;
-}
-
 class Analysis {
 public:
   Analysis(FunctionOpInterface fn, bool strict)
@@ -402,6 +331,10 @@ public:
   }
 
 private:
+  EventKind kind(Operation *op) { return model.events.kind(op); }
+  const ProtocolEvent &event(Operation *op) { return model.events.of(op); }
+  bool isMma(Operation *op) { return kind(op) == EventKind::Mma; }
+
   FunctionOpInterface fn;
   PipelineModel model;
   bool strict;
@@ -449,6 +382,9 @@ private:
         if (isPlumbing(op))
           for (Value v : op->getOperands())
             merge(op->getResult(0), v);
+        // Triton's wait_group asm hands the registers it waited for back.
+        for (Value v : event(op).passedThrough)
+          merge(op->getResult(0), v);
         if (auto forOp = dyn_cast<scf::ForOp>(op)) {
           auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
           for (auto [i, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
@@ -480,7 +416,8 @@ private:
       if (!isMma(op))
         return;
       llvm::DenseSet<Value> &seen = closure[op];
-      SmallVector<Value> work(mmaRegisterOperands(op));
+      SmallVector<Value> work(event(op).registers.begin(),
+                              event(op).registers.end());
       while (!work.empty()) {
         Value v = work.pop_back_val();
         if (!seen.insert(v).second)
@@ -490,6 +427,7 @@ private:
           if (isPlumbing(def))
             for (Value o : def->getOperands())
               work.push_back(o);
+          llvm::append_range(work, event(def).passedThrough);
           if (auto forOp = dyn_cast<scf::ForOp>(def)) {
             unsigned i = cast<OpResult>(v).getResultNumber();
             work.push_back(forOp.getInitArgs()[i]);
@@ -591,10 +529,12 @@ private:
     bool dirty =
         llvm::any_of(closure[op], [&](Value v) { return s.dirty.contains(v); });
     bool shapeChange = false;
-    if (auto it = carries.find(mmaRegisterOperands(op).front());
+    const ProtocolEvent &mma = event(op);
+    if (auto it = mma.registers.empty() ? carries.end()
+                                        : carries.find(mma.registers.front());
         it != carries.end())
       shapeChange = llvm::any_of(it->second, [&](Operation *prev) {
-        return prev != op && mmaShape(prev) != mmaShape(op);
+        return prev != op && event(prev).shape != mma.shape;
       });
     if (!s.everFenced || dirty || (shapeChange && !s.fencedSinceMma))
       emitOnce({ProtocolViolation::MissingFence, op, s.lastAccess}, emit);
@@ -664,7 +604,7 @@ private:
     std::optional<StagedAddress> to = model.addresses.staged(address);
     if (!to)
       return false;
-    for (Value d : wgmmaDescriptors(mma)) {
+    for (Value d : event(mma).descriptors) {
       std::optional<StagedAddress> from = model.addresses.staged(d, true);
       if (from && llvm::any_of(to->rest.terms, [&](const auto &t) {
             return from->rest.terms.lookup(t.first) == t.second;
@@ -735,14 +675,15 @@ private:
   }
 
   void transferBarrierOp(Operation *op, State &s, bool emit) {
-    if (auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
-      if (std::optional<SlotRef> slot = model.barrierAt(wait.getAddr()))
+    const ProtocolEvent &e = event(op);
+    if (e.kind == EventKind::ParityWait) {
+      if (std::optional<SlotRef> slot = model.barrierAt(e.barrier))
         s.ready.push_back(*slot);
       s.unsynced.clear();
       return;
     }
-    if (isArrive(op)) {
-      std::optional<SlotRef> slot = model.barrierAt(op->getOperand(0));
+    if (e.kind == EventKind::Arrive) {
+      std::optional<SlotRef> slot = model.barrierAt(e.barrier);
       if (!slot)
         return;
       for (int id = 0; id < model.numRings(); ++id)
@@ -751,8 +692,8 @@ private:
       return;
     }
     Value written;
-    if (isTmaLoad(op))
-      written = tmaDestination(op);
+    if (e.kind == EventKind::TmaLoad)
+      written = e.destination;
     else if (auto store = dyn_cast<LLVM::StoreOp>(op))
       written = store.getAddr();
     if (!written)
@@ -762,22 +703,24 @@ private:
   }
 
   void transferOp(Operation *op, State &s, bool emit) {
-    if (isWgmmaFence(op)) {
+    const ProtocolEvent &e = event(op);
+    if (e.kind == EventKind::Fence) {
       s.everFenced = true;
       s.fencedSinceMma = true;
       s.dirty.clear();
       s.lastAccess = nullptr;
       return;
     }
-    if (isCommit(op)) {
+    if (e.kind == EventKind::Commit) {
       s.groups.push_back(s.uncommitted);
       s.uncommitted.clear();
       s.capGroups();
       return;
     }
-    if (std::optional<uint64_t> keep = waitGroupDepth(op)) {
-      if (s.groups.size() > *keep)
-        s.groups.erase(s.groups.begin(), s.groups.end() - *keep);
+    if (e.kind == EventKind::WaitGroup) {
+      auto keep = static_cast<uint64_t>(e.depth);
+      if (s.groups.size() > keep)
+        s.groups.erase(s.groups.begin(), s.groups.end() - keep);
       s.lastWait = op;
       return;
     }
@@ -785,11 +728,11 @@ private:
       transferMma(op, s, emit);
       return;
     }
-    if (isProxyFence(op)) {
+    if (e.kind == EventKind::ProxyFence) {
       s.proxyStore = nullptr;
       return;
     }
-    if (isThreadBarrier(op))
+    if (e.kind == EventKind::ThreadBarrier)
       s.unsynced.clear();
     transferBarrierOp(op, s, emit);
     if (isGenericSharedStore(op)) {

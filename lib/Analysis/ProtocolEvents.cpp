@@ -1,0 +1,354 @@
+//===- ProtocolEvents.cpp - what an op means to the wgmma protocol --------===//
+//
+// Three front-ends, one event each: nvwgmma ops, upstream nvvm ops, and
+// llvm.inline_asm read by its PTX. For inline asm, LLVM numbers the asm's
+// operands outputs first ($0 .. $n-1, the op's result struct members), then
+// the op's operands; a constraint that is a number ties an input to that
+// output (the accumulator of wgmma, the registers Triton's wait_group hands
+// back). Predicates (`@p`) are ignored: a predicated wait or copy is taken
+// as executed, which is what the warpgroup's elected thread does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ProtocolEvents.h"
+
+#include "nvwgmma/IR/NVWGMMAOps.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::nvwgmma;
+
+namespace {
+
+/// The attribute a frontend puts on a tensor TMA load to say how many bytes
+/// it brings (the box is in the tensor map, which the IR cannot see).
+constexpr llvm::StringLiteral kTxBytesAttr = "nvwgmma.tx_bytes";
+
+/// One PTX statement: its mnemonic and its operand tokens, where `[..]` and
+/// `{..}` groups stay whole.
+struct Statement {
+  llvm::StringRef mnemonic;
+  llvm::SmallVector<llvm::StringRef, 8> operands;
+};
+
+/// The statements of an asm string that are instructions: not `.reg`
+/// declarations, labels, braces, `setp` of a predicate, or branches.
+llvm::SmallVector<Statement> statements(llvm::StringRef text) {
+  llvm::SmallVector<Statement> out;
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ';');
+  for (llvm::StringRef part : parts) {
+    // Labels and braces may precede the instruction on the same line.
+    llvm::SmallVector<llvm::StringRef> lines;
+    part.split(lines, '\n');
+    for (llvm::StringRef line : lines) {
+      line = line.trim(" \t\r{}");
+      if (line.empty() || line.starts_with("//") || line.ends_with(":"))
+        continue;
+      if (size_t colon = line.find(':'); colon != llvm::StringRef::npos &&
+                                         !line.substr(0, colon).contains(' ') &&
+                                         !line.substr(0, colon).contains('.'))
+        line = line.substr(colon + 1).trim();
+      if (line.starts_with("@")) // predicate guard
+        line = line.drop_until([](char c) { return c == ' ' || c == '\t'; })
+                   .trim();
+      if (line.empty() || line.starts_with(".reg") ||
+          line.starts_with("setp") || line.starts_with("bra") ||
+          line.starts_with("mov") || line.starts_with("selp"))
+        continue;
+      Statement s;
+      size_t space = line.find_first_of(" \t");
+      s.mnemonic = line.substr(0, space);
+      llvm::StringRef rest =
+          space == llvm::StringRef::npos ? "" : line.substr(space).trim();
+      // Split at top-level commas.
+      int depth = 0;
+      size_t start = 0;
+      for (size_t i = 0; i <= rest.size(); ++i) {
+        char c = i < rest.size() ? rest[i] : ',';
+        if (c == '[' || c == '{')
+          ++depth;
+        else if (c == ']' || c == '}')
+          --depth;
+        else if (c == ',' && depth == 0) {
+          if (llvm::StringRef tok = rest.slice(start, i).trim(); !tok.empty())
+            s.operands.push_back(tok);
+          start = i + 1;
+        }
+      }
+      out.push_back(s);
+    }
+  }
+  return out;
+}
+
+/// `$7` -> 7.
+std::optional<unsigned> asmIndex(llvm::StringRef token) {
+  token = token.trim(" []{}");
+  unsigned n;
+  if (!token.consume_front("$") || token.getAsInteger(10, n))
+    return std::nullopt;
+  return n;
+}
+
+std::optional<int64_t> literal(llvm::StringRef token) {
+  int64_t n;
+  if (token.trim().getAsInteger(0, n))
+    return std::nullopt;
+  return n;
+}
+
+/// The inline asm's operands by asm number.
+struct AsmOperands {
+  unsigned outputs = 0;
+  llvm::SmallVector<llvm::StringRef> constraints;
+  ValueRange operands;
+
+  /// The op operand `$n` names (nullptr for an output).
+  Value operand(unsigned n) const {
+    if (n < outputs || n - outputs >= operands.size())
+      return Value();
+    return operands[n - outputs];
+  }
+  Value operand(llvm::StringRef token) const {
+    std::optional<unsigned> n = asmIndex(token);
+    return n ? operand(*n) : Value();
+  }
+  /// Inputs tied to an output (constraint "0", "1", ...).
+  llvm::SmallVector<Value, 4> tiedInputs() const {
+    llvm::SmallVector<Value, 4> tied;
+    for (unsigned i = outputs; i < constraints.size(); ++i)
+      if (!constraints[i].empty() &&
+          llvm::all_of(constraints[i], llvm::isDigit))
+        if (Value v = operand(i))
+          tied.push_back(v);
+    return tied;
+  }
+};
+
+/// m64nNkK out of a wgmma mnemonic.
+std::array<int64_t, 3> wgmmaShape(llvm::StringRef mnemonic) {
+  std::array<int64_t, 3> shape{0, 0, 0};
+  for (llvm::StringRef part : llvm::split(mnemonic, '.')) {
+    if (!part.consume_front("m"))
+      continue;
+    size_t n = part.find('n'), k = part.find('k');
+    if (n == llvm::StringRef::npos || k == llvm::StringRef::npos || k < n)
+      continue;
+    if (!part.substr(0, n).getAsInteger(10, shape[0]) &&
+        !part.slice(n + 1, k).getAsInteger(10, shape[1]) &&
+        !part.substr(k + 1).getAsInteger(10, shape[2]))
+      return shape;
+  }
+  return {0, 0, 0};
+}
+
+ProtocolEvent recogniseOp(Operation *op) {
+  ProtocolEvent e;
+  if (isa<FenceOp, NVVM::WgmmaFenceAlignedOp>(op)) {
+    e.kind = EventKind::Fence;
+  } else if (isa<CommitGroupOp, NVVM::WgmmaGroupSyncAlignedOp>(op)) {
+    e.kind = EventKind::Commit;
+  } else if (auto wait = dyn_cast<WaitGroupOp>(op)) {
+    e.kind = EventKind::WaitGroup;
+    e.depth = static_cast<int64_t>(wait.getGroup());
+  } else if (auto wait = dyn_cast<NVVM::WgmmaWaitGroupSyncOp>(op)) {
+    e.kind = EventKind::WaitGroup;
+    e.depth = static_cast<int64_t>(wait.getGroup());
+  } else if (isa<MmaAsyncOp, MmaAsyncSpOp>(op)) {
+    auto add = [&](auto mma) {
+      e.registers.push_back(mma.getAcc());
+      if (mma.isAFromRegisters())
+        e.registers.push_back(mma.getA());
+      else
+        e.descriptors.push_back(mma.getA());
+      e.descriptors.push_back(mma.getDescB());
+    };
+    if (auto mma = dyn_cast<MmaAsyncOp>(op))
+      add(mma);
+    else
+      add(cast<MmaAsyncSpOp>(op));
+    MmaAsyncConfig c = *getMmaAsyncConfig(op);
+    e.kind = EventKind::Mma;
+    e.shape = {c.m, c.n, c.k};
+  } else if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op)) {
+    e.kind = EventKind::Mma;
+    e.registers.push_back(mma.getInouts());
+    e.descriptors.append({mma.getDescriptorA(), mma.getDescriptorB()});
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    e.shape = {shape.getM(), shape.getN(), shape.getK()};
+  } else if (auto tma =
+                 dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
+    e.kind = EventKind::TmaLoad;
+    e.destination = tma.getDstMem();
+    e.barrier = tma.getMbar();
+    e.multicastMask = tma.getMulticastMask();
+    if (auto attr = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
+      e.bytes = attr.getInt();
+  } else if (auto copy =
+                 dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
+    e.kind = EventKind::TmaLoad;
+    e.destination = copy.getDstMem();
+    e.barrier = copy.getMbar();
+    e.bytesValue = copy.getSize();
+    e.multicastMask = copy.getMulticastMask();
+  } else if (isa<NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp>(
+                 op)) {
+    e.kind = EventKind::ExpectTx;
+    e.barrier = op->getOperand(0);
+    e.bytesValue = op->getOperand(1);
+  } else if (auto wait = dyn_cast<NVVM::MBarrierTryWaitParityOp>(op)) {
+    e.kind = EventKind::ParityWait;
+    e.barrier = wait.getAddr();
+    e.parity = wait.getPhase();
+  } else if (isa<NVVM::MBarrierArriveOp, NVVM::MBarrierArriveNocompleteOp,
+                 NVVM::MBarrierArriveDropOp,
+                 NVVM::MBarrierArriveDropNocompleteOp>(op)) {
+    e.kind = EventKind::Arrive;
+    e.barrier = op->getOperand(0);
+  } else if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op)) {
+    NVVM::ProxyKind kind = fence.getKind();
+    if (kind == NVVM::ProxyKind::async || kind == NVVM::ProxyKind::async_shared)
+      e.kind = EventKind::ProxyFence;
+  } else if (isa<NVVM::Barrier0Op, NVVM::BarrierOp, gpu::BarrierOp>(op)) {
+    e.kind = EventKind::ThreadBarrier;
+  } else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
+    e = recogniseInlineAsm(asmOp.getAsmString(), asmOp.getConstraints(),
+                           asmOp.getOperands(),
+                           op->getNumResults() ? op->getResult(0) : Value());
+  }
+  return e;
+}
+
+} // namespace
+
+ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
+                                                llvm::StringRef constraints,
+                                                ValueRange operands,
+                                                Value result) {
+  AsmOperands ops;
+  ops.operands = operands;
+  llvm::SmallVector<llvm::StringRef> parts;
+  constraints.split(parts, ',');
+  for (llvm::StringRef c : parts) {
+    c = c.trim();
+    if (c.starts_with("~")) // clobbers come last and number nothing
+      continue;
+    ops.constraints.push_back(c);
+    if (c.starts_with("="))
+      ++ops.outputs;
+  }
+  ProtocolEvent e;
+  for (const Statement &s : statements(asmText)) {
+    llvm::StringRef m = s.mnemonic;
+    if (m.starts_with("wgmma.fence")) {
+      e.kind = EventKind::Fence;
+    } else if (m.starts_with("wgmma.commit_group")) {
+      e.kind = EventKind::Commit;
+    } else if (m.starts_with("wgmma.wait_group")) {
+      std::optional<int64_t> n =
+          s.operands.empty() ? std::nullopt : literal(s.operands[0]);
+      if (!n)
+        break;
+      e.kind = EventKind::WaitGroup;
+      e.depth = *n;
+      e.passedThrough = ops.tiedInputs();
+    } else if (m.starts_with("wgmma.mma_async")) {
+      // D-list, A (descriptor or register list), B descriptor, ...
+      if (s.operands.size() < 3)
+        break;
+      e.kind = EventKind::Mma;
+      e.shape = wgmmaShape(m);
+      e.registers = ops.tiedInputs();
+      llvm::StringRef a = s.operands[1];
+      if (a.starts_with("{")) {
+        llvm::SmallVector<llvm::StringRef> regs;
+        a.trim("{} ").split(regs, ',');
+        for (llvm::StringRef r : regs)
+          if (Value v = ops.operand(r.trim()))
+            e.registers.push_back(v);
+      } else if (Value v = ops.operand(a)) {
+        e.descriptors.push_back(v);
+      }
+      if (Value b = ops.operand(s.operands[2]))
+        e.descriptors.push_back(b);
+    } else if (m.starts_with("mbarrier.try_wait.parity") ||
+               m.starts_with("mbarrier.test_wait.parity")) {
+      // [waitComplete,] [addr], parity
+      auto addr = llvm::find_if(
+          s.operands, [](llvm::StringRef t) { return t.starts_with("["); });
+      if (addr == s.operands.end() || addr + 1 == s.operands.end())
+        break;
+      e.kind = EventKind::ParityWait;
+      e.barrier = ops.operand(*addr);
+      e.parity = ops.operand(*(addr + 1));
+    } else if (m.starts_with("mbarrier.arrive.expect_tx") ||
+               m.starts_with("mbarrier.expect_tx")) {
+      auto addr = llvm::find_if(
+          s.operands, [](llvm::StringRef t) { return t.starts_with("["); });
+      if (addr == s.operands.end() || addr + 1 == s.operands.end())
+        break;
+      e.kind = EventKind::ExpectTx;
+      e.barrier = ops.operand(*addr);
+      e.bytes = literal(*(addr + 1));
+      if (!e.bytes)
+        e.bytesValue = ops.operand(*(addr + 1));
+    } else if (m.starts_with("mbarrier.arrive")) {
+      auto addr = llvm::find_if(
+          s.operands, [](llvm::StringRef t) { return t.starts_with("["); });
+      if (addr == s.operands.end())
+        break;
+      e.kind = EventKind::Arrive;
+      e.barrier = ops.operand(*addr);
+    } else if (m.starts_with("cp.async.bulk") && m.contains(".global") &&
+               m.contains("mbarrier::complete_tx")) {
+      // tensor: [dst], [tmap, {coords}], [mbar] (, mask)
+      // plain:  [dst], [src], size, [mbar] (, mask)
+      if (s.operands.size() < 3)
+        break;
+      e.kind = EventKind::TmaLoad;
+      e.destination = ops.operand(s.operands[0]);
+      bool tensor = m.starts_with("cp.async.bulk.tensor");
+      llvm::StringRef bar =
+          tensor ? s.operands[2]
+                 : (s.operands.size() > 3 ? s.operands[3] : s.operands[2]);
+      e.barrier = ops.operand(bar);
+      if (!tensor && s.operands.size() > 3) {
+        e.bytes = literal(s.operands[2]);
+        if (!e.bytes)
+          e.bytesValue = ops.operand(s.operands[2]);
+      }
+      if (m.contains("multicast") && s.operands.size() > (tensor ? 3u : 4u)) {
+        llvm::StringRef mask = s.operands[tensor ? 3 : 4];
+        e.multicastMask = ops.operand(mask);
+      }
+    } else if (m.starts_with("fence.proxy.async")) {
+      e.kind = EventKind::ProxyFence;
+    } else if (m.starts_with("bar.sync") || m.starts_with("bar.cta.sync") ||
+               m.starts_with("barrier.sync") ||
+               m.starts_with("barrier.cta.sync")) {
+      e.kind = EventKind::ThreadBarrier;
+    } else if (m.starts_with("wgmma") || m.starts_with("mbarrier") ||
+               m.starts_with("cp.async.bulk")) {
+      // A protocol instruction in a form this layer does not read.
+      e.kind = EventKind::Unrecognised;
+      e.text = m.str();
+    } else {
+      continue;
+    }
+    break;
+  }
+  return e;
+}
+
+const ProtocolEvent &ProtocolEvents::of(Operation *op) {
+  auto it = cache.find(op);
+  if (it != cache.end())
+    return it->second;
+  return cache.try_emplace(op, recogniseOp(op)).first->second;
+}

@@ -1,0 +1,85 @@
+//===- ProtocolEvents.h - what an op means to the wgmma protocol -*- C++
+//-*-===//
+//
+// The front-end layer of the protocol checker: every form an operation can
+// take — nvwgmma ops, upstream nvvm ops, llvm.inline_asm by its PTX
+// mnemonic and operand constraints (upstream's convert-nvvm-to-llvm output,
+// Triton's) — becomes one protocol event. The rules (PipelineModel,
+// ProtocolAnalysis) read events, never op classes. Private to lib/Analysis.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVWGMMA_LIB_ANALYSIS_PROTOCOLEVENTS_H
+#define NVWGMMA_LIB_ANALYSIS_PROTOCOLEVENTS_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include <array>
+#include <optional>
+
+namespace mlir {
+namespace nvwgmma {
+
+enum class EventKind {
+  None,
+  Fence,         // wgmma.fence
+  Mma,           // wgmma.mma_async[.sp]
+  Commit,        // wgmma.commit_group
+  WaitGroup,     // wgmma.wait_group N
+  TmaLoad,       // cp.async.bulk[.tensor] global -> shared, complete_tx
+  ExpectTx,      // mbarrier[.arrive].expect_tx
+  ParityWait,    // mbarrier.try_wait.parity / test_wait.parity
+  Arrive,        // mbarrier.arrive (a release)
+  ProxyFence,    // fence.proxy.async
+  ThreadBarrier, // bar.sync / barrier.sync
+  Unrecognised,  // an inline asm this layer does not understand
+};
+
+struct ProtocolEvent {
+  EventKind kind = EventKind::None;
+  /// Mma: the registers it reads (accumulator, A fragment) and the
+  /// shared-memory descriptors (A unless from registers, B); its shape.
+  llvm::SmallVector<Value, 4> registers;
+  llvm::SmallVector<Value, 2> descriptors;
+  std::array<int64_t, 3> shape{0, 0, 0};
+  /// WaitGroup: N.
+  int64_t depth = 0;
+  /// Operands a wait_group asm hands back as its results unchanged
+  /// (Triton's wait returns the accumulator registers it waited for).
+  llvm::SmallVector<Value, 4> passedThrough;
+  /// TmaLoad, ExpectTx, ParityWait, Arrive: the mbarrier's address.
+  Value barrier;
+  /// TmaLoad: where it writes.
+  Value destination;
+  /// TmaLoad: bytes it brings, when the IR says (nvwgmma.tx_bytes, a bulk
+  /// copy's size, times the multicast fan-in); ExpectTx: a literal count.
+  std::optional<int64_t> bytes;
+  /// TmaLoad: a bulk copy's size or the multicast mask; ExpectTx: the count.
+  Value bytesValue, multicastMask;
+  /// ParityWait: the parity operand.
+  Value parity;
+  /// Unrecognised: why (the asm's first instruction).
+  std::string text;
+};
+
+/// Recognises ops once each (inline asm is parsed).
+class ProtocolEvents {
+public:
+  const ProtocolEvent &of(Operation *op);
+  EventKind kind(Operation *op) { return of(op).kind; }
+
+private:
+  llvm::DenseMap<Operation *, ProtocolEvent> cache;
+};
+
+/// Parses one inline-asm string with its constraints into an event;
+/// `operands` and `result` are the op's. Exposed for tests.
+ProtocolEvent recogniseInlineAsm(llvm::StringRef asmText,
+                                 llvm::StringRef constraints,
+                                 ValueRange operands, Value result);
+
+} // namespace nvwgmma
+} // namespace mlir
+
+#endif // NVWGMMA_LIB_ANALYSIS_PROTOCOLEVENTS_H
