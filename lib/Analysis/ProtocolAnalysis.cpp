@@ -57,6 +57,8 @@ const char *ProtocolViolation::label() const {
     return "protocol_c8";
   case PhaseMismatch:
     return "protocol_c9";
+  case Unmodelled:
+    return "protocol_strict";
   }
   return "protocol";
 }
@@ -320,6 +322,20 @@ public:
 
   void run(SmallVectorImpl<ProtocolViolation> &out) {
     model.check(out, strict);
+    if (strict)
+      fn->walk([&](Operation *op) {
+        const ProtocolEvent &e = event(op);
+        if (e.kind != EventKind::Unrecognised)
+          return;
+        ProtocolViolation v{ProtocolViolation::Unmodelled, op, nullptr};
+        v.unproven = true;
+        v.text = "every wgmma, mbarrier and TMA instruction must be one the "
+                 "checker reads, but got inline asm '" +
+                 e.text +
+                 "' it does not, so the rules cannot see it "
+                 "(protocol_strict)";
+        out.push_back(v);
+      });
     State entry;
     entry.reachable = true;
     // Registers passed in were written before the function started.

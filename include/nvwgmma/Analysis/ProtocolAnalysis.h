@@ -27,7 +27,9 @@ struct ProtocolViolation {
     ReadBeforeFilled,
     ReleasedWhilePending,
     ExpectTxMismatch,
-    PhaseMismatch
+    PhaseMismatch,
+    // Strict mode only: a protocol instruction the checker cannot read.
+    Unmodelled
   };
   Kind kind;
   /// Where the diagnostic points and where a repair goes (before it).
