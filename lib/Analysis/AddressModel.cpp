@@ -15,6 +15,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
@@ -409,6 +410,14 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return atomOf(globals.try_emplace(*name, v).first->second);
   if (isa<MemRefType>(v.getType()))
     return memrefAddress(def);
+  // An nvgpu descriptor's start field counts the tile's address in 16 bytes.
+  if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(def)) {
+    std::optional<Linear> l = linear(gen.getTensor());
+    if (!l || l->shift + 4 > 40)
+      return std::nullopt;
+    l->shift += 4;
+    return l;
+  }
   if (auto extract = dyn_cast<LLVM::ExtractValueOp>(def))
     return extractedField(extract);
   if (isCast(def))
@@ -579,8 +588,22 @@ std::optional<Linear> AddressModel::extractedField(LLVM::ExtractValueOp op) {
   return std::nullopt;
 }
 
+std::optional<StagedAddress> AddressModel::barrier(Value base, Value index) {
+  if (!index)
+    return staged(base);
+  // An nvgpu barrier group: 8 bytes per mbarrier.
+  std::optional<Linear> b = linear(base), i = linear(index);
+  if (!b || !i || !scale(*i, 8))
+    return std::nullopt;
+  return staged(addLinear(*b, *i, 1));
+}
+
 std::optional<StagedAddress> AddressModel::staged(Value v, bool descriptor) {
-  std::optional<Linear> l = linear(v);
+  return staged(linear(v), descriptor);
+}
+
+std::optional<StagedAddress> AddressModel::staged(std::optional<Linear> l,
+                                                  bool descriptor) {
   if (!l)
     return std::nullopt;
   if (descriptor) {

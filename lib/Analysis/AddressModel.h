@@ -85,6 +85,10 @@ public:
   /// A byte address (pointer or integer) split into rest + stride * stage;
   /// `descriptor` reads a wgmma matrix descriptor's start-address field.
   std::optional<StagedAddress> staged(Value v, bool descriptor = false);
+  std::optional<StagedAddress> staged(std::optional<Linear> l,
+                                      bool descriptor = false);
+  /// An mbarrier's address: a pointer, or an nvgpu group and an index.
+  std::optional<StagedAddress> barrier(Value base, Value index = Value());
   /// The step of a loop counter (an scf.for body argument), or nullopt.
   std::optional<int64_t> counterStep(Value counter);
   /// Constant integer value, through casts.

@@ -91,8 +91,8 @@ PipelineModel::PipelineModel(FunctionOpInterface fn) : fn(fn) {
   learnEmptyBarriers();
 }
 
-std::optional<SlotRef> PipelineModel::barrierAt(Value address) {
-  std::optional<StagedAddress> a = addresses.staged(address);
+std::optional<SlotRef> PipelineModel::barrierAt(Value address, Value index) {
+  std::optional<StagedAddress> a = addresses.barrier(address, index);
   if (!a)
     return std::nullopt;
   std::array<int64_t, 3> shape{a->stride, a->stage.stages, a->rest.constant};
@@ -138,7 +138,7 @@ void PipelineModel::learnRings() {
       rings.push_back(ring);
       slot = SlotRef{static_cast<int>(rings.size() - 1), a.stage};
     }
-    std::optional<SlotRef> barrier = barrierAt(events.of(load).barrier);
+    std::optional<SlotRef> barrier = barrierOf(load);
     if (barrier && barrier->stage.sameSlot(slot->stage) &&
         !llvm::is_contained(rings[slot->id].full, barrier->id))
       rings[slot->id].full.push_back(barrier->id);
@@ -159,7 +159,7 @@ void PipelineModel::learnEmptyBarriers() {
            prev = prev->getPrevNode()) {
         if (events.kind(prev) != EventKind::ParityWait)
           continue;
-        std::optional<SlotRef> barrier = barrierAt(events.of(prev).barrier);
+        std::optional<SlotRef> barrier = barrierOf(prev);
         if (barrier && barrier->stage.sameSlot(slot->stage) &&
             !llvm::is_contained(ring.full, barrier->id) &&
             !llvm::is_contained(ring.empty, barrier->id))
@@ -202,7 +202,7 @@ void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
 void PipelineModel::checkExpectTx(Operation *expect,
                                   SmallVectorImpl<ProtocolViolation> &out,
                                   bool strict) {
-  std::optional<SlotRef> barrier = barrierAt(events.of(expect).barrier);
+  std::optional<SlotRef> barrier = barrierOf(expect);
   std::optional<int64_t> expected = expectedBytes(expect);
   if (!barrier || !expected)
     return;
@@ -211,7 +211,7 @@ void PipelineModel::checkExpectTx(Operation *expect,
   int64_t total = 0;
   for (Operation &op : *block)
     if (events.kind(&op) == EventKind::ExpectTx) {
-      std::optional<SlotRef> other = barrierAt(events.of(&op).barrier);
+      std::optional<SlotRef> other = barrierOf(&op);
       if (!other || other->id != barrier->id ||
           !other->stage.sameSlot(barrier->stage))
         continue;
@@ -229,7 +229,7 @@ void PipelineModel::checkExpectTx(Operation *expect,
     top.walk([&](Operation *load) {
       if (events.kind(load) != EventKind::TmaLoad)
         return;
-      std::optional<SlotRef> slot = barrierAt(events.of(load).barrier);
+      std::optional<SlotRef> slot = barrierOf(load);
       if (!slot || slot->id != barrier->id ||
           !slot->stage.sameSlot(barrier->stage))
         return;
@@ -274,7 +274,7 @@ void PipelineModel::checkParity(Operation *op,
                                 SmallVectorImpl<ProtocolViolation> &out,
                                 bool strict) {
   const ProtocolEvent &wait = events.of(op);
-  std::optional<SlotRef> barrier = barrierAt(wait.barrier);
+  std::optional<SlotRef> barrier = barrierOf(op);
   if (!barrier || barrier->stage.isFixed() || barrier->stage.stages <= 0)
     return;
   bool full = isFull(barrier->id), empty = isEmpty(barrier->id);

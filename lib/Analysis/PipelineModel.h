@@ -47,8 +47,13 @@ public:
   llvm::SmallVector<SlotRef, 2> readsOf(Operation *mma);
   /// The ring slot a shared-memory address falls in, if any.
   std::optional<SlotRef> ringAt(Value address, bool descriptor = false);
-  /// The barrier slot an mbarrier address names.
-  std::optional<SlotRef> barrierAt(Value address);
+  /// The barrier slot an mbarrier address (or nvgpu group and index) names.
+  std::optional<SlotRef> barrierAt(Value address, Value index = Value());
+  /// The barrier slot a barrier event names.
+  std::optional<SlotRef> barrierOf(Operation *op) {
+    const ProtocolEvent &e = events.of(op);
+    return barrierAt(e.barrier, e.barrierIndex);
+  }
   const Ring &ring(int id) const { return rings[id]; }
   int numRings() const { return static_cast<int>(rings.size()); }
   bool isFull(int barrier) const;

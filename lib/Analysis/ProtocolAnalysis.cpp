@@ -693,13 +693,13 @@ private:
   void transferBarrierOp(Operation *op, State &s, bool emit) {
     const ProtocolEvent &e = event(op);
     if (e.kind == EventKind::ParityWait) {
-      if (std::optional<SlotRef> slot = model.barrierAt(e.barrier))
+      if (std::optional<SlotRef> slot = model.barrierOf(op))
         s.ready.push_back(*slot);
       s.unsynced.clear();
       return;
     }
     if (e.kind == EventKind::Arrive) {
-      std::optional<SlotRef> slot = model.barrierAt(e.barrier);
+      std::optional<SlotRef> slot = model.barrierOf(op);
       if (!slot)
         return;
       for (int id = 0; id < model.numRings(); ++id)
@@ -741,7 +741,21 @@ private:
       return;
     }
     if (isMma(op)) {
+      // nvgpu.warpgroup.mma is the whole sequence.
+      if (e.fences) {
+        s.everFenced = true;
+        s.fencedSinceMma = true;
+        s.dirty.clear();
+        s.lastAccess = nullptr;
+      }
       transferMma(op, s, emit);
+      if (e.commits) {
+        s.groups.push_back(s.uncommitted);
+        s.uncommitted.clear();
+        s.capGroups();
+      }
+      if (e.waits && s.groups.size() > static_cast<uint64_t>(*e.waits))
+        s.groups.erase(s.groups.begin(), s.groups.end() - *e.waits);
       return;
     }
     if (e.kind == EventKind::ProxyFence) {

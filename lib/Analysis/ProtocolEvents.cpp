@@ -17,6 +17,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -217,6 +218,40 @@ ProtocolEvent recogniseOp(Operation *op) {
       e.kind = EventKind::ProxyFence;
   } else if (isa<NVVM::Barrier0Op, NVVM::BarrierOp, gpu::BarrierOp>(op)) {
     e.kind = EventKind::ThreadBarrier;
+  } else if (auto mma = dyn_cast<nvgpu::WarpgroupMmaOp>(op)) {
+    e.kind = EventKind::Mma;
+    e.registers.push_back(mma.getMatrixC());
+    e.descriptors.append({mma.getDescriptorA(), mma.getDescriptorB()});
+    e.fences = e.commits = true;
+    if (std::optional<uint32_t> n = mma.getWaitGroup())
+      e.waits = *n;
+    VectorType frag = mma.getMatrixC().getType().getFragmented();
+    e.shape = {frag.getDimSize(0), frag.getDimSize(1), 0};
+  } else if (auto tma = dyn_cast<nvgpu::TmaAsyncLoadOp>(op)) {
+    e.kind = EventKind::TmaLoad;
+    e.destination = tma.getDst();
+    e.barrier = tma.getBarriers();
+    e.barrierIndex = tma.getMbarId();
+    e.multicastMask = tma.getMulticastMask();
+    // The box is in the tensor map's type: what one load brings.
+    MemRefType box = tma.getTensorMapDescriptor().getType().getTensor();
+    if (box.hasStaticShape() && box.getElementType().isIntOrFloat())
+      e.bytes = box.getNumElements() *
+                llvm::divideCeil(box.getElementTypeBitWidth(), 8);
+  } else if (auto expect = dyn_cast<nvgpu::MBarrierArriveExpectTxOp>(op)) {
+    e.kind = EventKind::ExpectTx;
+    e.barrier = expect.getBarriers();
+    e.barrierIndex = expect.getMbarId();
+    e.bytesValue = expect.getTxcount();
+  } else if (auto wait = dyn_cast<nvgpu::MBarrierTryWaitParityOp>(op)) {
+    e.kind = EventKind::ParityWait;
+    e.barrier = wait.getBarriers();
+    e.barrierIndex = wait.getMbarId();
+    e.parity = wait.getPhaseParity();
+  } else if (auto arrive = dyn_cast<nvgpu::MBarrierArriveOp>(op)) {
+    e.kind = EventKind::Arrive;
+    e.barrier = arrive.getBarriers();
+    e.barrierIndex = arrive.getMbarId();
   } else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
     e = recogniseInlineAsm(asmOp.getAsmString(), asmOp.getConstraints(),
                            asmOp.getOperands(),

@@ -48,8 +48,13 @@ struct ProtocolEvent {
   /// Operands a wait_group asm hands back as its results unchanged
   /// (Triton's wait returns the accumulator registers it waited for).
   llvm::SmallVector<Value, 4> passedThrough;
-  /// TmaLoad, ExpectTx, ParityWait, Arrive: the mbarrier's address.
-  Value barrier;
+  /// Mma: what the op does around the instructions (nvgpu.warpgroup.mma is
+  /// a whole fence, mma_async..., commit_group[, wait_group N] sequence).
+  bool fences = false, commits = false;
+  std::optional<int64_t> waits;
+  /// TmaLoad, ExpectTx, ParityWait, Arrive: the mbarrier's address, or an
+  /// nvgpu barrier group and the index into it.
+  Value barrier, barrierIndex;
   /// TmaLoad: where it writes.
   Value destination;
   /// TmaLoad: bytes it brings, when the IR says (nvwgmma.tx_bytes, a bulk

@@ -1,0 +1,239 @@
+"""The checker's corpus: kernels in upstream's nvgpu dialect, lowered the way
+upstream's GPU pipeline lowers them, at every depth, each with seeded bugs.
+
+Depths (each upstream's own passes, run through nvwgmma-opt, which is
+mlir-opt 22 plus nvwgmma):
+  nvgpu     the source: nvgpu.warpgroup.mma, nvgpu.tma.async.load, nvgpu.mbarrier.*
+  nvvm-scf  --convert-nvgpu-to-nvvm --canonicalize: nvvm ops, scf loops
+  nvvm-cf   then --convert-scf-to-cf: natural CFG loops
+  asm       then --convert-nvvm-to-llvm: wgmma.mma_async and try_wait.parity as inline PTX
+
+`python test/corpus/corpus.py` prints the table of the closing note (kernel x
+depth x {normal, strict}, and each mutation: caught or not); test_corpus.py
+asserts it. Needs only nvwgmma-opt (NVWGMMA_TOOLS_DIR or next to Python).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+KERNELS = sorted((HERE / "kernels").glob("*.mlir"))
+
+DEPTHS = {
+    "nvgpu": [],
+    "nvvm-scf": ["--convert-nvgpu-to-nvvm", "--canonicalize"],
+    "nvvm-cf": ["--convert-nvgpu-to-nvvm", "--canonicalize", "--convert-scf-to-cf"],
+    "asm": [
+        "--convert-nvgpu-to-nvvm",
+        "--canonicalize",
+        "--convert-scf-to-cf",
+        "--convert-nvvm-to-llvm",
+    ],
+}
+# Where the IR states a TMA load's bytes: the tensor map's box in nvgpu types.
+STATES_BYTES = {"nvgpu"}
+
+FULL_WAIT = "nvgpu.mbarrier.try_wait.parity %full[%s], %parity, %ticks : !full\n"
+RING2_WAIT = "nvgpu.mbarrier.try_wait.parity %bars[%s], %parity, %ticks : !barriers\n"
+FLIP = "%parity = arith.index_cast %bit : index to i1"
+FLIPPED = "%p0 = arith.index_cast %bit : index to i1\n      %parity = arith.xori %p0, %true : i1"
+RELEASE = """      %notFirst = arith.cmpi ne, %k, %c0 : index
+      scf.if %notFirst {
+        %atZero = arith.cmpi eq, %s, %c0 : index
+        %sMinus1 = arith.subi %s, %c1 : index
+        %prev = arith.select %atZero, %c2, %sMinus1 : index
+        %t = nvgpu.mbarrier.arrive %empty[%prev] : !full -> !nvgpu.mbarrier.token
+      }
+"""
+
+# kernel -> [(mutation, bug kind, [(old, new)], label)]
+MUTATIONS = {
+    "ring2_gemm": [
+        ("no_full_wait", "missing wait", [("    " + RING2_WAIT, "")], "protocol_c6"),
+        (
+            "wait_group_1",
+            "stage reuse",
+            [("nvvm.wgmma.wait.group.sync.aligned 0\n    scf.yield", "nvvm.wgmma.wait.group.sync.aligned 1\n    scf.yield")],
+            "protocol_c7",
+        ),
+        (
+            "flipped_parity",
+            "parity",
+            [(FLIP, FLIPPED.replace("      %parity", "    %true = arith.constant true\n    %parity"))],
+            "protocol_c9",
+        ),
+        (
+            "wrong_expect_tx",
+            "expect_tx",
+            [("expect_tx %bars[%ns], %c32768", "expect_tx %bars[%ns], %c16384")],
+            "protocol_c8",
+        ),
+    ],
+    "ws3_gemm": [
+        ("no_full_wait", "missing wait", [("      " + FULL_WAIT, "")], "protocol_c6"),
+        (
+            "wait_group_2",
+            "stage reuse",
+            [("nvvm.wgmma.wait.group.sync.aligned 1", "nvvm.wgmma.wait.group.sync.aligned 2")],
+            "protocol_c7",
+        ),
+        (
+            "release_before_wait",
+            "stage reuse",
+            [
+                (RELEASE, ""),
+                (
+                    "      nvvm.wgmma.wait.group.sync.aligned 1\n",
+                    RELEASE + "      nvvm.wgmma.wait.group.sync.aligned 1\n",
+                ),
+            ],
+            "protocol_c7",
+        ),
+        (
+            "release_current_stage",
+            "stage reuse",
+            [("nvgpu.mbarrier.arrive %empty[%prev]", "nvgpu.mbarrier.arrive %empty[%s]")],
+            "protocol_c7",
+        ),
+        ("flipped_full_parity", "parity", [(FLIP, FLIPPED)], "protocol_c9"),
+        (
+            "flipped_empty_parity",
+            "parity",
+            [("%eparity = arith.xori %p, %true : i1", "%eparity = arith.xori %p, %false : i1"),
+             ("  %true = arith.constant true\n", "  %true = arith.constant true\n  %false = arith.constant false\n")],
+            "protocol_c9",
+        ),
+        (
+            "no_empty_wait",
+            "missing wait",
+            [("        nvgpu.mbarrier.try_wait.parity %empty[%s], %eparity, %ticks : !full\n", "")],
+            "protocol_c6",
+        ),
+        (
+            "wrong_expect_tx",
+            "expect_tx",
+            [("expect_tx %full[%s], %c32768", "expect_tx %full[%s], %c16384")],
+            "protocol_c8",
+        ),
+    ],
+    "single_stage_gemm": [
+        (
+            "missing_final_wait",
+            "missing wait",
+            [("nvvm.wgmma.wait.group.sync.aligned 0", "nvvm.wgmma.wait.group.sync.aligned 1")],
+            "protocol_c4",
+        ),
+    ],
+}
+
+
+def nvwgmma_opt() -> str:
+    search = [os.environ.get("NVWGMMA_TOOLS_DIR", ""), str(pathlib.Path(sys.executable).parent)]
+    tool = shutil.which("nvwgmma-opt", path=os.pathsep.join(p for p in search if p))
+    if tool is None:
+        raise FileNotFoundError("nvwgmma-opt: install nvwgmma or set NVWGMMA_TOOLS_DIR")
+    return tool
+
+
+def mutate(text: str, edits) -> str:
+    for old, new in edits:
+        if old not in text:
+            raise ValueError(f"mutation does not apply: {old!r}")
+        text = text.replace(old, new, 1)
+    return text
+
+
+def lower(text: str, depth: str) -> str:
+    if not DEPTHS[depth]:
+        return text
+    proc = subprocess.run(
+        [nvwgmma_opt(), "-", *DEPTHS[depth]], input=text, capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"lowering to {depth} failed: {proc.stderr[:2000]}")
+    return proc.stdout
+
+
+def check(text: str, strict: bool) -> dict:
+    """Labels of the errors the checker reports (with ', strict' kept), and
+    whether it crashed (a signal, or an exit code other than 0/1)."""
+    option = "--nvwgmma-check-protocol" + ("=strict=true" if strict else "")
+    proc = subprocess.run(
+        [nvwgmma_opt(), "-", option, "-o", os.devnull], input=text, capture_output=True, text=True
+    )
+    labels = re.findall(r"error: .*\((protocol_\w+(?:, strict)?)\)$", proc.stderr, re.M)
+    return {"labels": labels, "crashed": proc.returncode not in (0, 1), "stderr": proc.stderr}
+
+
+def kernel_rows():
+    """(kernel, depth, normal labels, strict labels, crashed)."""
+    for path in KERNELS:
+        source = path.read_text()
+        for depth in DEPTHS:
+            text = lower(source, depth)
+            normal, strict = check(text, False), check(text, True)
+            yield (
+                path.stem,
+                depth,
+                normal["labels"],
+                strict["labels"],
+                normal["crashed"] or strict["crashed"],
+            )
+
+
+def mutation_rows():
+    """(kernel, mutation, bug kind, depth, expected label, caught, applies, crashed)."""
+    for path in KERNELS:
+        source = path.read_text()
+        for name, kind, edits, label in MUTATIONS.get(path.stem, []):
+            mutant = mutate(source, edits)
+            for depth in DEPTHS:
+                text = lower(mutant, depth)
+                normal, strict = check(text, False), check(text, True)
+                applies = label != "protocol_c8" or depth in STATES_BYTES
+                yield (
+                    path.stem,
+                    name,
+                    kind,
+                    depth,
+                    label,
+                    label in normal["labels"],
+                    applies,
+                    normal["crashed"] or strict["crashed"],
+                )
+
+
+def main() -> int:
+    print("| kernel | depth | normal: errors | strict: reports |")
+    print("|---|---|---|---|")
+    for kernel, depth, normal, strict, crashed in kernel_rows():
+        print(
+            f"| {kernel} | {depth} | {len(normal)} | "
+            f"{', '.join(sorted(set(strict))) or 'none'}{' CRASH' if crashed else ''} |"
+        )
+    print()
+    print("| kernel | mutation | bug kind | " + " | ".join(DEPTHS) + " |")
+    print("|---|---|---|" + "---|" * len(DEPTHS))
+    rows = list(mutation_rows())
+    by_mutation = {}
+    for kernel, name, kind, depth, label, caught, applies, crashed in rows:
+        cell = ("caught" if caught else "MISSED") if applies else "n/a (no bytes in IR)"
+        by_mutation.setdefault((kernel, name, kind, label), []).append(
+            cell + (" CRASH" if crashed else "")
+        )
+    for (kernel, name, kind, label), cells in by_mutation.items():
+        print(f"| {kernel} | {name} ({label}) | {kind} | " + " | ".join(cells) + " |")
+    applicable = [r for r in rows if r[6]]
+    caught = sum(r[5] for r in applicable)
+    print(f"\ncaught {caught} / {len(applicable)} applicable; crashes {sum(r[7] for r in rows)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
