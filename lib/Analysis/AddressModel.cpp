@@ -325,6 +325,8 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
       inner->flipped = !inner->flipped;
       return inner;
     }
+  if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && constant(def->getOperand(1)) == 0)
+    return phaseOf(def->getOperand(0));
   // x & 1 and x mod 2 are the same bit.
   bool lowBit =
       (isa<arith::AndIOp, LLVM::AndOp>(def) && isOne(def->getOperand(1))) ||

@@ -189,8 +189,42 @@ SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
   return reads;
 }
 
+void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
+  // Consumers release stages by arriving on an array of barriers no ring
+  // fills; a ring of that many stages whose producer never waits on an
+  // empty barrier refills stages the consumers may still read.
+  SmallVector<std::pair<Operation *, SlotRef>> releases;
+  fn->walk([&](Operation *op) {
+    if (events.kind(op) != EventKind::Arrive)
+      return;
+    if (std::optional<SlotRef> slot = barrierOf(op);
+        slot && !slot->stage.isFixed() && !isFull(slot->id))
+      releases.push_back({op, *slot});
+  });
+  for (Ring &ring : rings) {
+    if (!ring.empty.empty() || ring.full.empty())
+      continue;
+    auto release = llvm::find_if(releases, [&](const auto &r) {
+      return r.second.stage.stages == ring.stages;
+    });
+    if (release == releases.end())
+      continue;
+    ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, ring.firstWrite,
+                        nullptr};
+    v.text = llvm::formatv("a TMA load must refill a stage of this {0}-stage "
+                           "ring only after a wait on that stage's empty "
+                           "barrier, but got no such wait (protocol_c6)",
+                           ring.stages)
+                 .str();
+    v.notes.push_back({release->first, "the consumers release the ring's "
+                                       "stages on this barrier"});
+    out.push_back(v);
+  }
+}
+
 void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
                           bool strict) {
+  checkRefillsWait(out);
   fn->walk([&](Operation *op) {
     if (events.kind(op) == EventKind::ExpectTx)
       checkExpectTx(op, out, strict);

@@ -79,6 +79,8 @@ private:
 
   void learnRings();
   void learnEmptyBarriers();
+  /// protocol_c6, producer side: refills wait for the consumers' release.
+  void checkRefillsWait(llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkExpectTx(Operation *expect,
                      llvm::SmallVectorImpl<ProtocolViolation> &out,
                      bool strict);

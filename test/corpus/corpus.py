@@ -59,13 +59,25 @@ MUTATIONS = {
         (
             "wait_group_1",
             "stage reuse",
-            [("nvvm.wgmma.wait.group.sync.aligned 0\n    scf.yield", "nvvm.wgmma.wait.group.sync.aligned 1\n    scf.yield")],
+            [
+                (
+                    "nvvm.wgmma.wait.group.sync.aligned 0\n    scf.yield",
+                    "nvvm.wgmma.wait.group.sync.aligned 1\n    scf.yield",
+                )
+            ],
             "protocol_c7",
         ),
         (
             "flipped_parity",
             "parity",
-            [(FLIP, FLIPPED.replace("      %parity", "    %true = arith.constant true\n    %parity"))],
+            [
+                (
+                    FLIP,
+                    FLIPPED.replace(
+                        "      %parity", "    %true = arith.constant true\n    %parity"
+                    ),
+                )
+            ],
             "protocol_c9",
         ),
         (
@@ -78,9 +90,13 @@ MUTATIONS = {
     "ws3_gemm": [
         ("no_full_wait", "missing wait", [("      " + FULL_WAIT, "")], "protocol_c6"),
         (
+            # warpgroup.mma waits itself (waitGroup, 1 by default): deepen both.
             "wait_group_2",
             "stage reuse",
-            [("nvvm.wgmma.wait.group.sync.aligned 1", "nvvm.wgmma.wait.group.sync.aligned 2")],
+            [
+                ("{transposeB}", "{transposeB, waitGroup = 2 : i64}"),
+                ("nvvm.wgmma.wait.group.sync.aligned 1", "nvvm.wgmma.wait.group.sync.aligned 2"),
+            ],
             "protocol_c7",
         ),
         (
@@ -88,10 +104,7 @@ MUTATIONS = {
             "stage reuse",
             [
                 (RELEASE, ""),
-                (
-                    "      nvvm.wgmma.wait.group.sync.aligned 1\n",
-                    RELEASE + "      nvvm.wgmma.wait.group.sync.aligned 1\n",
-                ),
+                ("      %d = nvgpu.warpgroup.mma", RELEASE + "      %d = nvgpu.warpgroup.mma"),
             ],
             "protocol_c7",
         ),
@@ -105,8 +118,13 @@ MUTATIONS = {
         (
             "flipped_empty_parity",
             "parity",
-            [("%eparity = arith.xori %p, %true : i1", "%eparity = arith.xori %p, %false : i1"),
-             ("  %true = arith.constant true\n", "  %true = arith.constant true\n  %false = arith.constant false\n")],
+            [
+                ("%eparity = arith.xori %p, %true : i1", "%eparity = arith.xori %p, %false : i1"),
+                (
+                    "  %true = arith.constant true\n",
+                    "  %true = arith.constant true\n  %false = arith.constant false\n",
+                ),
+            ],
             "protocol_c9",
         ),
         (

@@ -3,7 +3,7 @@
 // barrier of stage k mod 3 with the complemented round parity, so round 0
 // passes, sets expect_tx and issues the TMA loads); warpgroup 1 consumes
 // (waits on the full barrier with the round parity, runs the m128
-// warpgroup.mma, keeps one group in flight with wait_group 1 and releases
+// warpgroup.mma, keeps one group in flight (its waitGroup, 1 by default, and wait_group 1) and releases
 // the previous stage, select(s == 0, 2, s - 1), on its empty barrier).
 // Written for nvwgmma's checker corpus (Apache-2.0 WITH LLVM-exception, as
 // the project).
