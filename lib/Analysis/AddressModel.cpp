@@ -211,6 +211,31 @@ std::optional<IterArg> AddressModel::iterArg(Value v) {
   return IterArg{header, init, next};
 }
 
+std::optional<std::pair<Value, int64_t>> AddressModel::wrapOf(Value cond) {
+  // x + 1 reaches S: cmp eq|sge|uge (x + 1), S (arith or llvm).
+  if (!cond)
+    return std::nullopt;
+  Operation *cmp = cond.getDefiningOp();
+  bool wraps = false;
+  if (auto a = dyn_cast_or_null<arith::CmpIOp>(cmp))
+    wraps =
+        llvm::is_contained({arith::CmpIPredicate::eq, arith::CmpIPredicate::sge,
+                            arith::CmpIPredicate::uge},
+                           a.getPredicate());
+  else if (auto l = dyn_cast_or_null<LLVM::ICmpOp>(cmp))
+    wraps =
+        llvm::is_contained({LLVM::ICmpPredicate::eq, LLVM::ICmpPredicate::sge,
+                            LLVM::ICmpPredicate::uge},
+                           l.getPredicate());
+  if (!wraps)
+    return std::nullopt;
+  auto x = counterPlus(cmp->getOperand(0));
+  std::optional<int64_t> stages = constant(cmp->getOperand(1));
+  if (!x || x->second != 1 || !stages || *stages <= 0)
+    return std::nullopt;
+  return std::make_pair(x->first, *stages);
+}
+
 std::optional<int64_t> AddressModel::modularCounter(Value v) {
   std::optional<IterArg> arg = iterArg(v);
   if (!arg)
@@ -225,13 +250,11 @@ std::optional<int64_t> AddressModel::modularCounter(Value v) {
   // remui(v + 1, S)
   if (isa<arith::RemUIOp, LLVM::URemOp>(def) && incremented(def->getOperand(0)))
     return constant(def->getOperand(1));
-  // select(v + 1 == S, 0, v + 1)
+  // select(v + 1 == S, 0, v + 1), or >= S (Triton)
   if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
       constant(def->getOperand(1)) == 0 && incremented(def->getOperand(2)))
-    if (auto cmp = def->getOperand(0).getDefiningOp<arith::CmpIOp>())
-      if (cmp.getPredicate() == arith::CmpIPredicate::eq &&
-          incremented(cmp.getLhs()))
-        return constant(cmp.getRhs());
+    if (auto wrap = wrapOf(def->getOperand(0)); wrap && wrap->first == v)
+      return wrap->second;
   return std::nullopt;
 }
 
@@ -253,12 +276,22 @@ std::optional<int64_t> AddressModel::counterStep(Value counter) {
   return std::nullopt;
 }
 
-std::optional<StageExpr> AddressModel::stageOf(Value atom) {
+std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   if (std::optional<int64_t> modulus = modularCounter(atom))
     return StageExpr{atom, 0, *modulus};
   Operation *def = atom.getDefiningOp();
   if (!def)
     return std::nullopt;
+  // The next stage of a modular counter, select(x + 1 >= S, 0, x + 1), is
+  // (x + 1) mod S (Triton advances its carried index so, at the top of the
+  // loop body).
+  if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
+      constant(def->getOperand(1)) == 0)
+    if (auto wrap = wrapOf(def->getOperand(0));
+        wrap && modularCounter(wrap->first) == wrap->second)
+      if (auto next = counterPlus(def->getOperand(2));
+          next && next->first == wrap->first && next->second == 1)
+        return StageExpr{wrap->first, 1, wrap->second};
   // The previous stage, select(s == 0, S - 1, s - 1), is (s - 1) mod S.
   if (isa<arith::SelectOp, LLVM::SelectOp>(def))
     if (auto cmp = def->getOperand(0).getDefiningOp<arith::CmpIOp>();
@@ -274,6 +307,40 @@ std::optional<StageExpr> AddressModel::stageOf(Value atom) {
   if (!isa<arith::RemUIOp, LLVM::URemOp>(def))
     return std::nullopt;
   return counterBy(def);
+}
+
+std::optional<StageExpr> AddressModel::stageOf(Value atom) {
+  std::optional<StageExpr> e = rawStageOf(atom);
+  if (e)
+    *e = canonical(*e);
+  return e;
+}
+
+StageExpr AddressModel::canonical(StageExpr stage) {
+  std::optional<StageExpr> e = stage;
+  if (!e->counter || modularCounter(e->counter) != e->stages)
+    return *e;
+  // Modular counters of one loop that advance together (Triton's insert and
+  // extract indices) differ by a constant: name every such stage by the
+  // header's first one, so the slots they index can be compared.
+  std::optional<IterArg> self = iterArg(e->counter);
+  std::optional<int64_t> x0 = self ? constant(self->init) : std::nullopt;
+  if (!x0)
+    return *e;
+  for (BlockArgument other : self->header->getArguments()) {
+    if (other == e->counter)
+      break;
+    if (modularCounter(other) != e->stages)
+      continue;
+    std::optional<IterArg> rep = iterArg(other);
+    std::optional<int64_t> r0 = rep ? constant(rep->init) : std::nullopt;
+    if (!r0)
+      continue;
+    e->offset += *x0 - *r0;
+    e->counter = other;
+    return *e;
+  }
+  return *e;
 }
 
 std::optional<StageExpr> AddressModel::stageOfValue(Value v) {
@@ -320,6 +387,31 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   }
   if (!def)
     return carriedPhase(v);
+  // The phase advanced in the body (Triton): select(x + 1 >= S, p ^ 1, p)
+  // of a carried phase p, used with the advanced index.
+  if (isa<arith::SelectOp, LLVM::SelectOp>(def))
+    if (auto p = dyn_cast<BlockArgument>(def->getOperand(2))) {
+      Operation *flip = def->getOperand(1).getDefiningOp();
+      std::optional<IterArg> arg = iterArg(p);
+      std::optional<int64_t> p0 = arg ? constant(arg->init) : std::nullopt;
+      auto wrap = wrapOf(def->getOperand(0));
+      if (flip && isa<arith::XOrIOp, LLVM::XOrOp>(flip) &&
+          flip->getOperand(0) == p && isOne(flip->getOperand(1)) && p0 &&
+          wrap && modularCounter(wrap->first) == wrap->second &&
+          arg->next == def->getResult(0))
+        if (std::optional<IterArg> index = iterArg(wrap->first))
+          if (std::optional<int64_t> x0 = constant(index->init)) {
+            // The first iteration's advanced state: it must be stage 0,
+            // round 0, whose parity is 0; p1 is then the flip.
+            int64_t S = wrap->second;
+            bool wrapped = *x0 + 1 >= S;
+            int64_t x1 = wrapped ? 0 : *x0 + 1;
+            int64_t p1 = (*p0 & 1) ^ (wrapped ? 1 : 0);
+            if (x1 == 0 && index->header == arg->header)
+              return PhaseExpr{canonical(StageExpr{wrap->first, 1, S}),
+                               p1 == 1};
+          }
+    }
   if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && isOne(def->getOperand(1)))
     if (std::optional<PhaseExpr> inner = phaseOf(def->getOperand(0))) {
       inner->flipped = !inner->flipped;
@@ -385,7 +477,8 @@ std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
   if (!indexArg || indexArg->header != arg->header ||
       modularCounter(index->first) != stages || constant(indexArg->init) != 0)
     return std::nullopt;
-  return PhaseExpr{StageExpr{index->first, 0, *stages}, *initial == 1};
+  return PhaseExpr{canonical(StageExpr{index->first, 0, *stages}),
+                   *initial == 1};
 }
 
 std::optional<Linear> AddressModel::linear(Value v) {
@@ -473,9 +566,36 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return l;
   }
   if (isa<arith::AndIOp, LLVM::AndOp>(def)) {
+    // A low-bit mask keeps all of a shared address (< 2^18), or of one
+    // already divided by 2^shift (a descriptor's 16-byte units).
     std::optional<int64_t> mask = constant(def->getOperand(1));
-    if (mask && *mask >= (1 << 18) - 1 && llvm::isMask_64(*mask))
+    std::optional<Linear> l = operand(0);
+    if (mask && l && llvm::isMask_64(*mask) &&
+        *mask >= (int64_t(1) << std::max<int>(18 - int(l->shift), 0)) - 1)
+      return l;
+    return std::nullopt;
+  }
+  if (auto bitcast = dyn_cast<LLVM::BitcastOp>(def)) {
+    // A descriptor assembled as vector<2 x i32> (Triton): the start field
+    // is in the low word; the high word holds only layout fields.
+    auto hi = bitcast.getArg().getDefiningOp<LLVM::InsertElementOp>();
+    auto lo = hi ? hi.getVector().getDefiningOp<LLVM::InsertElementOp>()
+                 : LLVM::InsertElementOp();
+    if (!lo || constant(hi.getPosition()) != 1 ||
+        constant(lo.getPosition()) != 0 || !constant(hi.getValue()))
+      return std::nullopt;
+    return linear(lo.getValue());
+  }
+  if (isa<arith::XOrIOp, LLVM::XOrOp>(def)) {
+    // x ^ 0 = x; constants fold (Triton spells 0 as 0 ^ 0).
+    std::optional<int64_t> a = constant(def->getOperand(0)),
+                           b = constant(def->getOperand(1));
+    if (a && b)
+      return constantOf(*a ^ *b);
+    if (b == 0)
       return operand(0);
+    if (a == 0)
+      return operand(1);
     return std::nullopt;
   }
   if (isa<arith::OrIOp, LLVM::OrOp>(def)) {

@@ -103,6 +103,12 @@ private:
   /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).
   std::optional<StageExpr> counterBy(Operation *op);
   std::optional<Linear> compute(Value v);
+  /// For a wrap condition, cmp eq|sge|uge (x + 1), S: (x, S).
+  std::optional<std::pair<Value, int64_t>> wrapOf(Value cond);
+  /// A stage of a modular counter named by its loop's first one.
+  StageExpr canonical(StageExpr stage);
+  /// stageOf before modular counters are named by their loop's first one.
+  std::optional<StageExpr> rawStageOf(Value atom);
   /// stageOf through casts.
   std::optional<StageExpr> stageOfValue(Value v);
   /// Whether a loop counter starts at 0.

@@ -400,7 +400,8 @@ private:
             merge(op->getResult(0), v);
         // Triton's wait_group asm hands the registers it waited for back.
         for (Value v : event(op).passedThrough)
-          merge(op->getResult(0), v);
+          if (v)
+            merge(op->getResult(0), v);
         if (auto forOp = dyn_cast<scf::ForOp>(op)) {
           auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
           for (auto [i, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
@@ -440,10 +441,25 @@ private:
           continue;
         mmaInputs.insert(v);
         if (Operation *def = v.getDefiningOp()) {
+          // A member of what a wait asm handed back is the operand tied to
+          // it, not every register the wait kept alive.
+          if (auto extract = dyn_cast<LLVM::ExtractValueOp>(def);
+              extract && extract.getPosition().size() == 1)
+            if (Operation *wait = extract.getContainer().getDefiningOp()) {
+              const auto &through = event(wait).passedThrough;
+              int64_t i = extract.getPosition()[0];
+              if (!through.empty()) {
+                if (i < static_cast<int64_t>(through.size()) && through[i])
+                  work.push_back(through[i]);
+                continue;
+              }
+            }
           if (isPlumbing(def))
             for (Value o : def->getOperands())
               work.push_back(o);
-          llvm::append_range(work, event(def).passedThrough);
+          for (Value o : event(def).passedThrough)
+            if (o)
+              work.push_back(o);
           if (auto forOp = dyn_cast<scf::ForOp>(def)) {
             unsigned i = cast<OpResult>(v).getResultNumber();
             work.push_back(forOp.getInitArgs()[i]);

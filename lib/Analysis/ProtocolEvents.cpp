@@ -120,6 +120,16 @@ struct AsmOperands {
     std::optional<unsigned> n = asmIndex(token);
     return n ? operand(*n) : Value();
   }
+  /// The input tied to each output, by output number (null if none).
+  llvm::SmallVector<Value, 4> tiedByOutput() const {
+    llvm::SmallVector<Value, 4> tied(outputs);
+    for (unsigned i = outputs; i < constraints.size(); ++i) {
+      unsigned out;
+      if (!constraints[i].getAsInteger(10, out) && out < outputs)
+        tied[out] = operand(i);
+    }
+    return tied;
+  }
   /// Inputs tied to an output (constraint "0", "1", ...).
   llvm::SmallVector<Value, 4> tiedInputs() const {
     llvm::SmallVector<Value, 4> tied;
@@ -292,7 +302,7 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
         break;
       e.kind = EventKind::WaitGroup;
       e.depth = *n;
-      e.passedThrough = ops.tiedInputs();
+      e.passedThrough = ops.tiedByOutput();
     } else if (m.starts_with("wgmma.mma_async")) {
       // D-list, A (descriptor or register list), B descriptor, ...
       if (s.operands.size() < 3)
@@ -368,6 +378,16 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
                m.starts_with("barrier.sync") ||
                m.starts_with("barrier.cta.sync")) {
       e.kind = EventKind::ThreadBarrier;
+    } else if (m.starts_with("mbarrier.init") ||
+               m.starts_with("mbarrier.inval") ||
+               m.starts_with("cp.async.bulk.commit_group") ||
+               m.starts_with("cp.async.bulk.wait_group") ||
+               m.starts_with("cp.async.bulk.prefetch") ||
+               (m.starts_with("cp.async.bulk") &&
+                m.contains(".global.shared"))) {
+      // Setup, and TMA stores with their own bulk groups: nothing the
+      // rules read (a store's reads of shared memory are not tracked).
+      continue;
     } else if (m.starts_with("wgmma") || m.starts_with("mbarrier") ||
                m.starts_with("cp.async.bulk")) {
       // A protocol instruction in a form this layer does not read.

@@ -45,8 +45,9 @@ struct ProtocolEvent {
   std::array<int64_t, 3> shape{0, 0, 0};
   /// WaitGroup: N.
   int64_t depth = 0;
-  /// Operands a wait_group asm hands back as its results unchanged
-  /// (Triton's wait returns the accumulator registers it waited for).
+  /// Operands a wait_group asm hands back unchanged, by output: element i
+  /// is the operand tied to result member i, or null (Triton's wait returns
+  /// the accumulator registers it waited for, and others it keeps alive).
   llvm::SmallVector<Value, 4> passedThrough;
   /// Mma: what the op does around the instructions (nvgpu.warpgroup.mma is
   /// a whole fence, mma_async..., commit_group[, wait_group N] sequence).

@@ -151,6 +151,56 @@ MUTATIONS = {
 }
 
 
+# Triton's output (test/corpus/triton/generate.py): LLVM-dialect MLIR with
+# natural loops, wgmma, wait_group, TMA, expect_tx and try_wait as inline PTX.
+TRITON = sorted((HERE / "triton").glob("*.mlir"))
+
+
+def _try_wait_line(text: str) -> str:
+    return next(line for line in text.split("\n") if "mbarrier.try_wait.parity" in line)
+
+
+def _drop_try_wait(text: str) -> str:
+    line = _try_wait_line(text)
+    asm = re.search(r'"(\\0A\{[^"]*try_wait[^"]*)"', line).group(1)
+    return text.replace(line, line.replace(f'"{asm}"', '""'))
+
+
+def _flip_try_wait_parity(text: str) -> str:
+    line = _try_wait_line(text)
+    addr, parity = re.search(r'"r,r" (%\w+), (%\w+)', line).groups()
+    one = re.search(r"(%\w+) = llvm.mlir.constant\(1 : i32\) : i32", text).group(1)
+    indent = line[: len(line) - len(line.lstrip())]
+    flipped = line.replace(f'"r,r" {addr}, {parity}', f'"r,r" {addr}, %flipped_parity')
+    return text.replace(
+        line, f"{indent}%flipped_parity = llvm.xor {parity}, {one} : i32\n{flipped}"
+    )
+
+
+def _deepen_wait(old: int, new: int):
+    def edit(text: str) -> str:
+        before = f"wgmma.wait_group.sync.aligned {old};"
+        if before not in text:
+            raise ValueError(f"mutation does not apply: {before}")
+        return text.replace(before, f"wgmma.wait_group.sync.aligned {new};", 1)
+
+    return edit
+
+
+# Triton kernel -> [(mutation, bug kind, edit(text) -> text, label)]
+TRITON_MUTATIONS = {
+    "triton_tma_matmul": [
+        ("no_full_wait", "missing wait", _drop_try_wait, "protocol_c6"),
+        ("wait_group_2", "stage reuse", _deepen_wait(1, 2), "protocol_c7"),
+        ("flipped_parity", "parity", _flip_try_wait_parity, "protocol_c9"),
+        ("final_wait_1", "missing wait", _deepen_wait(0, 1), "protocol_c4"),
+    ],
+    "triton_pointer_matmul": [
+        ("final_wait_1", "missing wait", _deepen_wait(0, 1), "protocol_c4"),
+    ],
+}
+
+
 def nvwgmma_opt() -> str:
     search = [os.environ.get("NVWGMMA_TOOLS_DIR", ""), str(pathlib.Path(sys.executable).parent)]
     tool = shutil.which("nvwgmma-opt", path=os.pathsep.join(p for p in search if p))
@@ -227,6 +277,17 @@ def mutation_rows():
                 )
 
 
+def triton_rows():
+    """(kernel, mutation or None, normal labels, strict labels, expected, crashed)."""
+    for path in TRITON:
+        text = path.read_text()
+        normal, strict = check(text, False), check(text, True)
+        yield path.stem, None, normal["labels"], strict["labels"], None, normal["crashed"]
+        for name, _kind, edit, label in TRITON_MUTATIONS.get(path.stem, []):
+            mutant = check(edit(text), False)
+            yield path.stem, name, mutant["labels"], [], label, mutant["crashed"]
+
+
 def main() -> int:
     print("| kernel | depth | normal: errors | strict: reports |")
     print("|---|---|---|---|")
@@ -240,16 +301,32 @@ def main() -> int:
     print("|---|---|---|" + "---|" * len(DEPTHS))
     rows = list(mutation_rows())
     by_mutation = {}
-    for kernel, name, kind, depth, label, caught, applies, crashed in rows:
+    for kernel, name, kind, _depth, label, caught, applies, crashed in rows:
         cell = ("caught" if caught else "MISSED") if applies else "n/a (no bytes in IR)"
         by_mutation.setdefault((kernel, name, kind, label), []).append(
             cell + (" CRASH" if crashed else "")
         )
     for (kernel, name, kind, label), cells in by_mutation.items():
         print(f"| {kernel} | {name} ({label}) | {kind} | " + " | ".join(cells) + " |")
+    print()
+    print("| Triton kernel (asm, CFG) | case | result |")
+    print("|---|---|---|")
+    triton = list(triton_rows())
+    for kernel, name, normal, strict, label, crashed in triton:
+        if name is None:
+            result = f"{len(normal)} errors; strict: {', '.join(sorted(set(strict))) or 'none'}"
+        else:
+            result = "caught" if label in normal else "MISSED"
+        print(
+            f"| {kernel} | {name or 'correct'} ({label or '-'}) | {result}{' CRASH' if crashed else ''} |"
+        )
     applicable = [r for r in rows if r[6]]
+    applicable += [
+        (k, n, None, None, lab, lab in labs, True, c) for k, n, labs, _, lab, c in triton if n
+    ]
     caught = sum(r[5] for r in applicable)
-    print(f"\ncaught {caught} / {len(applicable)} applicable; crashes {sum(r[7] for r in rows)}")
+    crashes = sum(r[7] for r in rows) + sum(r[5] for r in triton)
+    print(f"\ncaught {caught} / {len(applicable)} applicable; crashes {crashes}")
     return 0
 
 

@@ -51,3 +51,28 @@ def test_seeded_bug_is_caught_at_every_depth(kernel, mutation, nvwgmma_opt, monk
 
 def test_every_kernel_has_mutations():
     assert set(corpus.MUTATIONS) == set(KERNELS)
+
+
+TRITON = [p.stem for p in corpus.TRITON]
+
+
+@pytest.mark.parametrize("kernel", TRITON)
+def test_triton_kernel_is_clean(kernel, nvwgmma_opt, monkeypatch):
+    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+    text = (corpus.HERE / "triton" / f"{kernel}.mlir").read_text()
+    normal = corpus.check(text, strict=False)
+    assert not normal["crashed"] and normal["labels"] == [], normal["stderr"]
+    strict = corpus.check(text, strict=True)
+    assert all(label.endswith(", strict") for label in strict["labels"]), strict["stderr"]
+
+
+TRITON_MUTANTS = [(k, m[0]) for k in TRITON for m in corpus.TRITON_MUTATIONS.get(k, [])]
+
+
+@pytest.mark.parametrize("kernel,mutation", TRITON_MUTANTS)
+def test_triton_seeded_bug_is_caught(kernel, mutation, nvwgmma_opt, monkeypatch):
+    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+    edit, label = next((m[2], m[3]) for m in corpus.TRITON_MUTATIONS[kernel] if m[0] == mutation)
+    text = edit((corpus.HERE / "triton" / f"{kernel}.mlir").read_text())
+    result = corpus.check(text, strict=False)
+    assert not result["crashed"] and label in result["labels"], result["stderr"]
