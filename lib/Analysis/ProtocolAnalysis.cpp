@@ -719,8 +719,14 @@ private:
       if (!slot)
         return;
       for (int id = 0; id < model.numRings(); ++id)
-        if (llvm::is_contained(model.ring(id).empty, slot->id))
+        if (llvm::is_contained(model.ring(id).empty, slot->id)) {
           checkNotPending(op, id, slot->stage, s, emit, "released");
+          // Released, the stage may be refilled: no longer known filled.
+          llvm::erase_if(s.ready, [&](const SlotRef &r) {
+            return llvm::is_contained(model.ring(id).full, r.id) &&
+                   r.stage.sameSlot(slot->stage);
+          });
+        }
       return;
     }
     Value written;
@@ -916,6 +922,34 @@ private:
     return s;
   }
 
+  /// A wait keeps its stage filled until the stage is released. A fact
+  /// from S or more iterations ago names a slot refilled since (the same
+  /// index in a later round), so it goes.
+  void ageReady(State &s, Block *header) {
+    llvm::erase_if(s.ready, [&](const SlotRef &r) {
+      auto arg = dyn_cast_or_null<BlockArgument>(r.stage.counter);
+      if (!arg || arg.getOwner() != header)
+        return false;
+      std::optional<int64_t> step = model.addresses.counterStep(arg);
+      return !step || *step <= 0 || -r.stage.offset >= r.stage.stages * *step;
+    });
+  }
+
+  /// Facts about earlier iterations' stages survive the join with the
+  /// loop's entry: in the first iteration those stages do not exist yet (a
+  /// read of one is guarded, as FlashAttention's P V of block j - 1 is).
+  void keepEarlierIterations(State &joined, const State &back, Block *header) {
+    for (const SlotRef &r : back.ready) {
+      auto arg = dyn_cast_or_null<BlockArgument>(r.stage.counter);
+      if (!arg || arg.getOwner() != header || r.stage.offset >= 0)
+        continue;
+      if (llvm::none_of(joined.ready, [&](const SlotRef &x) {
+            return x.id == r.id && x.stage == r.stage;
+          }))
+        joined.ready.push_back(r);
+    }
+  }
+
   State leaveLoop(scf::ForOp forOp, State s, bool fromBody) {
     s.rebase([&](StageExpr &e) {
       if (!e.counter)
@@ -948,8 +982,11 @@ private:
     State head = entry;
     for (int i = 0; i < 2 * kMaxAge; ++i) {
       State out = runRegion(forOp.getRegion(), head, /*emit=*/false);
+      State back = backEdge(forOp, out);
+      ageReady(back, forOp.getBody());
       State next = entry;
-      next.join(backEdge(forOp, out));
+      next.join(back);
+      keepEarlierIterations(next, back, forOp.getBody());
       if (next == head)
         break;
       head = next;
@@ -1011,7 +1048,14 @@ private:
       State out = runBlock(*b, in[b], /*emit=*/false);
       for (auto [index, succ] : llvm::enumerate(b->getSuccessors())) {
         State joined = in.lookup(succ);
-        joined.join(alongEdge(b, succ, index, out));
+        State edge = alongEdge(b, succ, index, out);
+        bool backEdge =
+            succ->getNumArguments() != 0 && dominance.dominates(succ, b);
+        if (backEdge)
+          ageReady(edge, succ);
+        joined.join(edge);
+        if (backEdge)
+          keepEarlierIterations(joined, edge, succ);
         if (!(joined == in.lookup(succ))) {
           in[succ] = joined;
           work.push_back(succ);
