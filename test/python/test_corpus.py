@@ -76,3 +76,13 @@ def test_triton_seeded_bug_is_caught(kernel, mutation, nvwgmma_opt, monkeypatch)
     text = edit((corpus.HERE / "triton" / f"{kernel}.mlir").read_text())
     result = corpus.check(text, strict=False)
     assert not result["crashed"] and label in result["labels"], result["stderr"]
+
+
+def test_random_mutants_never_crash_the_checker(nvwgmma_opt, monkeypatch):
+    import long_run
+
+    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+    totals = long_run.run(count=3, seed=1)
+    assert totals["mutants"] == 3 * (len(corpus.KERNELS) * len(corpus.DEPTHS) + len(corpus.TRITON))
+    assert totals["crashes"] == 0
+    assert totals["checked"] > 0
