@@ -86,3 +86,28 @@ def test_random_mutants_never_crash_the_checker(nvwgmma_opt, monkeypatch):
     assert totals["mutants"] == 3 * (len(corpus.KERNELS) * len(corpus.DEPTHS) + len(corpus.TRITON))
     assert totals["crashes"] == 0
     assert totals["checked"] > 0
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("depth", ["nvvm-scf", "nvvm-cf"])
+def test_raise_then_lower_gives_upstream_lowering_back(kernel, depth, nvwgmma_opt, monkeypatch):
+    """--nvwgmma-raise-nvvm then --convert-nvwgmma-to-nvvm on every corpus
+    kernel as upstream lowered it: the same text, byte for byte."""
+    import subprocess
+
+    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+    text = corpus.lower((corpus.HERE / "kernels" / f"{kernel}.mlir").read_text(), depth)
+    raised = subprocess.run(
+        [nvwgmma_opt, "-", "--nvwgmma-raise-nvvm"], input=text, capture_output=True, text=True
+    )
+    assert raised.returncode == 0, raised.stderr
+    assert "nvvm.wgmma.mma_async" not in raised.stdout
+    assert "nvwgmma.mma_async" in raised.stdout
+    back = subprocess.run(
+        [nvwgmma_opt, "-", "--convert-nvwgmma-to-nvvm"],
+        input=raised.stdout,
+        capture_output=True,
+        text=True,
+    )
+    assert back.returncode == 0, back.stderr
+    assert back.stdout == text
