@@ -322,34 +322,38 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
       }
       if (Value b = ops.operand(s.operands[2]))
         e.descriptors.push_back(b);
-    } else if (m.starts_with("mbarrier.try_wait.parity") ||
-               m.starts_with("mbarrier.test_wait.parity")) {
-      // [waitComplete,] [addr], parity
+    } else if (m.starts_with("mbarrier")) {
+      // [state or waitComplete,] [addr] (, parity or tx-count)
       auto addr = llvm::find_if(
           s.operands, [](llvm::StringRef t) { return t.starts_with("["); });
-      if (addr == s.operands.end() || addr + 1 == s.operands.end())
+      if (addr == s.operands.end()) {
+        e.kind = EventKind::Unrecognised;
+        e.text = m.str();
         break;
-      e.kind = EventKind::ParityWait;
+      }
+      llvm::StringRef after = addr + 1 == s.operands.end() ? "" : *(addr + 1);
       e.barrier = ops.operand(*addr);
-      e.parity = ops.operand(*(addr + 1));
-    } else if (m.starts_with("mbarrier.arrive.expect_tx") ||
-               m.starts_with("mbarrier.expect_tx")) {
-      auto addr = llvm::find_if(
-          s.operands, [](llvm::StringRef t) { return t.starts_with("["); });
-      if (addr == s.operands.end() || addr + 1 == s.operands.end())
-        break;
-      e.kind = EventKind::ExpectTx;
-      e.barrier = ops.operand(*addr);
-      e.bytes = literal(*(addr + 1));
-      if (!e.bytes)
-        e.bytesValue = ops.operand(*(addr + 1));
-    } else if (m.starts_with("mbarrier.arrive")) {
-      auto addr = llvm::find_if(
-          s.operands, [](llvm::StringRef t) { return t.starts_with("["); });
-      if (addr == s.operands.end())
-        break;
-      e.kind = EventKind::Arrive;
-      e.barrier = ops.operand(*addr);
+      if (m.starts_with("mbarrier.try_wait.parity") ||
+          m.starts_with("mbarrier.test_wait.parity")) {
+        e.kind = EventKind::ParityWait;
+        e.parity = ops.operand(after);
+      } else if (m.starts_with("mbarrier.arrive.expect_tx") ||
+                 m.starts_with("mbarrier.expect_tx")) {
+        e.kind = EventKind::ExpectTx;
+        e.bytes = literal(after);
+        if (!e.bytes)
+          e.bytesValue = ops.operand(after);
+      } else if (m.starts_with("mbarrier.arrive")) {
+        e.kind = EventKind::Arrive;
+      } else if (m.starts_with("mbarrier.init") ||
+                 m.starts_with("mbarrier.inval")) {
+        e.barrier = Value();
+        continue; // setup: nothing the rules read
+      } else {
+        e.barrier = Value();
+        e.kind = EventKind::Unrecognised;
+        e.text = m.str();
+      }
     } else if (m.starts_with("cp.async.bulk") && m.contains(".global") &&
                m.contains("mbarrier::complete_tx")) {
       // tensor: [dst], [tmap, {coords}], [mbar] (, mask)
