@@ -13,6 +13,7 @@
 #include "ProtocolEvents.h"
 
 #include "nvwgmma/IR/NVWGMMAOps.h"
+#include "nvwgmma/PTX/ParsePtx.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -29,64 +30,6 @@ namespace {
 /// The attribute a frontend puts on a tensor TMA load to say how many bytes
 /// it brings (the box is in the tensor map, which the IR cannot see).
 constexpr llvm::StringLiteral kTxBytesAttr = "nvwgmma.tx_bytes";
-
-/// One PTX statement: its mnemonic and its operand tokens, where `[..]` and
-/// `{..}` groups stay whole.
-struct Statement {
-  llvm::StringRef mnemonic;
-  llvm::SmallVector<llvm::StringRef, 8> operands;
-};
-
-/// The statements of an asm string that are instructions: not `.reg`
-/// declarations, labels, braces, `setp` of a predicate, or branches.
-llvm::SmallVector<Statement> statements(llvm::StringRef text) {
-  llvm::SmallVector<Statement> out;
-  llvm::SmallVector<llvm::StringRef> parts;
-  text.split(parts, ';');
-  for (llvm::StringRef part : parts) {
-    // Labels and braces may precede the instruction on the same line.
-    llvm::SmallVector<llvm::StringRef> lines;
-    part.split(lines, '\n');
-    for (llvm::StringRef line : lines) {
-      line = line.trim(" \t\r{}");
-      if (line.empty() || line.starts_with("//") || line.ends_with(":"))
-        continue;
-      if (size_t colon = line.find(':'); colon != llvm::StringRef::npos &&
-                                         !line.substr(0, colon).contains(' ') &&
-                                         !line.substr(0, colon).contains('.'))
-        line = line.substr(colon + 1).trim();
-      if (line.starts_with("@")) // predicate guard
-        line = line.drop_until([](char c) { return c == ' ' || c == '\t'; })
-                   .trim();
-      if (line.empty() || line.starts_with(".reg") ||
-          line.starts_with("setp") || line.starts_with("bra") ||
-          line.starts_with("mov") || line.starts_with("selp"))
-        continue;
-      Statement s;
-      size_t space = line.find_first_of(" \t");
-      s.mnemonic = line.substr(0, space);
-      llvm::StringRef rest =
-          space == llvm::StringRef::npos ? "" : line.substr(space).trim();
-      // Split at top-level commas.
-      int depth = 0;
-      size_t start = 0;
-      for (size_t i = 0; i <= rest.size(); ++i) {
-        char c = i < rest.size() ? rest[i] : ',';
-        if (c == '[' || c == '{')
-          ++depth;
-        else if (c == ']' || c == '}')
-          --depth;
-        else if (c == ',' && depth == 0) {
-          if (llvm::StringRef tok = rest.slice(start, i).trim(); !tok.empty())
-            s.operands.push_back(tok);
-          start = i + 1;
-        }
-      }
-      out.push_back(s);
-    }
-  }
-  return out;
-}
 
 /// `$7` -> 7.
 std::optional<unsigned> asmIndex(llvm::StringRef token) {
@@ -289,7 +232,7 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
       ++ops.outputs;
   }
   ProtocolEvent e;
-  for (const Statement &s : statements(asmText)) {
+  for (const PtxStatement &s : splitPtxStatements(asmText)) {
     llvm::StringRef m = s.mnemonic;
     if (m.starts_with("wgmma.fence")) {
       e.kind = EventKind::Fence;

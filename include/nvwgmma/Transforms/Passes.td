@@ -23,6 +23,20 @@ def NVWGMMAPrintPtx : Pass<"nvwgmma-print-ptx"> {
   ];
 }
 
+def NVWGMMAVerifyInlineAsm : Pass<"nvwgmma-verify-inline-asm"> {
+  let summary = "Judge every wgmma.mma_async written as inline asm by the rule table";
+  let description = [{
+    Reads the configuration of each `wgmma.mma_async[.sp]` in an
+    `llvm.inline_asm` (upstream's `convert-nvvm-to-llvm` output, Triton's,
+    hand-written) — shape, types, `.satfinite`, `.and.popc`, the A source,
+    scale-d, the immediates, the D and A register counts — and reports what
+    ptxas would reject with the rule's label and message, as for an
+    `nvwgmma.mma_async`: for example upstream's b1 multiply, which it emits
+    without `.and.popc` (asm_c1), or an N outside the family's lattice. The
+    IR is not changed.
+  }];
+}
+
 def NVWGMMACheckTarget : Pass<"nvwgmma-check-target", "ModuleOp"> {
   let summary = "Check that a PTX version and target satisfy every nvwgmma op";
   let description = [{
