@@ -198,6 +198,9 @@ TRITON_MUTATIONS = {
     "triton_pointer_matmul": [
         ("final_wait_1", "missing wait", _deepen_wait(0, 1), "protocol_c4"),
     ],
+    "triton_attention_fwd": [
+        ("final_wait_1", "missing wait", _deepen_wait(0, 1), "protocol_c4"),
+    ],
 }
 
 

@@ -11,6 +11,7 @@ compiler output.
 
 from __future__ import annotations
 
+import os
 import pathlib
 import sys
 
@@ -50,6 +51,45 @@ def pointer_matmul(a_ptr, b_ptr, c_ptr, M, N, K,
         b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
         acc = tl.dot(a, b, acc)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc.to(tl.float16))
+
+
+@triton.jit
+def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, scale,
+                  HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+    # One (batch x head) slice of FlashAttention's forward pass, after the
+    # structure of Triton's fused-attention tutorial: TMA descriptors for
+    # Q, K and V, online softmax in exp2, a pipelined loop over K/V blocks.
+    start_m = tl.program_id(0)
+    q_desc = tl.make_tensor_descriptor(
+        q_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM]
+    )
+    k_desc = tl.make_tensor_descriptor(
+        k_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM]
+    )
+    v_desc = tl.make_tensor_descriptor(
+        v_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM]
+    )
+    o_desc = tl.make_tensor_descriptor(
+        o_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM]
+    )
+    q = q_desc.load([start_m * BLOCK_M, 0])
+    m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+    qk_scale = scale * 1.44269504
+    for start_n in tl.range(0, seq_len, BLOCK_N, num_stages=2):
+        k = k_desc.load([start_n, 0])
+        qk = tl.dot(q, k.T) * qk_scale
+        m_ij = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = v_desc.load([start_n, 0])
+        acc = tl.dot(p.to(tl.float16), v, acc)
+        m_i = m_ij
+    acc = acc / l_i[:, None]
+    o_desc.store([start_m * BLOCK_M, 0], acc.to(tl.float16))
 
 
 def strip_locations(text: str) -> str:
@@ -95,12 +135,24 @@ def llvm_dialect_of(fn, signature, constexprs) -> str:
 
 
 def main(out: pathlib.Path) -> None:
+    # A cached kernel never reaches translation, so nothing would be captured.
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
     blocks = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}
-    for name, fn in (("triton_tma_matmul", tma_matmul), ("triton_pointer_matmul", pointer_matmul)):
-        text = strip_locations(llvm_dialect_of(fn, sig, blocks))
+    attention_sig = {
+        "q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16",
+        "seq_len": "i32", "scale": "fp32",
+    }  # fmt: skip
+    attention_blocks = {"HEAD_DIM": 64, "BLOCK_M": 128, "BLOCK_N": 64}
+    kernels = (
+        ("triton_tma_matmul", tma_matmul, sig, blocks),
+        ("triton_pointer_matmul", pointer_matmul, sig, blocks),
+        ("triton_attention_fwd", attention_fwd, attention_sig, attention_blocks),
+    )
+    for name, fn, signature, constexprs in kernels:
+        text = strip_locations(llvm_dialect_of(fn, signature, constexprs))
         header = (
-            f"// Triton {triton.__version__}: {name} (128x128x64, 3 stages) for sm_90,\n"
+            f"// Triton {triton.__version__}: {name} {constexprs} for sm_90,\n"
             "// the LLVM-dialect MLIR at translation; test/corpus/triton/generate.py.\n"
         )
         (out / f"{name}.mlir").write_text(header + text)

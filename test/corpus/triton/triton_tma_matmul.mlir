@@ -1,4 +1,4 @@
-// Triton 3.9.0: triton_tma_matmul (128x128x64, 3 stages) for sm_90,
+// Triton 3.9.0: triton_tma_matmul {'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64} for sm_90,
 // the LLVM-dialect MLIR at translation; test/corpus/triton/generate.py.
 module attributes {ttg.global_scratch_memory_alignment = 128 : i32, ttg.global_scratch_memory_size = 384 : i32, "ttg.num-ctas" = 1 : i32, "ttg.num-warps" = 4 : i32, ttg.profile_scratch_memory_alignment = 1 : i32, ttg.profile_scratch_memory_size = 0 : i32, ttg.shared = 98328 : i32, ttg.target = "cuda:90", ttg.tensor_memory_size = 0 : i32, "ttg.threads-per-warp" = 32 : i32, "ttg.total-num-warps" = 4 : i32, "ttng.two-ctas" = false} {
   llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
@@ -2042,6 +2042,6 @@ module attributes {ttg.global_scratch_memory_alignment = 128 : i32, ttg.global_s
 #di_derived_type = #llvm.di_derived_type<tag = DW_TAG_pointer_type, name = "pointer", baseType = #di_basic_type, sizeInBits = 64, dwarfAddressSpace = 1>
 #di_derived_type1 = #llvm.di_derived_type<tag = DW_TAG_pointer_type, name = "pointer", baseType = #di_basic_type2, sizeInBits = 64, dwarfAddressSpace = 1>
 #di_subroutine_type = #llvm.di_subroutine_type<callingConvention = DW_CC_normal, types = #di_null_type, #di_derived_type, #di_derived_type, #di_derived_type, #di_basic_type1, #di_basic_type1, #di_basic_type1, #di_derived_type1, #di_derived_type1>
-#di_subprogram = #llvm.di_subprogram<recId = distinct[0]<>, id = distinct[1]<>, compileUnit = #di_compile_unit, scope = #di_file, name = "tma_matmul", linkageName = "tma_matmul", file = #di_file, line = 24, scopeLine = 24, subprogramFlags = "Definition|Optimized", type = #di_subroutine_type>
+#di_subprogram = #llvm.di_subprogram<recId = distinct[0]<>, id = distinct[1]<>, compileUnit = #di_compile_unit, scope = #di_file, name = "tma_matmul", linkageName = "tma_matmul", file = #di_file, line = 25, scopeLine = 25, subprogramFlags = "Definition|Optimized", type = #di_subroutine_type>
 #di_lexical_block_file = #llvm.di_lexical_block_file<scope = #di_subprogram, file = #di_file1, discriminator = 0>
 #di_lexical_block_file1 = #llvm.di_lexical_block_file<scope = #di_subprogram, file = #di_file, discriminator = 0>
