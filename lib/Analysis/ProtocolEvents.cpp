@@ -1,10 +1,8 @@
 //===- ProtocolEvents.cpp - what an op means to the wgmma protocol --------===//
 //
-// Three front-ends, one event each: nvwgmma ops, upstream nvvm ops, and
-// llvm.inline_asm read by its PTX. For inline asm, LLVM numbers the asm's
-// operands outputs first ($0 .. $n-1, the op's result struct members), then
-// the op's operands; a constraint that is a number ties an input to that
-// output (the accumulator of wgmma, the registers Triton's wait_group hands
+// Four front-ends, one event each: nvwgmma ops, upstream nvvm and nvgpu
+// ops, and llvm.inline_asm read by its PTX (operands by PtxAsmOperands; tied
+// inputs are wgmma's accumulator and the registers Triton's wait_group hands
 // back). Predicates (`@p`) are ignored: a predicated wait or copy is taken
 // as executed, which is what the warpgroup's elected thread does.
 //
@@ -31,76 +29,15 @@ namespace {
 /// it brings (the box is in the tensor map, which the IR cannot see).
 constexpr llvm::StringLiteral kTxBytesAttr = "nvwgmma.tx_bytes";
 
-/// `$7` -> 7.
-std::optional<unsigned> asmIndex(llvm::StringRef token) {
-  token = token.trim(" []{}");
-  unsigned n;
-  if (!token.consume_front("$") || token.getAsInteger(10, n))
-    return std::nullopt;
-  return n;
-}
-
-std::optional<int64_t> literal(llvm::StringRef token) {
-  int64_t n;
-  if (token.trim().getAsInteger(0, n))
-    return std::nullopt;
-  return n;
-}
-
-/// The inline asm's operands by asm number.
-struct AsmOperands {
-  unsigned outputs = 0;
-  llvm::SmallVector<llvm::StringRef> constraints;
-  ValueRange operands;
-
-  /// The op operand `$n` names (nullptr for an output).
-  Value operand(unsigned n) const {
-    if (n < outputs || n - outputs >= operands.size())
-      return Value();
-    return operands[n - outputs];
-  }
-  Value operand(llvm::StringRef token) const {
-    std::optional<unsigned> n = asmIndex(token);
-    return n ? operand(*n) : Value();
-  }
-  /// The input tied to each output, by output number (null if none).
-  llvm::SmallVector<Value, 4> tiedByOutput() const {
-    llvm::SmallVector<Value, 4> tied(outputs);
-    for (unsigned i = outputs; i < constraints.size(); ++i) {
-      unsigned out;
-      if (!constraints[i].getAsInteger(10, out) && out < outputs)
-        tied[out] = operand(i);
-    }
-    return tied;
-  }
-  /// Inputs tied to an output (constraint "0", "1", ...).
-  llvm::SmallVector<Value, 4> tiedInputs() const {
-    llvm::SmallVector<Value, 4> tied;
-    for (unsigned i = outputs; i < constraints.size(); ++i)
-      if (!constraints[i].empty() &&
-          llvm::all_of(constraints[i], llvm::isDigit))
-        if (Value v = operand(i))
-          tied.push_back(v);
-    return tied;
-  }
-};
-
 /// m64nNkK out of a wgmma mnemonic.
 std::array<int64_t, 3> wgmmaShape(llvm::StringRef mnemonic) {
-  std::array<int64_t, 3> shape{0, 0, 0};
-  for (llvm::StringRef part : llvm::split(mnemonic, '.')) {
-    if (!part.consume_front("m"))
-      continue;
-    size_t n = part.find('n'), k = part.find('k');
-    if (n == llvm::StringRef::npos || k == llvm::StringRef::npos || k < n)
-      continue;
-    if (!part.substr(0, n).getAsInteger(10, shape[0]) &&
-        !part.slice(n + 1, k).getAsInteger(10, shape[1]) &&
-        !part.substr(k + 1).getAsInteger(10, shape[2]))
-      return shape;
-  }
+  for (llvm::StringRef part : llvm::split(mnemonic, '.'))
+    if (std::optional<std::array<int64_t, 3>> shape = parseWgmmaShape(part))
+      return *shape;
   return {0, 0, 0};
 }
+
+ProtocolEvent recogniseInlineAsm(LLVM::InlineAsmOp op);
 
 ProtocolEvent recogniseOp(Operation *op) {
   ProtocolEvent e;
@@ -206,41 +143,25 @@ ProtocolEvent recogniseOp(Operation *op) {
     e.barrier = arrive.getBarriers();
     e.barrierIndex = arrive.getMbarId();
   } else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op)) {
-    e = recogniseInlineAsm(asmOp.getAsmString(), asmOp.getConstraints(),
-                           asmOp.getOperands(),
-                           op->getNumResults() ? op->getResult(0) : Value());
+    e = recogniseInlineAsm(asmOp);
   }
   return e;
 }
 
-} // namespace
-
-ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
-                                                llvm::StringRef constraints,
-                                                ValueRange operands,
-                                                Value result) {
-  AsmOperands ops;
-  ops.operands = operands;
-  llvm::SmallVector<llvm::StringRef> parts;
-  constraints.split(parts, ',');
-  for (llvm::StringRef c : parts) {
-    c = c.trim();
-    if (c.starts_with("~")) // clobbers come last and number nothing
-      continue;
-    ops.constraints.push_back(c);
-    if (c.starts_with("="))
-      ++ops.outputs;
-  }
+/// The event of an inline asm: its first protocol instruction.
+ProtocolEvent recogniseInlineAsm(LLVM::InlineAsmOp op) {
+  PtxAsmOperands ops(op.getConstraints(), op.getOperands());
   ProtocolEvent e;
-  for (const PtxStatement &s : splitPtxStatements(asmText)) {
+  for (const PtxStatement &s : splitPtxStatements(op.getAsmString())) {
     llvm::StringRef m = s.mnemonic;
     if (m.starts_with("wgmma.fence")) {
       e.kind = EventKind::Fence;
     } else if (m.starts_with("wgmma.commit_group")) {
       e.kind = EventKind::Commit;
     } else if (m.starts_with("wgmma.wait_group")) {
-      std::optional<int64_t> n =
-          s.operands.empty() ? std::nullopt : literal(s.operands[0]);
+      std::optional<int64_t> n = s.operands.empty()
+                                     ? std::nullopt
+                                     : PtxAsmOperands::literal(s.operands[0]);
       if (!n)
         break;
       e.kind = EventKind::WaitGroup;
@@ -283,7 +204,7 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
       } else if (m.starts_with("mbarrier.arrive.expect_tx") ||
                  m.starts_with("mbarrier.expect_tx")) {
         e.kind = EventKind::ExpectTx;
-        e.bytes = literal(after);
+        e.bytes = PtxAsmOperands::literal(after);
         if (!e.bytes)
           e.bytesValue = ops.operand(after);
       } else if (m.starts_with("mbarrier.arrive")) {
@@ -311,7 +232,7 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
                  : (s.operands.size() > 3 ? s.operands[3] : s.operands[2]);
       e.barrier = ops.operand(bar);
       if (!tensor && s.operands.size() > 3) {
-        e.bytes = literal(s.operands[2]);
+        e.bytes = PtxAsmOperands::literal(s.operands[2]);
         if (!e.bytes)
           e.bytesValue = ops.operand(s.operands[2]);
       }
@@ -325,9 +246,7 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
                m.starts_with("barrier.sync") ||
                m.starts_with("barrier.cta.sync")) {
       e.kind = EventKind::ThreadBarrier;
-    } else if (m.starts_with("mbarrier.init") ||
-               m.starts_with("mbarrier.inval") ||
-               m.starts_with("cp.async.bulk.commit_group") ||
+    } else if (m.starts_with("cp.async.bulk.commit_group") ||
                m.starts_with("cp.async.bulk.wait_group") ||
                m.starts_with("cp.async.bulk.prefetch") ||
                (m.starts_with("cp.async.bulk") &&
@@ -335,8 +254,7 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
       // Setup, and TMA stores with their own bulk groups: nothing the
       // rules read (a store's reads of shared memory are not tracked).
       continue;
-    } else if (m.starts_with("wgmma") || m.starts_with("mbarrier") ||
-               m.starts_with("cp.async.bulk")) {
+    } else if (m.starts_with("wgmma") || m.starts_with("cp.async.bulk")) {
       // A protocol instruction in a form this layer does not read.
       e.kind = EventKind::Unrecognised;
       e.text = m.str();
@@ -347,6 +265,8 @@ ProtocolEvent mlir::nvwgmma::recogniseInlineAsm(llvm::StringRef asmText,
   }
   return e;
 }
+
+} // namespace
 
 const ProtocolEvent &ProtocolEvents::of(Operation *op) {
   auto it = cache.find(op);

@@ -79,12 +79,6 @@ private:
   llvm::DenseMap<Operation *, ProtocolEvent> cache;
 };
 
-/// Parses one inline-asm string with its constraints into an event;
-/// `operands` and `result` are the op's. Exposed for tests.
-ProtocolEvent recogniseInlineAsm(llvm::StringRef asmText,
-                                 llvm::StringRef constraints,
-                                 ValueRange operands, Value result);
-
 } // namespace nvwgmma
 } // namespace mlir
 

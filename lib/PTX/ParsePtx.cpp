@@ -64,62 +64,102 @@ SmallVector<PtxStatement> mlir::nvwgmma::splitPtxStatements(StringRef text) {
   return out;
 }
 
+mlir::nvwgmma::PtxAsmOperands::PtxAsmOperands(StringRef text,
+                                              ValueRange operands)
+    : operands(operands) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  for (StringRef c : parts) {
+    c = c.trim();
+    if (c.starts_with("~"))
+      continue;
+    constraints.push_back(c);
+    if (c.starts_with("="))
+      ++outputs;
+  }
+}
+
+std::optional<unsigned> mlir::nvwgmma::PtxAsmOperands::index(StringRef token) {
+  StringRef t = token.trim(" []{}");
+  unsigned n;
+  if (!t.consume_front("$") || t.getAsInteger(10, n))
+    return std::nullopt;
+  return n;
+}
+
+std::optional<int64_t> mlir::nvwgmma::PtxAsmOperands::literal(StringRef token) {
+  int64_t n;
+  if (token.trim().getAsInteger(0, n))
+    return std::nullopt;
+  return n;
+}
+
+Value mlir::nvwgmma::PtxAsmOperands::operand(unsigned n) const {
+  if (n < outputs || n - outputs >= operands.size())
+    return Value();
+  return operands[n - outputs];
+}
+
+Value mlir::nvwgmma::PtxAsmOperands::operand(StringRef token) const {
+  std::optional<unsigned> n = index(token);
+  return n ? operand(*n) : Value();
+}
+
+std::optional<int64_t>
+mlir::nvwgmma::PtxAsmOperands::immediate(StringRef token) const {
+  if (std::optional<int64_t> n = literal(token))
+    return n;
+  std::optional<unsigned> i = index(token);
+  Value v = i && constraint(*i) == "n" ? operand(*i) : Value();
+  if (auto c = v ? v.getDefiningOp<LLVM::ConstantOp>() : LLVM::ConstantOp())
+    if (auto attr = dyn_cast<IntegerAttr>(c.getValue()))
+      return attr.getInt();
+  return std::nullopt;
+}
+
+SmallVector<Value, 4> mlir::nvwgmma::PtxAsmOperands::tiedByOutput() const {
+  SmallVector<Value, 4> tied(outputs);
+  for (unsigned i = outputs; i < constraints.size(); ++i) {
+    unsigned out;
+    if (!constraints[i].getAsInteger(10, out) && out < outputs)
+      tied[out] = operand(i);
+  }
+  return tied;
+}
+
+SmallVector<Value, 4> mlir::nvwgmma::PtxAsmOperands::tiedInputs() const {
+  SmallVector<Value, 4> tied;
+  for (unsigned i = outputs; i < constraints.size(); ++i)
+    if (!constraints[i].empty() && llvm::all_of(constraints[i], llvm::isDigit))
+      if (Value v = operand(i))
+        tied.push_back(v);
+  return tied;
+}
+
+std::optional<std::array<int64_t, 3>>
+mlir::nvwgmma::parseWgmmaShape(StringRef token) {
+  std::array<int64_t, 3> shape;
+  size_t n = token.find('n'), k = token.find('k');
+  if (!token.starts_with("m") || n == StringRef::npos || k == StringRef::npos ||
+      k < n || token.substr(1, n - 1).getAsInteger(10, shape[0]) ||
+      token.slice(n + 1, k).getAsInteger(10, shape[1]) ||
+      token.substr(k + 1).getAsInteger(10, shape[2]))
+    return std::nullopt;
+  return shape;
+}
+
 namespace {
 
-/// The asm's constraints and operands, by asm number.
-struct AsmOperands {
-  mutable LLVM::InlineAsmOp op;
-  SmallVector<StringRef> constraints;
-  unsigned outputs = 0;
-
-  explicit AsmOperands(LLVM::InlineAsmOp op) : op(op) {
-    SmallVector<StringRef> parts;
-    op.getConstraints().split(parts, ',');
-    for (StringRef c : parts) {
-      c = c.trim();
-      if (c.starts_with("~"))
-        continue;
-      constraints.push_back(c);
-      if (c.starts_with("="))
-        ++outputs;
-    }
-  }
-
-  /// `$n` -> n.
-  static std::optional<unsigned> index(StringRef token) {
-    StringRef t = token.trim(" []{}");
-    unsigned n;
-    if (!t.consume_front("$") || t.getAsInteger(10, n))
-      return std::nullopt;
-    return n;
-  }
-
-  /// A literal, or an "n" operand's constant.
-  std::optional<int64_t> immediate(StringRef token) const {
-    int64_t n;
-    if (!token.trim().getAsInteger(0, n))
-      return n;
-    std::optional<unsigned> i = index(token);
-    if (!i || *i < outputs || *i >= constraints.size() ||
-        constraints[*i] != "n")
-      return std::nullopt;
-    Value v = op.getOperands()[*i - outputs];
-    if (auto c = v.getDefiningOp<LLVM::ConstantOp>())
-      if (auto attr = dyn_cast<IntegerAttr>(c.getValue()))
-        return attr.getInt();
-    return std::nullopt;
-  }
-
-  /// The register type a `{...}` list's first `$n` has: f32 for "f".
-  Type registerType(StringRef list, MLIRContext *ctx) const {
-    SmallVector<StringRef> regs;
-    list.trim("{} ").split(regs, ',');
-    std::optional<unsigned> i = regs.empty() ? std::nullopt : index(regs[0]);
-    if (i && *i < constraints.size() && constraints[*i].ends_with("f"))
-      return Float32Type::get(ctx);
-    return IntegerType::get(ctx, 32);
-  }
-};
+/// The register type a `{...}` list's first `$n` has: f32 for "f".
+Type registerType(const PtxAsmOperands &ops, StringRef list, MLIRContext *ctx) {
+  SmallVector<StringRef> regs;
+  list.trim("{} ").split(regs, ',');
+  std::optional<unsigned> i =
+      regs.empty() ? std::nullopt : PtxAsmOperands::index(regs[0]);
+  if (i && ops.constraint(*i).ends_with("f"))
+    return Float32Type::get(ctx);
+  return IntegerType::get(ctx, 32);
+}
 
 unsigned listSize(StringRef list) {
   SmallVector<StringRef> regs;
@@ -154,13 +194,12 @@ mlir::nvwgmma::parseMmaAsyncAsm(LLVM::InlineAsmOp op) {
   i += c.sparse ? 1 : 0;
   if (parts.size() < i + 6 || parts[i] != "sync" || parts[i + 1] != "aligned")
     return fail("a mnemonic without .sync.aligned.shape.dtype.atype.btype");
-  StringRef shape = parts[i + 2];
-  size_t n = shape.find('n'), k = shape.find('k');
-  if (!shape.starts_with("m") || n == StringRef::npos || k == StringRef::npos ||
-      k < n || shape.substr(1, n - 1).getAsInteger(10, c.m) ||
-      shape.slice(n + 1, k).getAsInteger(10, c.n) ||
-      shape.substr(k + 1).getAsInteger(10, c.k))
-    return fail("the shape '" + shape + "'");
+  std::optional<std::array<int64_t, 3>> shape = parseWgmmaShape(parts[i + 2]);
+  if (!shape)
+    return fail("the shape '" + parts[i + 2] + "'");
+  c.m = (*shape)[0];
+  c.n = (*shape)[1];
+  c.k = (*shape)[2];
   SmallVector<StringRef> types;
   bool andPopc = false;
   for (StringRef part : ArrayRef<StringRef>(parts).drop_front(i + 3)) {
@@ -188,7 +227,7 @@ mlir::nvwgmma::parseMmaAsyncAsm(LLVM::InlineAsmOp op) {
   size_t fixed = c.sparse ? 6 : 4;
   if (s.operands.size() < fixed || !s.operands[0].starts_with("{"))
     return fail(llvm::Twine(s.operands.size()) + " operands");
-  AsmOperands ops(op);
+  PtxAsmOperands ops(op.getConstraints(), op.getOperands());
   MLIRContext *ctx = op.getContext();
   c.aFromRegisters = s.operands[1].starts_with("{");
   if (c.sparse) {
@@ -230,11 +269,11 @@ mlir::nvwgmma::parseMmaAsyncAsm(LLVM::InlineAsmOp op) {
   AsmMmaAsync out;
   out.config = c;
   SmallVector<Type> dMembers(listSize(s.operands[0]),
-                             ops.registerType(s.operands[0], ctx));
+                             registerType(ops, s.operands[0], ctx));
   out.accType = LLVM::LLVMStructType::getLiteral(ctx, dMembers);
   if (c.aFromRegisters) {
     SmallVector<Type> aMembers(listSize(s.operands[1]),
-                               ops.registerType(s.operands[1], ctx));
+                               registerType(ops, s.operands[1], ctx));
     out.aType = LLVM::LLVMStructType::getLiteral(ctx, aMembers);
   } else {
     out.aType = IntegerType::get(ctx, 64);
