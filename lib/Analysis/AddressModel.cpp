@@ -184,11 +184,6 @@ std::optional<IterArg> AddressModel::iterArg(Value v) {
   // header dominates).
   if (header->isEntryBlock())
     return std::nullopt;
-  Operation *fn = header->getParentOp();
-  if (!dominance || dominanceScope != fn) {
-    dominance = std::make_unique<DominanceInfo>(fn);
-    dominanceScope = fn;
-  }
   Value init, next;
   for (auto it = header->pred_begin(); it != header->pred_end(); ++it) {
     Block *pred = *it;
@@ -201,7 +196,7 @@ std::optional<IterArg> AddressModel::iterArg(Value v) {
     if (arg.getArgNumber() < offset)
       return std::nullopt;
     Value in = fwd[arg.getArgNumber() - offset];
-    Value &slot = dominance->dominates(header, pred) ? next : init;
+    Value &slot = isBackEdge(pred, header) ? next : init;
     if (slot && slot != in)
       return std::nullopt;
     slot = in;
@@ -234,6 +229,15 @@ std::optional<std::pair<Value, int64_t>> AddressModel::wrapOf(Value cond) {
   if (!x || x->second != 1 || !stages || *stages <= 0)
     return std::nullopt;
   return std::make_pair(x->first, *stages);
+}
+
+bool AddressModel::isBackEdge(Block *from, Block *header) {
+  Operation *fn = header->getParentOp();
+  if (!dominance || dominanceScope != fn) {
+    dominance = std::make_unique<DominanceInfo>(fn);
+    dominanceScope = fn;
+  }
+  return dominance->dominates(header, from);
 }
 
 std::optional<int64_t> AddressModel::modularCounter(Value v) {
@@ -317,30 +321,25 @@ std::optional<StageExpr> AddressModel::stageOf(Value atom) {
 }
 
 StageExpr AddressModel::canonical(StageExpr stage) {
-  std::optional<StageExpr> e = stage;
-  if (!e->counter || modularCounter(e->counter) != e->stages)
-    return *e;
+  if (!stage.counter || modularCounter(stage.counter) != stage.stages)
+    return stage;
   // Modular counters of one loop that advance together (Triton's insert and
   // extract indices) differ by a constant: name every such stage by the
   // header's first one, so the slots they index can be compared.
-  std::optional<IterArg> self = iterArg(e->counter);
+  std::optional<IterArg> self = iterArg(stage.counter);
   std::optional<int64_t> x0 = self ? constant(self->init) : std::nullopt;
   if (!x0)
-    return *e;
+    return stage;
   for (BlockArgument other : self->header->getArguments()) {
-    if (other == e->counter)
+    if (other == stage.counter)
       break;
-    if (modularCounter(other) != e->stages)
+    if (modularCounter(other) != stage.stages)
       continue;
     std::optional<IterArg> rep = iterArg(other);
-    std::optional<int64_t> r0 = rep ? constant(rep->init) : std::nullopt;
-    if (!r0)
-      continue;
-    e->offset += *x0 - *r0;
-    e->counter = other;
-    return *e;
+    if (std::optional<int64_t> r0 = rep ? constant(rep->init) : std::nullopt)
+      return StageExpr{other, stage.offset + *x0 - *r0, stage.stages};
   }
-  return *e;
+  return stage;
 }
 
 std::optional<StageExpr> AddressModel::stageOfValue(Value v) {

@@ -76,6 +76,9 @@ class AddressModel {
 public:
   /// For an scf.for iteration argument or a CFG loop header's argument.
   std::optional<IterArg> iterArg(Value v);
+  /// Whether the CFG edge from -> header closes a loop (header dominates
+  /// from). One dominance tree per function, built on first use.
+  bool isBackEdge(Block *from, Block *header);
   /// The linear form of `v`, or nullopt when it is not linear.
   std::optional<Linear> linear(Value v);
   /// For a stage atom, its expression; nullopt for any other value.

@@ -27,7 +27,6 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
@@ -316,7 +315,7 @@ bool isGenericSharedStore(Operation *op) {
 class Analysis {
 public:
   Analysis(FunctionOpInterface fn, bool strict)
-      : fn(fn), model(fn), strict(strict), dominance(fn) {
+      : fn(fn), model(fn), strict(strict) {
     precompute();
   }
 
@@ -354,7 +353,6 @@ private:
   FunctionOpInterface fn;
   PipelineModel model;
   bool strict;
-  DominanceInfo dominance;
   /// Per mma_async: the ring slots it reads.
   DenseMap<Operation *, SmallVector<SlotRef, 2>> reads;
   /// Value -> mma ops whose registers it may carry.
@@ -907,12 +905,12 @@ private:
     return s;
   }
 
-  State backEdge(scf::ForOp forOp, State s) {
+  /// Across a back edge into `header` (an scf.for body or a CFG loop
+  /// header), a slot read one iteration ago is (k - step).
+  State backEdge(Block *header, State s) {
     s.rebase([&](StageExpr &e) {
-      if (!e.counter)
-        return;
-      auto arg = dyn_cast<BlockArgument>(e.counter);
-      if (!arg || arg.getOwner() != forOp.getBody())
+      auto arg = dyn_cast_or_null<BlockArgument>(e.counter);
+      if (!arg || arg.getOwner() != header)
         return;
       std::optional<int64_t> step = model.addresses.counterStep(e.counter);
       e.offset -= step ? *step : 0;
@@ -982,7 +980,7 @@ private:
     State head = entry;
     for (int i = 0; i < 2 * kMaxAge; ++i) {
       State out = runRegion(forOp.getRegion(), head, /*emit=*/false);
-      State back = backEdge(forOp, out);
+      State back = backEdge(forOp.getBody(), out);
       ageReady(back, forOp.getBody());
       State next = entry;
       next.join(back);
@@ -997,14 +995,9 @@ private:
     return exit;
   }
 
-  /// The CFG twin of enterLoop/backEdge: along an edge into a loop header,
-  /// stage expressions are rewritten to name the header's counters. On the
-  /// back edge a slot read one iteration ago is (k - step); on entry a
-  /// counter's initial value becomes the counter.
-  State alongEdge(Block *from, Block *to, unsigned succIndex, State s) {
-    if (to->getNumArguments() == 0)
-      return s;
-    bool backEdge = dominance.dominates(to, from);
+  /// The CFG twin of enterLoop: along an edge into a loop header from
+  /// outside the loop, a counter's initial value becomes the counter.
+  State enterHeader(Block *from, Block *to, unsigned succIndex, State s) {
     auto br = dyn_cast<BranchOpInterface>(from->getTerminator());
     OperandRange fwd =
         br ? br.getSuccessorOperands(succIndex).getForwardedOperands()
@@ -1014,16 +1007,6 @@ private:
     s.rebase([&](StageExpr &e) {
       if (!e.counter)
         return;
-      if (backEdge) {
-        auto arg = dyn_cast<BlockArgument>(e.counter);
-        if (!arg || arg.getOwner() != to)
-          return;
-        std::optional<int64_t> step = model.addresses.counterStep(e.counter);
-        e.offset -= step ? *step : 0;
-        if (!step || e.offset < -kMaxAge * std::max<int64_t>(1, *step))
-          e = unknownStage();
-        return;
-      }
       for (auto [i, in] : llvm::enumerate(fwd))
         if (e.counter == in &&
             model.addresses.counterStep(to->getArgument(offset + i))) {
@@ -1039,7 +1022,8 @@ private:
       return runBlock(region.front(), s, emit);
     // Plain CFG: worklist over blocks; the exit state joins every block that
     // leaves the region. Natural loops are iterated like scf.for, their
-    // counters rebased on the edges into the header (alongEdge).
+    // counters rebased on the edges into the header (backEdge,
+    // enterHeader).
     DenseMap<Block *, State> in;
     in[&region.front()] = s;
     SmallVector<Block *> work{&region.front()};
@@ -1048,13 +1032,15 @@ private:
       State out = runBlock(*b, in[b], /*emit=*/false);
       for (auto [index, succ] : llvm::enumerate(b->getSuccessors())) {
         State joined = in.lookup(succ);
-        State edge = alongEdge(b, succ, index, out);
-        bool backEdge =
-            succ->getNumArguments() != 0 && dominance.dominates(succ, b);
-        if (backEdge)
+        bool loops =
+            succ->getNumArguments() != 0 && model.addresses.isBackEdge(b, succ);
+        State edge = succ->getNumArguments() == 0 ? out
+                     : loops ? backEdge(succ, out)
+                             : enterHeader(b, succ, index, out);
+        if (loops)
           ageReady(edge, succ);
         joined.join(edge);
-        if (backEdge)
+        if (loops)
           keepEarlierIterations(joined, edge, succ);
         if (!(joined == in.lookup(succ))) {
           in[succ] = joined;
