@@ -247,6 +247,25 @@ struct State {
     }
   }
 
+  /// wgmma.fence: register accesses so far are ordered.
+  void fence() {
+    everFenced = true;
+    fencedSinceMma = true;
+    dirty.clear();
+    lastAccess = nullptr;
+  }
+  /// wgmma.commit_group: the uncommitted ops become the newest group.
+  void commit() {
+    groups.push_back(uncommitted);
+    uncommitted.clear();
+    capGroups();
+  }
+  /// wgmma.wait_group N: all but the N newest groups complete.
+  void waitGroup(uint64_t keep) {
+    if (groups.size() > keep)
+      groups.erase(groups.begin(), groups.end() - keep);
+  }
+
   /// Re-expresses every stage (pending reads and ready slots) with `f`;
   /// slots that become unknown leave `ready`.
   template <typename F> void rebase(F f) {
@@ -741,41 +760,27 @@ private:
   void transferOp(Operation *op, State &s, bool emit) {
     const ProtocolEvent &e = event(op);
     if (e.kind == EventKind::Fence) {
-      s.everFenced = true;
-      s.fencedSinceMma = true;
-      s.dirty.clear();
-      s.lastAccess = nullptr;
+      s.fence();
       return;
     }
     if (e.kind == EventKind::Commit) {
-      s.groups.push_back(s.uncommitted);
-      s.uncommitted.clear();
-      s.capGroups();
+      s.commit();
       return;
     }
     if (e.kind == EventKind::WaitGroup) {
-      auto keep = static_cast<uint64_t>(e.depth);
-      if (s.groups.size() > keep)
-        s.groups.erase(s.groups.begin(), s.groups.end() - keep);
+      s.waitGroup(static_cast<uint64_t>(e.depth));
       s.lastWait = op;
       return;
     }
     if (isMma(op)) {
       // nvgpu.warpgroup.mma is the whole sequence.
-      if (e.fences) {
-        s.everFenced = true;
-        s.fencedSinceMma = true;
-        s.dirty.clear();
-        s.lastAccess = nullptr;
-      }
+      if (e.fences)
+        s.fence();
       transferMma(op, s, emit);
-      if (e.commits) {
-        s.groups.push_back(s.uncommitted);
-        s.uncommitted.clear();
-        s.capGroups();
-      }
-      if (e.waits && s.groups.size() > static_cast<uint64_t>(*e.waits))
-        s.groups.erase(s.groups.begin(), s.groups.end() - *e.waits);
+      if (e.commits)
+        s.commit();
+      if (e.waits)
+        s.waitGroup(static_cast<uint64_t>(*e.waits));
       return;
     }
     if (e.kind == EventKind::ProxyFence) {
