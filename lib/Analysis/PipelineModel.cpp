@@ -43,15 +43,14 @@ std::string signedOffset(int64_t offset) {
 
 } // namespace
 
-std::optional<int64_t> PipelineModel::expectedBytes(Operation *expect) {
-  const ProtocolEvent &e = events.of(expect);
+std::optional<int64_t> PipelineModel::statedBytes(Operation *op) {
+  const ProtocolEvent &e = events.of(op);
   return e.bytes ? e.bytes : addresses.constant(e.bytesValue);
 }
 
 std::optional<int64_t> PipelineModel::tmaBytes(Operation *load) {
   const ProtocolEvent &e = events.of(load);
-  std::optional<int64_t> bytes =
-      e.bytes ? e.bytes : addresses.constant(e.bytesValue);
+  std::optional<int64_t> bytes = statedBytes(load);
   if (!bytes || !e.multicastMask)
     return bytes;
   // Multicast is used symmetrically: every CTA of the mask multicasts its
@@ -237,7 +236,7 @@ void PipelineModel::checkExpectTx(Operation *expect,
                                   SmallVectorImpl<ProtocolViolation> &out,
                                   bool strict) {
   std::optional<SlotRef> barrier = barrierOf(expect);
-  std::optional<int64_t> expected = expectedBytes(expect);
+  std::optional<int64_t> expected = statedBytes(expect);
   if (!barrier || !expected)
     return;
   // Every expect on this slot in the block counts; the first reports.
@@ -251,7 +250,7 @@ void PipelineModel::checkExpectTx(Operation *expect,
         continue;
       if (&op != expect && op.isBeforeInBlock(expect))
         return;
-      std::optional<int64_t> c = expectedBytes(&op);
+      std::optional<int64_t> c = statedBytes(&op);
       if (!c)
         return;
       total += *c;

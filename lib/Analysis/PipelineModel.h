@@ -68,8 +68,9 @@ public:
 
   /// The bytes a TMA load brings to its barrier, when the IR says.
   std::optional<int64_t> tmaBytes(Operation *load);
-  /// An expect_tx's byte count, when the IR says.
-  std::optional<int64_t> expectedBytes(Operation *expect);
+  /// The byte count an event states (an expect_tx's count, a load's bytes
+  /// before multicast), literal or constant, when the IR says.
+  std::optional<int64_t> statedBytes(Operation *op);
 
 private:
   FunctionOpInterface fn;
