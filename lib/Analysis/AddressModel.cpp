@@ -390,14 +390,11 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   // of a carried phase p, used with the advanced index.
   if (isa<arith::SelectOp, LLVM::SelectOp>(def))
     if (auto p = dyn_cast<BlockArgument>(def->getOperand(2))) {
-      Operation *flip = def->getOperand(1).getDefiningOp();
       std::optional<IterArg> arg = iterArg(p);
       std::optional<int64_t> p0 = arg ? constant(arg->init) : std::nullopt;
-      auto wrap = wrapOf(def->getOperand(0));
-      if (flip && isa<arith::XOrIOp, LLVM::XOrOp>(flip) &&
-          flip->getOperand(0) == p && isOne(flip->getOperand(1)) && p0 &&
-          wrap && modularCounter(wrap->first) == wrap->second &&
-          arg->next == def->getResult(0))
+      auto wrap = wrapOf(selectFlip(v, p));
+      if (p0 && wrap && modularCounter(wrap->first) == wrap->second &&
+          arg->next == v)
         if (std::optional<IterArg> index = iterArg(wrap->first))
           if (std::optional<int64_t> x0 = constant(index->init)) {
             // The first iteration's advanced state: it must be stage 0,
@@ -433,6 +430,18 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   return std::nullopt;
 }
 
+Value AddressModel::selectFlip(Value x, Value p) {
+  Operation *select = x.getDefiningOp();
+  if (!select || !isa<arith::SelectOp, LLVM::SelectOp>(select) ||
+      select->getOperand(2) != p)
+    return Value();
+  Operation *flip = select->getOperand(1).getDefiningOp();
+  if (!flip || !isa<arith::XOrIOp, LLVM::XOrOp>(flip) ||
+      flip->getOperand(0) != p || !isOne(flip->getOperand(1)))
+    return Value();
+  return select->getOperand(0);
+}
+
 std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
   // The pipeline-state idiom: an index s yielded as (s + 1) mod S from 0,
   // and a phase p yielded as p ^ (s + 1 == S), i.e. flipped at each wrap:
@@ -444,16 +453,9 @@ std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
   Operation *next = arg->next.getDefiningOp();
   if (!initial || (*initial != 0 && *initial != 1) || !next)
     return std::nullopt;
-  Value wraps;
-  auto isFlip = [&](Value x) {
-    Operation *xor_ = x.getDefiningOp();
-    return xor_ && isa<arith::XOrIOp, LLVM::XOrOp>(xor_) &&
-           xor_->getOperand(0) == v && isOne(xor_->getOperand(1));
-  };
-  if (isa<arith::SelectOp, LLVM::SelectOp>(next) &&
-      isFlip(next->getOperand(1)) && next->getOperand(2) == v)
-    wraps = next->getOperand(0);
-  else if (isa<arith::XOrIOp, LLVM::XOrOp>(next) && next->getOperand(0) == v)
+  Value wraps = selectFlip(arg->next, v);
+  if (!wraps && isa<arith::XOrIOp, LLVM::XOrOp>(next) &&
+      next->getOperand(0) == v)
     if (Operation *ext = next->getOperand(1).getDefiningOp();
         ext && isa<arith::ExtUIOp, LLVM::ZExtOp>(ext))
       wraps = ext->getOperand(0);

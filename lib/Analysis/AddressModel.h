@@ -106,6 +106,8 @@ private:
   /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).
   std::optional<StageExpr> counterBy(Operation *op);
   std::optional<Linear> compute(Value v);
+  /// c, when x is select(c, p ^ 1, p): p flipped when c holds.
+  Value selectFlip(Value x, Value p);
   /// For a wrap condition, cmp eq|sge|uge (x + 1), S: (x, S).
   std::optional<std::pair<Value, int64_t>> wrapOf(Value cond);
   /// A stage of a modular counter named by its loop's first one.
