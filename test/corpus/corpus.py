@@ -239,7 +239,12 @@ def check(text: str, strict: bool) -> dict:
         [nvwgmma_opt(), "-", option, "-o", os.devnull], input=text, capture_output=True, text=True
     )
     labels = re.findall(r"error: .*\((protocol_\w+(?:, strict)?)\)$", proc.stderr, re.M)
-    return {"labels": labels, "crashed": proc.returncode not in (0, 1), "stderr": proc.stderr}
+    return {
+        "labels": labels,
+        "crashed": proc.returncode not in (0, 1),
+        "returncode": proc.returncode,
+        "stderr": proc.stderr,
+    }
 
 
 def kernel_rows():

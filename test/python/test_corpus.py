@@ -16,10 +16,14 @@ import corpus  # noqa: E402
 KERNELS = [p.stem for p in corpus.KERNELS]
 
 
+@pytest.fixture(autouse=True)
+def corpus_uses_the_tool_under_test(nvwgmma_opt, monkeypatch):
+    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("depth", list(corpus.DEPTHS))
-def test_correct_kernel_is_clean(kernel, depth, nvwgmma_opt, monkeypatch):
-    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+def test_correct_kernel_is_clean(kernel, depth):
     text = corpus.lower((corpus.HERE / "kernels" / f"{kernel}.mlir").read_text(), depth)
     normal = corpus.check(text, strict=False)
     assert not normal["crashed"] and normal["labels"] == [], normal["stderr"]
@@ -32,8 +36,7 @@ MUTANTS = [(k, m[0]) for k in KERNELS for m in corpus.MUTATIONS.get(k, [])]
 
 
 @pytest.mark.parametrize("kernel,mutation", MUTANTS)
-def test_seeded_bug_is_caught_at_every_depth(kernel, mutation, nvwgmma_opt, monkeypatch):
-    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+def test_seeded_bug_is_caught_at_every_depth(kernel, mutation):
     (edits, label) = next((m[2], m[3]) for m in corpus.MUTATIONS[kernel] if m[0] == mutation)
     mutant = corpus.mutate((corpus.HERE / "kernels" / f"{kernel}.mlir").read_text(), edits)
     for depth in corpus.DEPTHS:
@@ -57,8 +60,7 @@ TRITON = [p.stem for p in corpus.TRITON]
 
 
 @pytest.mark.parametrize("kernel", TRITON)
-def test_triton_kernel_is_clean(kernel, nvwgmma_opt, monkeypatch):
-    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+def test_triton_kernel_is_clean(kernel):
     text = (corpus.HERE / "triton" / f"{kernel}.mlir").read_text()
     normal = corpus.check(text, strict=False)
     assert not normal["crashed"] and normal["labels"] == [], normal["stderr"]
@@ -70,18 +72,16 @@ TRITON_MUTANTS = [(k, m[0]) for k in TRITON for m in corpus.TRITON_MUTATIONS.get
 
 
 @pytest.mark.parametrize("kernel,mutation", TRITON_MUTANTS)
-def test_triton_seeded_bug_is_caught(kernel, mutation, nvwgmma_opt, monkeypatch):
-    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
+def test_triton_seeded_bug_is_caught(kernel, mutation):
     edit, label = next((m[2], m[3]) for m in corpus.TRITON_MUTATIONS[kernel] if m[0] == mutation)
     text = edit((corpus.HERE / "triton" / f"{kernel}.mlir").read_text())
     result = corpus.check(text, strict=False)
     assert not result["crashed"] and label in result["labels"], result["stderr"]
 
 
-def test_random_mutants_never_crash_the_checker(nvwgmma_opt, monkeypatch):
+def test_random_mutants_never_crash_the_checker():
     import long_run
 
-    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
     totals = long_run.run(count=3, seed=1)
     assert totals["mutants"] == 3 * (len(corpus.KERNELS) * len(corpus.DEPTHS) + len(corpus.TRITON))
     assert totals["crashes"] == 0
@@ -90,21 +90,23 @@ def test_random_mutants_never_crash_the_checker(nvwgmma_opt, monkeypatch):
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("depth", ["nvvm-scf", "nvvm-cf"])
-def test_raise_then_lower_gives_upstream_lowering_back(kernel, depth, nvwgmma_opt, monkeypatch):
+def test_raise_then_lower_gives_upstream_lowering_back(kernel, depth):
     """--nvwgmma-raise-nvvm then --convert-nvwgmma-to-nvvm on every corpus
     kernel as upstream lowered it: the same text, byte for byte."""
     import subprocess
 
-    monkeypatch.setattr(corpus, "nvwgmma_opt", lambda: nvwgmma_opt)
     text = corpus.lower((corpus.HERE / "kernels" / f"{kernel}.mlir").read_text(), depth)
     raised = subprocess.run(
-        [nvwgmma_opt, "-", "--nvwgmma-raise-nvvm"], input=text, capture_output=True, text=True
+        [corpus.nvwgmma_opt(), "-", "--nvwgmma-raise-nvvm"],
+        input=text,
+        capture_output=True,
+        text=True,
     )
     assert raised.returncode == 0, raised.stderr
     assert "nvvm.wgmma.mma_async" not in raised.stdout
     assert "nvwgmma.mma_async" in raised.stdout
     back = subprocess.run(
-        [nvwgmma_opt, "-", "--convert-nvwgmma-to-nvvm"],
+        [corpus.nvwgmma_opt(), "-", "--convert-nvwgmma-to-nvvm"],
         input=raised.stdout,
         capture_output=True,
         text=True,
