@@ -73,21 +73,24 @@ ProtocolEvent recogniseOp(Operation *op) {
     e.descriptors.append({mma.getDescriptorA(), mma.getDescriptorB()});
     NVVM::MMAShapeAttr shape = mma.getShape();
     e.shape = {shape.getM(), shape.getN(), shape.getK()};
-  } else if (auto tma =
-                 dyn_cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op)) {
-    e.kind = EventKind::TmaLoad;
-    e.destination = tma.getDstMem();
-    e.barrier = tma.getMbar();
-    e.multicastMask = tma.getMulticastMask();
-    if (auto attr = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
-      e.bytes = attr.getInt();
-  } else if (auto copy =
-                 dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
-    e.kind = EventKind::TmaLoad;
-    e.destination = copy.getDstMem();
-    e.barrier = copy.getMbar();
-    e.bytesValue = copy.getSize();
-    e.multicastMask = copy.getMulticastMask();
+  } else if (isa<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp,
+                 NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
+    auto load = [&](auto tma) {
+      e.kind = EventKind::TmaLoad;
+      e.destination = tma.getDstMem();
+      e.barrier = tma.getMbar();
+      e.multicastMask = tma.getMulticastMask();
+    };
+    // A tensor load's bytes are in its tensor map, which the IR cannot see
+    // (a frontend may say them in nvwgmma.tx_bytes); a bulk copy has a size.
+    if (auto copy = dyn_cast<NVVM::CpAsyncBulkGlobalToSharedClusterOp>(op)) {
+      load(copy);
+      e.bytesValue = copy.getSize();
+    } else {
+      load(cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op));
+      if (auto attr = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
+        e.bytes = attr.getInt();
+    }
   } else if (isa<NVVM::MBarrierArriveExpectTxOp, NVVM::MBarrierExpectTxOp>(
                  op)) {
     e.kind = EventKind::ExpectTx;
