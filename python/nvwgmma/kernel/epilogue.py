@@ -26,8 +26,8 @@ __all__ = [
     "warpgroup_thread",
 ]
 
-_OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4}
-# llvm.getelementptr's marker for "this index is a Value".
+_OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4, "e4m3": 1, "e5m2": 1}
+_FP8 = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 
 def _accumulator(acc, d_type: str, n: int):
@@ -77,6 +77,7 @@ def store_accumulator(
     row=0,
     col=0,
     thread=None,
+    bounds=None,
     loc=None,
     ip=None,
 ):
@@ -85,17 +86,25 @@ def store_accumulator(
     leading dimension `ld` elements.
 
     d_type    the accumulator type: f32, f16 (packed pairs in i32) or s32
-    out_type  the stored type: f32 or bf16/f16 (converted, round to nearest)
+    out_type  the stored type: f32, bf16/f16 (round to nearest) or
+              e4m3/e5m2 (round to nearest, saturated to the finite range)
               for an f32 accumulator; f16 or f32 for an f16 one; s32 for
               s32. Default: d_type.
     row, col, ld   ints or i32/i64/index Values (element units)
     thread    the index in the warpgroup (default: tid.x mod 128)
+    bounds    (rows, cols) of the matrix (ints or i32 Values): elements
+              outside are not stored, and a pair whose address is not
+              aligned to its size (an odd `ld`) is stored element by element
     """
     from ..dialects import llvm
     from ..ir import BF16Type, F16Type, F32Type, IntegerType, VectorType
 
     out_type = d_type if out_type is None else out_type
-    allowed = {"f32": ("f32", "bf16", "f16"), "f16": ("f16", "f32"), "s32": ("s32",)}
+    allowed = {
+        "f32": ("f32", "bf16", "f16", "e4m3", "e5m2"),
+        "f16": ("f16", "f32"),
+        "s32": ("s32",),
+    }
     if d_type not in allowed:
         raise ValueError(f"d_type must be one of f32, f16, s32, but got {d_type!r}")
     if out_type not in allowed[d_type]:
@@ -130,13 +139,29 @@ def store_accumulator(
     col0 = op("add", col, op("mul", q, i32_constant(2, loc, ip)))
 
     f32, i32 = F32Type.get(), IntegerType.get_signless(32)
-    elem = {"f32": f32, "s32": i32, "f16": F16Type.get(), "bf16": BF16Type.get()}[out_type]
+    fp8 = out_type in _FP8
+    elem = {
+        "f32": f32,
+        "s32": i32,
+        "f16": F16Type.get(),
+        "bf16": BF16Type.get(),
+        "e4m3": IntegerType.get_signless(8),
+        "e5m2": IntegerType.get_signless(8),
+    }[out_type]
     pair_type = VectorType.get([2], elem)
+    if bounds is not None:
+        rows, cols = (as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in zip(bounds, "mn"))
+        ld_even = llvm.icmp(
+            llvm.ICmpPredicate.eq,
+            llvm.and_(ld, i32_constant(1, loc, ip), loc=loc, ip=ip),
+            i32_constant(0, loc, ip),
+            loc=loc,
+            ip=ip,
+        )
     for j in range(n // 4):
         r = op("add", row0, i32_constant(8 * (j % 2), loc, ip))
         c = op("add", col0, i32_constant(8 * (j // 2), loc, ip))
         index = op("add", op("mul", r, ld), c)
-        addr = gep(ptr, index, elem, loc=loc, ip=ip)
         if d_type == "f16":
             word = llvm.extractvalue(i32, acc, [j], loc=loc, ip=ip)
             pair = llvm.bitcast(VectorType.get([2], F16Type.get()), word, loc=loc, ip=ip)
@@ -146,7 +171,87 @@ def store_accumulator(
             pair = _f32_pair(acc, j, members[0], loc, ip)
             if out_type in ("bf16", "f16"):
                 pair = llvm.fptrunc(pair_type, pair, loc=loc, ip=ip)
-        llvm.store(pair, addr, alignment=2 * _OUT_BYTES[out_type], loc=loc, ip=ip)
+            elif fp8:
+                pair = _fp8_pair(acc, j, members[0], out_type, loc, ip)
+        if bounds is None:
+            _store_pair(pair, ptr, index, elem, out_type, loc, ip)
+            continue
+        _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_even, loc, ip)
+
+
+def _fp8_pair(acc, j, member, out_type, loc, ip):
+    """Elements 2j, 2j+1 as two fp8 bytes in an i16 (2j in the low byte:
+    cvt's second source lands in the lower half)."""
+    from ..dialects import llvm, nvvm
+    from ..ir import IntegerType, Type, TypeAttr
+
+    lo, hi = (llvm.extractvalue(member, acc, [2 * j + lane], loc=loc, ip=ip) for lane in (0, 1))
+    return nvvm.convert_f32x2_to_f8x2(
+        IntegerType.get_signless(16),
+        hi,
+        lo,
+        TypeAttr.get(Type.parse(_FP8[out_type])),
+        rnd=nvvm.FPRoundingMode.RN,
+        sat=nvvm.SaturationMode.SATFINITE,
+        loc=loc,
+        ip=ip,
+    )
+
+
+def _store_pair(pair, ptr, index, elem, out_type, loc, ip):
+    from ..dialects import llvm
+
+    llvm.store(
+        pair,
+        gep(ptr, index, elem, loc=loc, ip=ip),
+        alignment=2 * _OUT_BYTES[out_type],
+        loc=loc,
+        ip=ip,
+    )
+
+
+def _pair_element(pair, lane, elem, out_type, loc, ip):
+    from ..dialects import llvm
+    from ..ir import IntegerAttr, IntegerType
+
+    if out_type in _FP8:
+        i16 = IntegerType.get_signless(16)
+        eight = llvm.ConstantOp(i16, IntegerAttr.get(i16, 8), loc=loc, ip=ip).result
+        shifted = llvm.lshr(pair, eight, loc=loc, ip=ip) if lane else pair
+        return llvm.trunc(elem, shifted, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+    return llvm.extractelement(pair, i32_constant(lane, loc, ip), loc=loc, ip=ip)
+
+
+def _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_even, loc, ip):
+    """The pair at (r, c), (r, c+1) where inside rows x cols: as one store
+    when both are and the address is aligned, else element by element."""
+    from ..dialects import llvm, scf
+    from ..ir import InsertionPoint
+
+    def lt(a, b):
+        return llvm.icmp(llvm.ICmpPredicate.ult, a, b, loc=loc, ip=ip)
+
+    def both(a, b):
+        return llvm.and_(a, b, loc=loc, ip=ip)
+
+    in_row = lt(r, rows)
+    c1 = llvm.add(c, i32_constant(1, loc, ip), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+    whole = both(both(in_row, lt(c1, cols)), ld_even)
+    branch = scf.IfOp(whole, has_else=True, loc=loc, ip=ip)
+    with InsertionPoint(branch.then_block):
+        _store_pair(pair, ptr, index, elem, out_type, loc, None)
+        scf.YieldOp([], loc=loc)
+    with InsertionPoint(branch.else_block):
+        for lane, column in ((0, c), (1, c1)):
+            inside = scf.IfOp(both(in_row, lt(column, cols)), loc=loc)
+            with InsertionPoint(inside.then_block):
+                at = llvm.add(
+                    index, i32_constant(lane, loc), llvm.IntegerOverflowFlags.none, loc=loc
+                )
+                value = _pair_element(pair, lane, elem, out_type, loc, None)
+                llvm.store(value, gep(ptr, at, elem, loc=loc), loc=loc)
+                scf.YieldOp([], loc=loc)
+        scf.YieldOp([], loc=loc)
 
 
 # ----------------------------------------------------------------------------
@@ -380,6 +485,7 @@ def tma_store(
     thread=None,
     wait_read: bool = True,
     out_type: str = "bf16",
+    batch=None,
     loc=None,
     ip=None,
 ):
@@ -391,7 +497,8 @@ def tma_store(
     16-bit or 32 f32 columns of `out_type`) at (col + b * columns, row).
     With `wait_read`, it then waits until the shared memory has been
     read; without, call `wait_store_read` before the staging is written
-    again (and before the kernel exits)."""
+    again (and before the kernel exits). `batch` (an int or i32 Value)
+    adds a third coordinate, for a 3-D tensor map of a batch of matrices."""
     from ..dialects import llvm, nvvm, scf
     from ..ir import InsertionPoint
 
@@ -405,6 +512,7 @@ def tma_store(
         as_i32(row, "row", wide=True, loc=loc, ip=ip),
         as_i32(col, "col", wide=True, loc=loc, ip=ip),
     )
+    extra = [] if batch is None else [as_i32(batch, "batch", wide=True, loc=loc, ip=ip)]
     t = (
         warpgroup_thread(loc=loc, ip=ip)
         if thread is None
@@ -420,7 +528,7 @@ def tma_store(
             x = llvm.add(
                 col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
             )
-            nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row], loc=loc)
+            nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row, *extra], loc=loc)
         nvvm.cp_async_bulk_commit_group(loc=loc)
         if wait_read:
             nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)

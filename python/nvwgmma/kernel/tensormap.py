@@ -15,7 +15,7 @@ from __future__ import annotations
 from .. import _checks
 from .geometry import TmaBox
 
-__all__ = ["TENSOR_MAP_BYTES", "encode_tiled"]
+__all__ = ["TENSOR_MAP_BYTES", "encode", "encode_tiled"]
 
 TENSOR_MAP_BYTES = 128
 _ELEMENT_BYTES = {"FLOAT16": 2, "BFLOAT16": 2, "TFLOAT32": 4, "FLOAT32": 4, "UINT8": 1, "INT32": 4}
@@ -68,13 +68,50 @@ def encode_tiled(
         raise ValueError(
             f"the row stride must be a multiple of 16 bytes for TMA, but got {stride * elem_bytes}"
         )
+    return encode(
+        address,
+        box.data_type,
+        sizes=(cols, rows),
+        strides=(stride * elem_bytes,),
+        box=box.box,
+        swizzle=box.swizzle,
+        element_strides=box.element_strides,
+        l2_promotion=l2_promotion,
+    )
+
+
+def encode(
+    address: int,
+    data_type: str,
+    *,
+    sizes,
+    strides,
+    box,
+    swizzle: str,
+    element_strides=None,
+    l2_promotion: str = "128B",
+) -> bytes:
+    """The 128-byte CUtensorMap of a tensor of `sizes` elements (innermost,
+    contiguous dimension first) whose outer dimensions are `strides` bytes
+    apart, read in boxes of `box` elements (one per dimension)."""
+    rank = len(sizes)
+    if not 1 <= rank <= 5 or len(strides) != rank - 1 or len(box) != rank:
+        raise ValueError(
+            f"sizes, strides and box must describe 1 to 5 dimensions (strides one fewer), "
+            f"but got {len(sizes)}, {len(strides)} and {len(box)}"
+        )
+    for stride in strides:
+        if stride % 16 or not 0 < stride < 2**40:
+            raise ValueError(
+                f"every stride must be a positive multiple of 16 bytes for TMA, but got {stride}"
+            )
+    element_strides = (1,) * rank if element_strides is None else tuple(element_strides)
+    element_strides = element_strides + (1,) * (rank - len(element_strides))
     driver = _driver()
-    dtype = getattr(driver.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{box.data_type}")
-    swizzle = getattr(
+    dtype = getattr(driver.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{data_type}")
+    swizzle_mode = getattr(
         driver.CUtensorMapSwizzle,
-        "CU_TENSOR_MAP_SWIZZLE_NONE"
-        if box.swizzle == "none"
-        else f"CU_TENSOR_MAP_SWIZZLE_{box.swizzle}",
+        "CU_TENSOR_MAP_SWIZZLE_NONE" if swizzle == "none" else f"CU_TENSOR_MAP_SWIZZLE_{swizzle}",
     )
     promotion = getattr(
         driver.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_L2_{l2_promotion}"
@@ -82,14 +119,14 @@ def encode_tiled(
     tensor_map = _check(
         driver.cuTensorMapEncodeTiled(
             dtype,
-            2,
+            rank,
             address,
-            [driver.cuuint64_t(v) for v in (cols, rows)],
-            [driver.cuuint64_t(stride * elem_bytes)],
-            [driver.cuuint32_t(v) for v in box.box],
-            [driver.cuuint32_t(v) for v in box.element_strides],
+            [driver.cuuint64_t(v) for v in sizes],
+            [driver.cuuint64_t(v) for v in strides],
+            [driver.cuuint32_t(v) for v in box],
+            [driver.cuuint32_t(v) for v in element_strides],
             driver.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE,
-            swizzle,
+            swizzle_mode,
             promotion,
             driver.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         ),

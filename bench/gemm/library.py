@@ -1,0 +1,361 @@
+"""The GEMM library on the GPU: `matmul` against a float64 reference on
+ragged, batched, every-layout, fused and fp8/f32-output problems; its
+input errors; and its speed (the default kernel against the pre-split
+kernel and torch.matmul, ragged M against the neighbouring tile multiple,
+fused bias + GELU against torch) -- all in one process.
+
+    # here (nvwgmma built): the PTX every case needs, plus a baseline kernel
+    python bench/gemm/library.py generate .device/lib [--baseline DIR]
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/gemm/library.py run .device/lib
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# (batch, M, N, K, dtype, out_dtype, a_major, b_major, fusion)
+# fusion names: bias, relu, gelu, gelu_tanh, silu, residual, beta, alpha, scale
+CASES = [
+    (1, 1000, 4096, 4096, "bf16", "bf16", "K", "K", ()),
+    (1, 4097, 4099, 4104, "bf16", "bf16", "K", "K", ()),
+    (1, 1, 4096, 4096, "bf16", "bf16", "K", "K", ()),
+    (1, 7, 7, 64, "bf16", "bf16", "K", "K", ()),
+    (1, 300, 200, 72, "bf16", "bf16", "K", "K", ()),
+    (16, 1024, 1024, 1024, "bf16", "bf16", "K", "K", ()),
+    (5, 333, 520, 136, "bf16", "bf16", "K", "K", ()),
+    (3, 1000, 1032, 264, "bf16", "bf16", "M", "N", ()),
+    *[(1, 1000, 1000, 1000, "bf16", "bf16", a, b, ()) for a in "KM" for b in "KN"],
+    *[(1, 2048, 2048, 2048, "bf16", "bf16", a, b, ()) for a in "KM" for b in "KN"],
+    (1, 2048, 2048, 1024, "f16", "f16", "K", "N", ()),
+    (1, 1000, 1000, 1000, "bf16", "f32", "K", "K", ()),
+    (1, 1000, 1001, 1000, "bf16", "f32", "K", "K", ()),
+    (1, 1000, 1000, 1000, "f16", "f32", "M", "K", ()),
+    (1, 1000, 4096, 4096, "e4m3", "bf16", "K", "K", ()),
+    (1, 1000, 1000, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
+    (1, 1000, 1000, 1024, "e4m3", "e4m3", "K", "K", ("scale",)),
+    (1, 1000, 1000, 1000, "bf16", "e5m2", "K", "K", ()),
+    *[(1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", (op,)) for op in
+      ("bias", "relu", "gelu", "gelu_tanh", "silu", "residual", "alpha")],  # fmt: skip
+    (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", ("alpha", "residual", "beta")),
+    (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", ("bias", "gelu")),
+    (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", ("bias", "gelu_tanh", "residual")),
+    (1, 1000, 1001, 1000, "bf16", "bf16", "K", "K", ("bias", "silu", "residual")),
+    (1, 1000, 1024, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (2, 1000, 1024, 1000, "bf16", "bf16", "K", "N", ("bias", "relu", "residual")),
+]
+SPEED = [(4096, 4096, 4096), (8192, 8192, 8192)]
+RAGGED = [(1000, 1024), (3000, 3072)]  # (ragged M, neighbouring tile multiple), N = K = 4096
+FUSED = [(2048, 14336, 4096), (8192, 14336, 4096)]
+
+
+def _problem(case):
+    from nvwgmma.kernel.gemm.fusion import Activation, Alpha, Bias, Residual, Scale
+    from nvwgmma.kernel.gemm.launch import _ELEMENT_BYTES, Problem
+
+    batch, m, n, k, dtype, out, a_major, b_major, names = case
+    chain = []
+    for name in names:
+        if name == "bias":
+            chain.append(Bias(dtype="bf16" if out != "f32" else "f32"))
+        elif name == "alpha":
+            chain.append(Alpha())
+        elif name == "scale":
+            chain.append(Scale())
+        elif name == "residual":
+            chain.append(Residual(dtype="f32" if out == "f32" else "bf16", beta="beta" in names))
+        elif name != "beta":
+            chain.append(Activation(name))
+    # matmul's chain order: alpha, bias, activation, residual, scale
+    order = {Alpha: 0, Bias: 1, Activation: 2, Residual: 3, Scale: 4}
+    chain.sort(key=lambda op: order[type(op)])
+    aligned = (n * _ELEMENT_BYTES[out]) % 16 == 0
+    return Problem(m, n, k, batch, dtype, out, a_major, b_major, aligned, tuple(chain))
+
+
+def generate(out_dir: str, baseline: str | None) -> None:
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.launch import Problem, precompile
+
+    problems = [_problem(c) for c in CASES]
+    # The speed rows' kernels: the defaults, and the fused Linear.
+    problems += [
+        Problem(1, 1, 1, 1, "bf16", "bf16", "K", "K", True, ()),
+        _problem((1, 1, 1, 1, "bf16", "bf16", "K", "K", ("bias", "gelu"))),
+    ]
+    written = precompile(os.path.join(out_dir, "ptx"), problems)
+    print(len(written), "kernels")
+    if baseline:  # the pre-split generator's default kernel (PTX + JSON)
+        os.makedirs(os.path.join(out_dir, "baseline"), exist_ok=True)
+        name = GemmConfig().name
+        for ext in (".ptx", ".json"):
+            shutil.copy(os.path.join(baseline, name + ext), os.path.join(out_dir, "baseline"))
+
+
+# ---------------------------------------------------------------------------- on the GPU
+def _torch_type(name):
+    import torch
+
+    return {
+        "bf16": torch.bfloat16,
+        "f16": torch.float16,
+        "f32": torch.float32,
+        "e4m3": torch.float8_e4m3fn,
+        "e5m2": torch.float8_e5m2,
+    }[name]
+
+
+def _operand(batch, rows, cols, dtype, row_major, gen):
+    """A (batch x rows x cols) operand, row- or column-major, 2-D when batch is 1."""
+    import torch
+
+    shape = (batch, rows, cols) if row_major else (batch, cols, rows)
+    x = torch.randn(shape, device="cuda", generator=gen).to(_torch_type(dtype))
+    x = x if row_major else x.transpose(1, 2)
+    return x[0] if batch == 1 else x
+
+
+def _reference(case, a, b, extras):
+    import torch
+
+    _, _, _, _, _, out, _, _, names = case
+    x = torch.matmul(a.double(), b.double())
+    if "alpha" in names:
+        x = x * extras["alpha"]
+    if "bias" in names:
+        x = x + extras["bias"].double()
+    for act in ("relu", "gelu", "gelu_tanh", "silu"):
+        if act in names:
+            f = torch.nn.functional
+            x = {
+                "relu": f.relu,
+                "gelu": f.gelu,
+                "gelu_tanh": lambda v: f.gelu(v, approximate="tanh"),
+                "silu": f.silu,
+            }[act](x)
+    if "residual" in names:
+        x = x + extras["residual"].double() * (extras["beta"] if "beta" in names else 1.0)
+    if "scale" in names:
+        x = x * extras["scale"]
+    return x
+
+
+def _bound(case) -> float:
+    out, k = case[5], case[3]
+    return {"bf16": 8e-3, "f16": 2e-3, "f32": 2e-5, "e4m3": 0.05, "e5m2": 0.1}[out] * (
+        1.0 if out != "f32" else max(1.0, (k / 4096) ** 0.5)
+    )
+
+
+def check_cases(rows):
+    import torch
+
+    from nvwgmma.kernel.gemm import matmul
+
+    failed = 0
+    for index, case in enumerate(CASES):
+        batch, m, n, k, dtype, out, a_major, b_major, names = case
+        gen = torch.Generator(device="cuda").manual_seed(index)
+        a = _operand(batch, m, k, dtype, a_major == "K", gen)
+        b = _operand(batch, k, n, dtype, b_major == "N", gen)
+        extras, kwargs = {}, {}
+        shape = (batch, m, n) if batch > 1 else (m, n)
+        res_t = torch.float32 if out == "f32" else torch.bfloat16
+        if "bias" in names:
+            extras["bias"] = kwargs["bias"] = torch.randn(n, device="cuda", generator=gen).to(res_t)
+        if "residual" in names:
+            extras["residual"] = kwargs["residual"] = torch.randn(
+                shape, device="cuda", generator=gen
+            ).to(res_t)
+        if "beta" in names:
+            extras["beta"] = kwargs["beta"] = 0.5
+        if "alpha" in names:
+            extras["alpha"] = kwargs["alpha"] = 1.5
+        if "scale" in names:
+            extras["scale"] = kwargs["scale"] = 1.0 / (k**0.5)
+        for act in ("relu", "gelu", "gelu_tanh", "silu"):
+            if act in names:
+                kwargs["activation"] = act
+        got = matmul(a, b, out_dtype=out, **kwargs)
+        torch.cuda.synchronize()
+        ref = _reference(case, a, b, extras)
+        err = float(torch.linalg.norm(got.double() - ref) / torch.linalg.norm(ref))
+        ok = bool(torch.isfinite(got.double()).all()) and err <= _bound(case)
+        failed += not ok
+        rows.append({"case": list(case), "error": err, "bound": _bound(case), "ok": ok})
+        print(f"{'ok ' if ok else 'BAD'} {case}  rel err {err:.2e} (bound {_bound(case):.0e})", flush=True)
+    return failed
+
+
+def check_errors(rows):
+    """Each bad call raises ValueError/TypeError before any launch."""
+    import torch
+
+    from nvwgmma.kernel.gemm import matmul
+
+    bf = dict(device="cuda", dtype=torch.bfloat16)
+    a, b = torch.randn(64, 64, **bf), torch.randn(64, 64, **bf)
+    bad = {
+        "wrong dtype": lambda: matmul(a.float(), b.float()),
+        "mixed dtypes": lambda: matmul(a, b.half()),
+        "CPU tensor": lambda: matmul(a.cpu(), b),
+        "mismatched shapes": lambda: matmul(a, torch.randn(32, 64, **bf)),
+        "batch mismatch": lambda: matmul(torch.randn(2, 64, 64, **bf), torch.randn(3, 64, 64, **bf)),
+        "non-contiguous": lambda: matmul(a[:, ::2], b[:32]),
+        "misaligned stride": lambda: matmul(torch.randn(64, 7, **bf), torch.randn(7, 64, **bf)),
+        "misaligned address": lambda: matmul(torch.randn(64 * 64 + 8, **bf)[1:4097].view(64, 64), b),
+        "empty dimension": lambda: matmul(torch.randn(0, 64, **bf), b),
+        "fp8 MN-major": lambda: matmul(a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)),
+        "bad bias": lambda: matmul(a, b, bias=torch.randn(63, **bf)),
+        "bad residual": lambda: matmul(a, b, residual=torch.randn(64, 32, **bf)),
+        "bad activation": lambda: matmul(a, b, activation="tanh"),
+        "bad out": lambda: matmul(a, b, out=torch.empty(64, 64, device="cuda")),
+    }
+    failed = 0
+    for name, call in bad.items():
+        try:
+            call()
+            torch.cuda.synchronize()
+            message, ok = "no error", False
+        except (ValueError, TypeError) as error:
+            message, ok = str(error), True
+        failed += not ok
+        rows.append({"error_case": name, "message": message, "ok": ok})
+        print(f"{'ok ' if ok else 'BAD'} {name}: {message}", flush=True)
+    return failed
+
+
+def speed(out_dir, rows):
+    import torch
+    import torch.nn.functional as F
+
+    from nvwgmma.kernel import runtime
+    from nvwgmma.kernel.gemm import matmul
+    from run import _interleaved
+
+    base_dir = os.path.join(out_dir, "baseline")
+    baseline = None
+    if os.path.isdir(base_dir):
+        meta = json.load(open(next(os.path.join(base_dir, f) for f in os.listdir(base_dir) if f.endswith(".json"))))
+        kernel = runtime.Kernel(open(os.path.join(base_dir, meta["name"] + ".ptx")).read(), "gemm", dynamic_smem=meta["dynamic_smem"])
+        baseline = (kernel, meta)
+
+    def old(a, w, c):
+        """The pre-split kernel (2-D maps, tile-multiple shapes only)."""
+        from nvwgmma.kernel.geometry import TmaBox
+        from nvwgmma.kernel.gemm import grid_size
+        from nvwgmma.kernel.tensormap import encode_tiled
+
+        kernel, meta = baseline
+        m, k = a.shape
+        n = w.shape[0]
+        maps = []
+        for t, r, cl, box in ((a, m, k, "A"), (w, n, k, "B"), (c, m, n, "C")):
+            blob = encode_tiled(t.data_ptr(), "bf16", rows=r, cols=cl, box=TmaBox.from_dict(meta["boxes"][box]))
+            maps.append(runtime._pool.address(blob))
+        grid = grid_size(meta, m, n, k, runtime.device_attribute("MULTIPROCESSOR_COUNT"))
+        args = [("u64", maps[0]), ("u64", maps[1]), ("u64", c.data_ptr()), ("u64", maps[2]),
+                ("i32", m), ("i32", n), ("i32", k)]  # fmt: skip
+        stream = torch.cuda.current_stream().cuda_stream
+        return lambda: kernel.launch(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args, stream=stream)
+
+    def pair(label, impls, flop, base="torch"):
+        times, per = _interleaved(impls)
+        row = {"row": label, "ms": times, "tflops": {k: flop / (t * 1e-3) / 1e12 for k, t in times.items()}}
+        for name in impls:
+            if name != base:
+                row[f"ratio {name} / {base}"] = statistics.median(t / o for o, t in zip(per[name], per[base]))
+        rows.append(row)
+        print(label, {k: round(v, 1) for k, v in row["tflops"].items()},
+              {k: round(v, 3) for k, v in row.items() if k.startswith("ratio")}, flush=True)  # fmt: skip
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for m, n, k in SPEED:
+        a = torch.randn(m, k, device="cuda", generator=gen).bfloat16()
+        w = torch.randn(n, k, device="cuda", generator=gen).bfloat16()
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        impls = {"torch": lambda: torch.matmul(a, w.T), "nvwgmma": lambda: matmul(a, w.T, out=c)}
+        if baseline:
+            c_old = torch.empty_like(c)
+            impls["pre-split"] = old(a, w, c_old)
+            impls["pre-split"]()
+            torch.cuda.synchronize()
+            print("pre-split max diff", float((c_old.float() - matmul(a, w.T).float()).abs().max()))
+        pair(f"default {m}x{n}x{k}", impls, 2.0 * m * n * k)
+    for ragged, whole in RAGGED:
+        impls = {}
+        for m in (ragged, whole):
+            a = torch.randn(m, 4096, device="cuda", generator=gen).bfloat16()
+            w = torch.randn(4096, 4096, device="cuda", generator=gen).bfloat16()
+            c = torch.empty(m, 4096, device="cuda", dtype=torch.bfloat16)
+            impls[f"nvwgmma M={m}"] = (lambda a=a, w=w, c=c: matmul(a, w.T, out=c))
+            impls[f"torch M={m}"] = (lambda a=a, w=w: torch.matmul(a, w.T))
+        times, per = _interleaved(impls)
+        row = {"row": f"ragged M {ragged} vs {whole}", "ms": times,
+               "tflops": {name: 2.0 * int(name.split("=")[1]) * 4096 * 4096 / (t * 1e-3) / 1e12 for name, t in times.items()}}  # fmt: skip
+        row["tflops ratio ragged / whole (nvwgmma)"] = row["tflops"][f"nvwgmma M={ragged}"] / row["tflops"][f"nvwgmma M={whole}"]
+        row["ratio to torch (ragged)"] = statistics.median(t / o for o, t in zip(per[f"nvwgmma M={ragged}"], per[f"torch M={ragged}"]))
+        rows.append(row)
+        print(row["row"], {k: round(v, 1) for k, v in row["tflops"].items()},
+              round(row["tflops ratio ragged / whole (nvwgmma)"], 3), flush=True)  # fmt: skip
+    for m, n, k in FUSED:
+        x = torch.randn(m, k, device="cuda", generator=gen).bfloat16()
+        w = torch.randn(n, k, device="cuda", generator=gen).bfloat16()
+        bias = torch.randn(n, device="cuda", generator=gen).bfloat16()
+        c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        got = matmul(x, w.T, bias=bias, activation="gelu")
+        ref = F.gelu(torch.matmul(x.double(), w.double().T) + bias.double())
+        err = float(torch.linalg.norm(got.double() - ref) / torch.linalg.norm(ref))
+        impls = {
+            "torch": lambda: F.gelu(torch.matmul(x, w.T) + bias),
+            "torch addmm": lambda: F.gelu(torch.addmm(bias, x, w.T)),
+            "nvwgmma": lambda: matmul(x, w.T, bias=bias, activation="gelu", out=c),
+        }
+        pair(f"bias+gelu {m}x{n}x{k} (err {err:.1e})", impls, 2.0 * m * n * k)
+        pair(f"bias+gelu {m}x{n}x{k} vs addmm", {k2: v for k2, v in impls.items() if k2 != "torch"}, 2.0 * m * n * k, base="torch addmm")
+
+
+def run(out_dir: str) -> int:
+    import torch
+
+    from run import _gpu_info
+
+    # The device has no nvwgmma build: the checkout's pure-Python runtime.
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(out_dir, "ptx"))
+    os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(out_dir, "cache"))
+    torch.backends.cuda.matmul.allow_tf32 = False
+    info = _gpu_info()
+    print(info, flush=True)
+    rows = []
+    failed = check_cases(rows) + check_errors(rows)
+    speed(out_dir, rows)
+    target = os.environ.get("OUT", out_dir)
+    with open(os.path.join(target, "library-results.json"), "w") as f:
+        json.dump({"info": info, "rows": rows}, f, indent=1)
+    print("failed:", failed)
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=["generate", "run"])
+    parser.add_argument("dir")
+    parser.add_argument("--baseline", help="directory with the pre-split default kernel")
+    args = parser.parse_args(argv)
+    if args.mode == "generate":
+        generate(args.dir, args.baseline)
+        return 0
+    return run(args.dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""A persistent, warp-specialised TMA GEMM: a generator composed of pieces,
+and `matmul`, which compiles (or loads precompiled PTX), caches and launches it.
+
+    from nvwgmma.kernel.gemm import matmul
+    c = matmul(a, b, bias=bias, activation="gelu")     # torch or cupy tensors
+
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+    module, meta = build_gemm(GemmConfig(dtype="bf16", out_dtype="bf16"))
+
+    python -m nvwgmma.kernel.gemm --dtype bf16 --out-dtype bf16 --ptx gemm.ptx --json gemm.json
+    python -m nvwgmma.kernel.gemm --precompile DIR     # PTX for a machine without a build
+
+C[b] = epilogue(A[b] · B[b]) for any M, N, K >= 1 and a batch: A is M x K,
+K-major (row-major) or M-major; B is K x N, K-major (the transpose of an
+N x K row-major weight) or N-major (row-major); C is M x N row-major. TMA
+zero-fills the loads that hang over the edges and clips the stores.
+
+The pieces (each its own module, each tested on its own):
+* `config`     GemmConfig: tile, stages, layouts, epilogue, fusion chain
+* `mainloop`   the producer's TMA ring over K and the consumers' wgmma steps
+* `fusion`     the epilogue chain on the f32 accumulator (alpha, bias,
+               activations, residual / beta C, scale)
+* `store`      the collective epilogue: chain, then stmatrix + TMA store or
+               masked stores from registers (any N, fp8 output)
+* `scheduler`  the persistent, L2-grouped, balanced tile schedule
+* `schedule`   the kernel schedule (cooperative: one producer warpgroup,
+               consumers sharing a tile)
+* `kernel`     build_gemm: the composition
+* `launch`     matmul: problem -> configuration -> cached kernel -> launch
+"""
+
+from .config import ABLATIONS, PERSISTENT_MAX_K, SHIPPED, GemmConfig
+from .fusion import Activation, Alpha, Bias, Residual, Scale
+from .kernel import KERNEL_SIGNATURE, build_gemm
+from .scheduler import grid_size
+
+__all__ = [
+    "ABLATIONS",
+    "Activation",
+    "Alpha",
+    "Bias",
+    "GemmConfig",
+    "KERNEL_SIGNATURE",
+    "PERSISTENT_MAX_K",
+    "Residual",
+    "SHIPPED",
+    "Scale",
+    "build_gemm",
+    "grid_size",
+    "matmul",
+]
+
+
+def __getattr__(name):
+    if name == "matmul":
+        from .launch import matmul
+
+        return matmul
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

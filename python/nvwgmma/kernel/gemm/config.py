@@ -1,0 +1,174 @@
+"""What a generated GEMM is: `GemmConfig`, its checks, and the
+configurations CI builds (`SHIPPED`) and the benchmark measures
+(`ABLATIONS`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ... import _checks
+from ...layouts import ELEMENT_BITS
+from .fusion import EpilogueOp, chain_tag, check_chain
+
+__all__ = ["ABLATIONS", "GemmConfig", "INPUTS", "OUTPUTS", "PERSISTENT_MAX_K", "SHIPPED"]
+
+INPUTS = ("bf16", "f16", "e4m3", "e5m2")
+OUTPUTS = ("bf16", "f16", "f32", "e4m3", "e5m2")
+ROW_BYTES = 128  # one 128B-swizzled row of K per stage
+
+# Persistent for every K: at steady state (bench/gemm/run.py, H200) it was
+# as fast or faster than one CTA per tile on every measured shape.
+PERSISTENT_MAX_K = 1 << 30
+
+
+@dataclass(frozen=True)
+class GemmConfig:
+    """The shape of the generated kernel. Defaults: the fastest measured."""
+
+    dtype: str = "bf16"  # bf16, f16, or e4m3/e5m2 (fp8) inputs
+    out_dtype: str = "bf16"  # bf16, f16, f32, or e4m3/e5m2 (registers epilogue)
+    tile_n: int = 256
+    consumers: int = 2  # tile_m = 64 * consumers
+    tile_k: int | None = None  # default: one 128-byte swizzled row (64 16-bit, 128 fp8)
+    stages: int = 3
+    group_m: int = 16  # tile rows per L2 group of the persistent schedule
+    # stmatrix + TMA store (bf16/f16/f32 out, C's row stride a multiple of
+    # 16 bytes) or "registers": masked stores from the accumulator (any N,
+    # any output type).
+    epilogue: str = "tma"
+    # wgmma groups left pending before a stage is released: 1 delays each
+    # release by an iteration, which costs a stage of prefetch depth; with
+    # 3 stages that costs more than it buys (bench/gemm ablation).
+    inflight: int = 0
+    # The TMA epilogue stages C in `epilogue_chunks` column chunks through
+    # one chunk-sized buffer per consumer: 2 chunks free the shared memory
+    # of a fourth stage.
+    epilogue_chunks: int = 1
+    # Let a TMA store's read of the staging overlap the next tile's
+    # mainloop; the wait moves to just before the staging is written again.
+    defer_store_wait: bool = True
+    # CTAs per thread-block cluster along M: 2 pairs CTAs on vertically
+    # adjacent tiles that share their B tile; each loads half of it and
+    # multicasts it to both, halving B's L2 -> SM traffic.
+    cluster_m: int = 1
+    producer_regs: int = 40
+    consumer_regs: int = 232
+    # Operand layouts: A "K" (M x K row-major) or "M" (K x M row-major);
+    # B "K" (N x K row-major: a Linear weight) or "N" (K x N row-major).
+    # MN-major operands use wgmma's transpose (16-bit inputs only).
+    a_major: str = "K"
+    b_major: str = "K"
+    # The epilogue chain applied to the f32 accumulator before the store
+    # (nvwgmma.kernel.gemm.fusion): e.g. (Bias(), Activation("gelu")).
+    fusion: tuple[EpilogueOp, ...] = field(default=())
+
+    @property
+    def tile_m(self) -> int:
+        return 64 * self.consumers
+
+    @property
+    def k_tile(self) -> int:
+        """K per stage: tile_k, or one 128-byte swizzled row of the input type."""
+        return (
+            self.tile_k
+            if self.tile_k is not None
+            else ROW_BYTES * 8 // ELEMENT_BITS.get(self.dtype, 16)
+        )
+
+    @property
+    def name(self) -> str:
+        return (
+            f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.k_tile}"
+            f"_s{self.stages}_{self.epilogue}"
+            + ("" if self.inflight == 0 else f"_w{self.inflight}")
+            + ("" if self.group_m == 16 else f"_g{self.group_m}")
+            + ("" if self.epilogue_chunks == 1 else f"_c{self.epilogue_chunks}")
+            + ("" if self.defer_store_wait else "_sync_store")
+            + ("" if self.cluster_m == 1 else f"_x{self.cluster_m}")
+            + (
+                ""
+                if (self.a_major, self.b_major) == ("K", "K")
+                else f"_{self.a_major}{self.b_major}"
+            )
+            + ("" if not self.fusion else "_" + chain_tag(self.fusion))
+        )
+
+
+def _one_of(value, allowed, what):
+    if value not in allowed:
+        raise ValueError(f"{what} must be one of {', '.join(allowed)}, but got {value!r}")
+
+
+def check_config(c: GemmConfig) -> None:
+    """Raise ValueError/TypeError naming the first field `c` gets wrong."""
+    from ... import lattice
+    from .. import epilogue
+
+    if not isinstance(c, GemmConfig):
+        raise TypeError(f"config must be a GemmConfig, but got {type(c).__name__}")
+    _one_of(c.dtype, INPUTS, "dtype")
+    _one_of(c.out_dtype, OUTPUTS, "out_dtype")
+    if c.tile_n not in lattice.legal_n(c.dtype) or c.tile_n % 64:
+        raise ValueError(
+            f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
+        )
+    _checks.integer(c.consumers, "consumers", 1, 3)
+    row_elements = ROW_BYTES * 8 // ELEMENT_BITS[c.dtype]
+    if c.k_tile != row_elements:
+        raise ValueError(
+            f"tile_k must be one 128-byte swizzled row, {row_elements} {c.dtype} "
+            f"elements, but got {c.tile_k}"
+        )
+    _checks.integer(c.stages, "stages", 2, 8)
+    _checks.integer(c.group_m, "group_m", 1, 64)
+    _one_of(c.epilogue, ("registers", "tma"), "epilogue")
+    _checks.integer(c.inflight, "inflight", 0, 1)
+    _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
+    _checks.boolean(c.defer_store_wait, "defer_store_wait")
+    _checks.integer(c.cluster_m, "cluster_m", 1, 2)
+    _one_of(c.a_major, ("K", "M"), "a_major")
+    _one_of(c.b_major, ("K", "N"), "b_major")
+    if ELEMENT_BITS[c.dtype] == 8 and (c.a_major, c.b_major) != ("K", "K"):
+        raise ValueError(
+            f"a_major and b_major must be K for {c.dtype} inputs (wgmma transposes only "
+            f"16-bit operands), but got a_major={c.a_major!r}, b_major={c.b_major!r}"
+        )
+    if c.epilogue == "tma":
+        if c.out_dtype not in ("bf16", "f16", "f32"):
+            raise ValueError(
+                f"out_dtype must be bf16, f16 or f32 for the tma epilogue (fp8 output is "
+                f"stored from registers), but got {c.out_dtype!r}"
+            )
+        block = epilogue._block_columns(c.out_dtype)
+        if c.tile_n % (block * c.epilogue_chunks):
+            raise ValueError(
+                f"epilogue_chunks must split tile_n into multiples of {block} columns, but got "
+                f"{c.epilogue_chunks} chunks of {c.tile_n}"
+            )
+    check_chain(c.fusion, c.out_dtype)
+
+
+# Configurations CI builds, verifies, protocol-checks and assembles.
+SHIPPED = [
+    GemmConfig(dtype="bf16", out_dtype="bf16"),
+    GemmConfig(dtype="f16", out_dtype="f16"),
+    # f32 C: 64 KB per consumer staged in two chunks, so 3 stages still fit.
+    GemmConfig(dtype="bf16", out_dtype="f32", epilogue_chunks=2),
+    GemmConfig(dtype="f16", out_dtype="f32", epilogue_chunks=2),
+    GemmConfig(dtype="e4m3", out_dtype="bf16"),
+]
+# What each technique buys (bench/gemm/run.py's ablation rows): the default
+# without it, or with the next candidate.
+ABLATIONS = {
+    "epilogue from registers (4 stages)": GemmConfig(epilogue="registers", stages=4),
+    "f32 out: epilogue from registers": GemmConfig(out_dtype="f32", epilogue="registers"),
+    "one wgmma group in flight (wait_group 1)": GemmConfig(inflight=1),
+    "no L2 tile grouping (group_m 1)": GemmConfig(group_m=1),
+    "L2 groups of 8 tile rows": GemmConfig(group_m=8),
+    "TMA store waited at once": GemmConfig(defer_store_wait=False),
+    "4 stages, C in 2 chunks": GemmConfig(stages=4, epilogue_chunks=2),
+    "4 stages, C in 2 chunks, wait_group 1": GemmConfig(stages=4, epilogue_chunks=2, inflight=1),
+    "128 x 128 tile (5 stages)": GemmConfig(tile_n=128, stages=5),
+    "2 x 1 cluster, B multicast": GemmConfig(cluster_m=2),
+    "2 x 1 cluster, B multicast (f16)": GemmConfig(dtype="f16", out_dtype="f16", cluster_m=2),
+}

@@ -1,0 +1,318 @@
+"""The GEMM epilogue chain: element-wise operations applied to the f32
+accumulator in registers, before either store path (stmatrix + TMA, or
+masked stores from registers) converts and writes it.
+
+    from nvwgmma.kernel.gemm.fusion import Activation, Alpha, Bias, Residual, Scale
+    chain = (Bias(), Activation("gelu"))      # C = gelu(A·B + bias[col])
+
+Each operation is a frozen dataclass (hashable: part of the GemmConfig and
+of the kernel's name) that emits IR on the accumulator's values. The kernel
+receives one set of operands for every chain (bias and residual pointers,
+alpha, beta, scale); an operation reads only its own. Loads of bias and
+residual clamp their indices to the problem, so a tile hanging over the
+edge of C reads valid memory; the stores drop those elements.
+
+    Alpha()               acc *= alpha
+    Bias(axis, dtype)     acc += bias[col] (axis "col": one per output column,
+                          a Linear layer's bias) or bias[row] (axis "row")
+    Activation(name)      relu, gelu (erf, torch's default), gelu_tanh, silu
+    Residual(dtype, beta) acc += R[row, col], or beta * R[row, col] with beta
+                          (alpha·A·B + beta·C is Alpha(), Residual(beta=True))
+    Scale()               acc *= scale (the quantisation scale before an fp8 cast)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+__all__ = [
+    "ACTIVATIONS",
+    "Activation",
+    "Alpha",
+    "Bias",
+    "EpilogueOp",
+    "Operands",
+    "Residual",
+    "Scale",
+    "apply",
+    "chain_tag",
+    "check_chain",
+]
+
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
+_LOADABLE = ("bf16", "f16", "f32")
+
+
+@dataclass(frozen=True)
+class Alpha:
+    tag = "alpha"
+
+    def emit(self, x, at):
+        return at.mul(x, at.operands.alpha)
+
+
+@dataclass(frozen=True)
+class Scale:
+    tag = "scale"
+
+    def emit(self, x, at):
+        return at.mul(x, at.operands.scale)
+
+
+@dataclass(frozen=True)
+class Bias:
+    axis: str = "col"
+    dtype: str = "bf16"
+
+    @property
+    def tag(self):
+        return f"bias{self.axis}{self.dtype}"
+
+    def emit(self, x, at):
+        return at.add(x, at.bias(self.axis, self.dtype))
+
+
+@dataclass(frozen=True)
+class Activation:
+    name: str
+
+    @property
+    def tag(self):
+        return self.name
+
+    def emit(self, x, at):
+        return getattr(at, self.name)(x)
+
+
+@dataclass(frozen=True)
+class Residual:
+    dtype: str = "bf16"
+    beta: bool = False
+
+    @property
+    def tag(self):
+        return f"res{self.dtype}" + ("beta" if self.beta else "")
+
+    def emit(self, x, at):
+        r = at.residual(self.dtype)
+        return at.add(x, at.mul(r, at.operands.beta) if self.beta else r)
+
+
+EpilogueOp = Alpha | Bias | Activation | Residual | Scale
+
+
+def chain_tag(chain) -> str:
+    """A name-safe summary of the chain, for kernel names."""
+    return "_".join(op.tag for op in chain)
+
+
+def check_chain(chain, out_dtype: str) -> None:
+    if not isinstance(chain, tuple):
+        raise TypeError(f"fusion must be a tuple of epilogue operations, but got {chain!r}")
+    for op in chain:
+        if not isinstance(op, (Alpha, Bias, Activation, Residual, Scale)):
+            raise TypeError(
+                f"fusion must hold Alpha, Bias, Activation, Residual or Scale, but got {op!r}"
+            )
+        if isinstance(op, Activation) and op.name not in ACTIVATIONS:
+            raise ValueError(
+                f"activation must be one of {', '.join(ACTIVATIONS)}, but got {op.name!r}"
+            )
+        if isinstance(op, Bias) and op.axis not in ("row", "col"):
+            raise ValueError(f"bias axis must be row or col, but got {op.axis!r}")
+        if isinstance(op, (Bias, Residual)) and op.dtype not in _LOADABLE:
+            raise ValueError(
+                f"{type(op).__name__.lower()} dtype must be one of {', '.join(_LOADABLE)}, "
+                f"but got {op.dtype!r}"
+            )
+    for kind in (Alpha, Bias, Residual, Scale):
+        if sum(isinstance(op, kind) for op in chain) > 1:
+            raise ValueError(
+                f"fusion must hold at most one {kind.__name__} (the kernel has one operand "
+                f"for it), but got {sum(isinstance(op, kind) for op in chain)}"
+            )
+
+
+@dataclass
+class Operands:
+    """The kernel's epilogue operands as IR Values: problem rows `m` and
+    columns `n` (i32), the bias and residual pointers (`!llvm.ptr<1>`, the
+    residual already offset to this batch, leading dimension `ld`) and the
+    f32 scalars."""
+
+    m: object
+    n: object
+    bias: object
+    residual: object
+    ld: object
+    alpha: object
+    beta: object
+    scale: object
+
+
+class _At:
+    """IR for one accumulator element at a time: element i of the m64nN
+    accumulator sits at row 16w + g + 8 (j % 2) and column 8 (j / 2) + 2q +
+    (i % 2), j = i / 2 (w = thread / 32, g = thread % 32 / 4, q = thread % 4),
+    from `row`, `col`. Loads are cached per distinct row/column."""
+
+    def __init__(self, operands, row, col, thread, n):
+        from ...dialects import arith
+        from ...ir import IntegerType
+
+        self.operands = operands
+        self.i32 = IntegerType.get_signless(32)
+        c = self.const
+        w = arith.shrui(thread, c(5))
+        g = arith.andi(arith.shrui(thread, c(2)), c(7))
+        q = arith.andi(thread, c(3))
+        base_row = arith.addi(row, arith.addi(arith.muli(w, c(16)), g))
+        base_col = arith.addi(col, arith.muli(q, c(2)))
+        self._row = [base_row, arith.addi(base_row, c(8))]
+        self._col = {}
+        self._base_col = base_col
+        self._cache = {}
+        self.index = 0
+
+    def const(self, v):
+        from ...dialects import arith
+
+        return arith.constant(self.i32, v)
+
+    def fconst(self, v):
+        from ...dialects import arith
+        from ...ir import F32Type, FloatAttr
+
+        return arith.constant(F32Type.get(), FloatAttr.get(F32Type.get(), v))
+
+    def row(self):
+        return self._row[(self.index // 2) % 2]
+
+    def col(self):
+        from ...dialects import arith
+
+        offset = 8 * (self.index // 4) + self.index % 2
+        if offset not in self._col:
+            self._col[offset] = arith.addi(self._base_col, self.const(offset))
+        return self._col[offset]
+
+    def _clamped(self, value, limit):
+        from ...dialects import arith
+
+        return arith.minui(value, arith.subi(limit, self.const(1)))
+
+    def _load(self, ptr, index, dtype):
+        from ...dialects import arith, llvm
+        from ...ir import BF16Type, F16Type, F32Type
+        from .._ir import gep
+
+        elem = {"bf16": BF16Type.get(), "f16": F16Type.get(), "f32": F32Type.get()}[dtype]
+        value = llvm.load(elem, gep(ptr, index, elem))
+        return value if dtype == "f32" else arith.extf(F32Type.get(), value)
+
+    def bias(self, axis, dtype):
+        key = ("bias", axis, self.row() if axis == "row" else self.col())
+        if key not in self._cache:
+            o = self.operands
+            index = (
+                self._clamped(self.row(), o.m) if axis == "row" else self._clamped(self.col(), o.n)
+            )
+            self._cache[key] = self._load(o.bias, index, dtype)
+        return self._cache[key]
+
+    def residual(self, dtype):
+        from ...dialects import arith
+
+        o = self.operands
+        r = self._clamped(self.row(), o.m)
+        c = self._clamped(self.col(), o.n)
+        return self._load(o.residual, arith.addi(arith.muli(r, o.ld), c), dtype)
+
+    # -- arithmetic on f32 Values
+    def mul(self, a, b):
+        from ...dialects import arith
+
+        return arith.mulf(a, b)
+
+    def add(self, a, b):
+        from ...dialects import arith
+
+        return arith.addf(a, b)
+
+    def _exp(self, x):
+        """e^x as ex2.approx(x log2 e): relative error ~2^-22."""
+        from ...dialects import llvm
+
+        return llvm.intr_exp2(self.mul(x, self.fconst(math.log2(math.e))))
+
+    def _reciprocal_1p(self, x):
+        """1 / (1 + x)."""
+        from ...dialects import arith
+
+        return arith.divf(self.fconst(1.0), self.add(self.fconst(1.0), x))
+
+    def relu(self, x):
+        from ...dialects import arith
+
+        return arith.maxnumf(x, self.fconst(0.0))
+
+    def silu(self, x):
+        from ...dialects import arith
+
+        return self.mul(x, self._reciprocal_1p(self._exp(arith.negf(x))))
+
+    def gelu_tanh(self, x):
+        """0.5 x (1 + tanh(y)), y = sqrt(2/pi) (x + 0.044715 x^3), with
+        1 + tanh(y) = 2 - 2 / (e^(2y) + 1) (exact at both ends: e^(2y)
+        overflowing gives 2, underflowing 0)."""
+        from ...dialects import arith
+
+        cube = self.mul(self.mul(x, x), x)
+        y = self.mul(
+            self.add(x, self.mul(cube, self.fconst(0.044715))),
+            self.fconst(2.0 * math.sqrt(2.0 / math.pi)),
+        )
+        one_plus_tanh = arith.subf(
+            self.fconst(2.0), self.mul(self.fconst(2.0), self._reciprocal_1p(self._exp(y)))
+        )
+        return self.mul(self.mul(x, self.fconst(0.5)), one_plus_tanh)
+
+    def gelu(self, x):
+        """0.5 x (1 + erf(x / sqrt 2)); erf by Abramowitz & Stegun 7.1.26
+        (absolute error <= 1.5e-7): erf(z) = 1 - poly(t) e^(-z^2),
+        t = 1 / (1 + p z) for z >= 0, odd in z."""
+        from ...dialects import arith, llvm
+
+        z = self.mul(x, self.fconst(1.0 / math.sqrt(2.0)))
+        az = llvm.intr_fabs(z)
+        t = self._reciprocal_1p(self.mul(az, self.fconst(0.3275911)))
+        poly = self.fconst(1.061405429)
+        for a in (-1.453152027, 1.421413741, -0.284496736, 0.254829592):
+            poly = self.add(self.mul(poly, t), self.fconst(a))
+        poly = self.mul(poly, t)
+        erf_abs = arith.subf(
+            self.fconst(1.0), self.mul(poly, self._exp(arith.negf(self.mul(az, az))))
+        )
+        erf = llvm.intr_copysign(erf_abs, z)
+        return self.mul(self.mul(x, self.fconst(0.5)), self.add(self.fconst(1.0), erf))
+
+
+def apply(chain, acc, *, n: int, row, col, thread, operands: Operands):
+    """`acc` (the m64nN f32 accumulator struct of the warpgroup whose first
+    row is `row` and first column `col`, i32 Values) with `chain` applied to
+    every element; `acc` itself when the chain is empty."""
+    from ...dialects import llvm
+
+    if not chain:
+        return acc
+    members = acc.type.body
+    at = _At(operands, row, col, thread, n)
+    result = llvm.mlir_undef(acc.type)
+    for i in range(len(members)):
+        at.index = i
+        x = llvm.extractvalue(members[i], acc, [i])
+        for op in chain:
+            x = op.emit(x, at)
+        result = llvm.insertvalue(result, x, [i])
+    return result

@@ -1,0 +1,164 @@
+"""`build_gemm`: a GEMM kernel composed from the pieces of this package --
+the mainloop (TMA ring + wgmma steps), the epilogue (fusion chain + store),
+the tile scheduler and the kernel schedule -- as an MLIR module and the
+metadata a launcher needs."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from .config import PERSISTENT_MAX_K, GemmConfig, check_config
+
+__all__ = ["KERNEL_SIGNATURE", "build_gemm"]
+
+# The kernel's parameters, in order (what nvwgmma.kernel.gemm.launch passes).
+KERNEL_SIGNATURE = (
+    ("tmA", "!llvm.ptr"),  # A's 3-D tensor map (K or M innermost, then the other, then batch)
+    ("tmB", "!llvm.ptr"),  # B's 3-D tensor map
+    ("C", "!llvm.ptr<1>"),  # C: batch x M x N row-major (the registers epilogue)
+    ("tmC", "!llvm.ptr"),  # C's 3-D tensor map (the tma epilogue)
+    ("M", "i32"),
+    ("N", "i32"),
+    ("K", "i32"),
+    ("batch", "i32"),
+    ("bias", "!llvm.ptr<1>"),  # Bias: M or N elements
+    ("R", "!llvm.ptr<1>"),  # Residual: batch x M x N row-major
+    ("alpha", "f32"),
+    ("beta", "f32"),
+    ("scale", "f32"),
+)
+
+
+def build_gemm(config: GemmConfig | None = None):
+    """(module, meta) for `config`: the kernel `gemm` with the parameters of
+    KERNEL_SIGNATURE. meta: kernel name, block, dynamic shared memory,
+    tile, cluster, the TMA boxes of A, B and C (for tensormap.encode_tiled)."""
+    from ...dialects import arith, llvm, nvvm, scf
+    from ...ir import DenseI32ArrayAttr, IndexType, InsertionPoint, Location, Module
+    from .. import pipeline, smem
+    from .mainloop import Mainloop
+    from .schedule import cooperative
+    from .scheduler import Persistent
+    from .store import Epilogue
+
+    c = GemmConfig() if config is None else config
+    check_config(c)
+    mainloop, ep = Mainloop(c), Epilogue(c)
+    ring_at = c.stages * mainloop.stage_bytes
+    align = mainloop.alignment
+    c_at = -(-(ring_at + 2 * 8 * c.stages) // align) * align
+    dynamic_smem = c_at + c.consumers * ep.staging_bytes + (align - 16)
+    if dynamic_smem > 227 * 1024:
+        raise ValueError(
+            f"the stages must fit 227 KiB of shared memory, but {c.stages} stages of "
+            f"{mainloop.stage_bytes} bytes need {dynamic_smem}"
+        )
+    threads = 128 * (1 + c.consumers)
+    index = IndexType.get()
+    params = ", ".join(f"%{name}: {t}" for name, t in KERNEL_SIGNATURE)
+
+    with Location.unknown():
+        module = Module.parse(
+            f"""
+  llvm.mlir.global external @dsmem() {{addr_space = 3 : i32, alignment = 16 : i64}}
+      : !llvm.array<0 x i8>
+  llvm.func @gemm({params}) attributes {{nvvm.kernel}} {{
+    llvm.return
+  }}"""
+        )
+        kernel = module.body.operations[1]
+        kernel.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
+        if c.cluster_m > 1:
+            kernel.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([c.cluster_m, 1, 1])
+        entry = kernel.regions[0].blocks[0]
+        args = dict(zip((name for name, _ in KERNEL_SIGNATURE), entry.arguments))
+        with InsertionPoint(entry.operations[0]):
+            base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
+            mainloop.bind(base)
+            # Every CTA of a cluster releases each stage in every CTA of it.
+            ring = pipeline.Ring(_gep(base, ring_at), c.stages, c.consumers * c.cluster_m)
+            v = _values(c, args, base, c_at)
+            init = scf.IfOp(v.first)
+            with InsertionPoint(init.then_block):
+                ring.init()
+                if v.rank is not None:  # the peer arrives on and multicasts into them
+                    nvvm.fence_mbarrier_init()
+                scf.YieldOp([])
+            if v.rank is not None:
+                nvvm.cluster_arrive()
+                nvvm.cluster_wait()
+            else:
+                nvvm.barrier0()
+            scheduler = Persistent(c, v.m, v.n, args["batch"], rank=v.rank)
+            v.k_tiles = arith.index_cast(index, scheduler.ceil(args["K"], c.k_tile))
+            cooperative(c, v, ring, mainloop, ep, scheduler)
+            if v.rank is not None:
+                # No CTA leaves while its peer may still arrive on its barriers.
+                nvvm.cluster_arrive()
+                nvvm.cluster_wait()
+    module.operation.verify()
+    boxes = {**mainloop.boxes, "C": ep.box}
+    meta = {
+        "kernel": "gemm",
+        "config": asdict(c),
+        "name": c.name,
+        "block": [threads, 1, 1],
+        # Same kernel for any grid: it loops over tiles ctaid, ctaid + nctaid, ...
+        "grid": "persistent, balanced: the fewest CTAs finishing in the same waves (grid_size)",
+        "persistent_max_k": PERSISTENT_MAX_K,
+        "dynamic_smem": dynamic_smem,
+        "tile": [c.tile_m, c.tile_n, c.k_tile],
+        "cluster": [c.cluster_m, 1, 1],
+        "boxes": {name: asdict(box) for name, box in boxes.items()},
+        "signature": [list(p) for p in KERNEL_SIGNATURE],
+    }
+    return module, meta
+
+
+def _values(c, args, base, staging_at):
+    """The thread's roles and the kernel's operands as a KernelValues."""
+    from ...dialects import arith, nvvm
+    from ...ir import IntegerType
+    from .fusion import Operands
+    from .schedule import KernelValues
+
+    i32 = IntegerType.get_signless(32)
+
+    def const(value):
+        return arith.constant(i32, value)
+
+    tid = nvvm.read_ptx_sreg_tid_x(i32)
+    rank = nvvm.read_ptx_sreg_cluster_ctarank(i32) if c.cluster_m > 1 else None
+    return KernelValues(
+        tm_a=args["tmA"],
+        tm_b=args["tmB"],
+        tm_c=args["tmC"],
+        c_ptr=args["C"],
+        m=args["M"],
+        n=args["N"],
+        k_tiles=None,
+        tid=tid,
+        warpgroup=arith.divui(tid, const(128)),
+        wg_thread=arith.remui(tid, const(128)),
+        first=arith.cmpi(arith.CmpIPredicate.eq, tid, const(0)),
+        rank=rank,
+        peers=() if rank is None else (arith.xori(rank, const(1)),),
+        base=base,
+        staging_at=staging_at,
+        operands=Operands(
+            m=args["M"],
+            n=args["N"],
+            bias=args["bias"],
+            residual=args["R"],
+            ld=args["N"],
+            alpha=args["alpha"],
+            beta=args["beta"],
+            scale=args["scale"],
+        ),
+    )
+
+
+def _gep(base, offset):
+    from .._ir import gep
+
+    return gep(base, offset)

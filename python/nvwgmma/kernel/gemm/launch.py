@@ -1,0 +1,490 @@
+"""`matmul`: a GEMM on torch or cupy tensors, checked before any launch,
+with the kernel compiled on first use (or loaded from precompiled PTX) and
+cached by configuration.
+
+    from nvwgmma.kernel.gemm import matmul
+    c = matmul(a, b)                                   # a @ b
+    c = matmul(x, w.T, bias=b, activation="gelu")      # a fused Linear + GELU
+    c = matmul(a, b, residual=r, beta=0.5, alpha=2.0)  # 2 a @ b + 0.5 r
+
+a: (M, K) or (batch, M, K); b: (K, N) or (batch, K, N); each either
+row-major or column-major in its last two dimensions (a column-major b,
+e.g. `w.T`, is K-major: wgmma's native layout; fp8 inputs need a row-major
+a and a column-major b). Output: (M, N) or (batch, M, N), row-major,
+`out_dtype` (default: the input type; bf16 for fp8 inputs).
+
+Kernels: PTX from `$NVWGMMA_PTX_DIR` (written by `python -m
+nvwgmma.kernel.gemm --precompile DIR`) or the cache `$NVWGMMA_CACHE_DIR`
+(default ~/.cache/nvwgmma), else compiled (needs the nvwgmma build) and
+written to the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+
+from .config import GemmConfig
+from .fusion import ACTIVATIONS, Activation, Alpha, Bias, Residual, Scale
+
+__all__ = ["Problem", "kernel_key", "load_kernel", "matmul", "precompile", "problem_config"]
+
+_ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1, "e5m2": 1}
+_TMA_TYPE = {
+    "bf16": "BFLOAT16",
+    "f16": "FLOAT16",
+    "f32": "FLOAT32",
+    "e4m3": "UINT8",
+    "e5m2": "UINT8",
+}
+
+
+# ---------------------------------------------------------------------------- tensors
+class _Tensor:
+    """What matmul needs of a torch tensor or a __cuda_array_interface__
+    array: address, shape, strides (elements), dtype name, device."""
+
+    def __init__(self, value, what: str):
+        self.value, self.what = value, what
+        module = type(value).__module__.split(".")[0]
+        if module == "torch":
+            import torch
+
+            names = {
+                torch.bfloat16: "bf16",
+                torch.float16: "f16",
+                torch.float32: "f32",
+                torch.float8_e4m3fn: "e4m3",
+                torch.float8_e5m2: "e5m2",
+            }
+            self.library = "torch"
+            self.device = value.device.index if value.device.type == "cuda" else None
+            self.device_name = str(value.device)
+            self.dtype = names.get(value.dtype, str(value.dtype).replace("torch.", ""))
+            self.shape, self.strides = tuple(value.shape), tuple(value.stride())
+            self.address = value.data_ptr()
+            return
+        interface = getattr(value, "__cuda_array_interface__", None)
+        if interface is None:
+            raise TypeError(
+                f"{what} must be a torch tensor or an array with __cuda_array_interface__ "
+                f"(cupy), but got {type(value).__name__}"
+            )
+        names = {"<f2": "f16", "<f4": "f32"}
+        self.library = module
+        self.device = getattr(getattr(value, "device", None), "id", 0)
+        self.device_name = f"cuda:{self.device}"
+        self.dtype = names.get(interface["typestr"], interface["typestr"])
+        self.shape = tuple(interface["shape"])
+        itemsize = int(interface["typestr"][2:])
+        strides = interface.get("strides")
+        if strides is None:  # C-contiguous
+            strides, step = [], 1
+            for size in reversed(self.shape):
+                strides.insert(0, step)
+                step *= size
+            self.strides = tuple(strides)
+        else:
+            self.strides = tuple(s // itemsize for s in strides)
+        self.address = interface["data"][0]
+
+    def empty(self, shape, dtype: str):
+        if self.library == "torch":
+            import torch
+
+            types = {
+                "bf16": torch.bfloat16,
+                "f16": torch.float16,
+                "f32": torch.float32,
+                "e4m3": torch.float8_e4m3fn,
+                "e5m2": torch.float8_e5m2,
+            }
+            return torch.empty(shape, dtype=types[dtype], device=self.value.device)
+        import cupy
+
+        types = {"f16": cupy.float16, "f32": cupy.float32}
+        if dtype not in types:
+            raise ValueError(f"out_dtype must be f16 or f32 for cupy arrays, but got {dtype!r}")
+        return cupy.empty(shape, dtype=types[dtype])
+
+
+def _matrix(t: _Tensor):
+    """(batch, rows, cols, row-major?, leading stride, batch stride) of a 2-D
+    or 3-D operand; raises on layouts TMA cannot read."""
+    if len(t.shape) not in (2, 3):
+        raise ValueError(f"{t.what} must be 2-D or 3-D (batched), but got shape {t.shape}")
+    batch = t.shape[0] if len(t.shape) == 3 else 1
+    rows, cols = t.shape[-2:]
+    s_rows, s_cols = t.strides[-2:]
+    # A dimension of extent 1 may carry any stride.
+    if s_cols == 1 or cols == 1 and s_rows != 1:
+        row_major, lead = True, s_rows
+    elif s_rows == 1 or rows == 1:
+        row_major, lead = False, s_cols
+    else:
+        raise ValueError(
+            f"{t.what} must be row-major or column-major in its last two dimensions (one of "
+            f"them with stride 1), but got strides {t.strides}"
+        )
+    if (rows if row_major else cols) == 1:  # one line: its stride is never used
+        unit = 16 // _ELEMENT_BYTES.get(t.dtype, 1)
+        lead = -(-(cols if row_major else rows) // unit) * unit
+    batch_stride = t.strides[0] if len(t.shape) == 3 else 0
+    return batch, rows, cols, row_major, lead, batch_stride
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A matmul call, reduced to what picks and launches a kernel."""
+
+    m: int
+    n: int
+    k: int
+    batch: int
+    dtype: str
+    out_dtype: str
+    a_major: str  # "K" (row-major a) or "M"
+    b_major: str  # "K" (column-major b) or "N"
+    c_aligned: bool  # C's row stride is a multiple of 16 bytes (the TMA store)
+    fusion: tuple = ()
+
+
+def problem_config(p: Problem) -> GemmConfig:
+    """The kernel configuration `matmul` uses for problem `p`: today's
+    default tile (128 x 256, 3 stages, cooperative), the problem's layouts
+    and epilogue chain; the TMA epilogue when C's rows are 16-byte aligned
+    and its type is 16-bit or f32 (C in two chunks for f32), else masked
+    stores from registers (4 stages: no staging buffer)."""
+    tma = p.c_aligned and p.out_dtype in ("bf16", "f16", "f32")
+    return GemmConfig(
+        dtype=p.dtype,
+        out_dtype=p.out_dtype,
+        a_major=p.a_major,
+        b_major=p.b_major,
+        fusion=p.fusion,
+        epilogue="tma" if tma else "registers",
+        stages=3 if tma else 4,
+        epilogue_chunks=2 if tma and p.out_dtype == "f32" else 1,
+    )
+
+
+def _chain(bias, bias_t, activation, residual_t, beta, alpha, scale):
+    chain = []
+    if alpha is not None:
+        chain.append(Alpha())
+    if bias is not None:
+        chain.append(Bias(axis="col", dtype=bias_t.dtype))
+    if activation is not None:
+        chain.append(Activation(activation))
+    if residual_t is not None:
+        chain.append(Residual(dtype=residual_t.dtype, beta=beta is not None))
+    if scale is not None:
+        chain.append(Scale())
+    return tuple(chain)
+
+
+# ---------------------------------------------------------------------------- kernels
+def kernel_key(config: GemmConfig) -> str:
+    """The file stem of `config`'s PTX: its name and a digest of every field."""
+    digest = hashlib.sha1(repr(asdict(config)).encode()).hexdigest()[:10]
+    return f"{config.name}-{digest}"
+
+
+def _cache_dir() -> str:
+    return os.environ.get("NVWGMMA_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "nvwgmma"
+    )
+
+
+def _compile(config: GemmConfig):
+    from ...compile import compile_to_ptx
+    from ...ir import Context
+    from .kernel import build_gemm
+
+    with Context():
+        module, meta = build_gemm(config)
+        return compile_to_ptx(module), meta
+
+
+def write_kernel(directory: str, config: GemmConfig) -> str:
+    """Compile `config` and write its PTX and metadata to `directory`."""
+    ptx, meta = _compile(config)
+    os.makedirs(directory, exist_ok=True)
+    stem = os.path.join(directory, kernel_key(config))
+    with open(stem + ".json", "w") as f:
+        json.dump(meta, f, indent=1)
+    with open(stem + ".ptx", "w") as f:  # last: its presence marks the pair complete
+        f.write(ptx)
+    return stem + ".ptx"
+
+
+_loaded: dict = {}
+
+
+def load_kernel(config: GemmConfig):
+    """(runtime.Kernel, meta) for `config`, loaded once per process."""
+    from .. import runtime
+
+    key = kernel_key(config)
+    if key in _loaded:
+        return _loaded[key]
+    directories = [d for d in (os.environ.get("NVWGMMA_PTX_DIR"), _cache_dir()) if d]
+    for directory in directories:
+        stem = os.path.join(directory, key)
+        if os.path.exists(stem + ".ptx"):
+            break
+    else:
+        try:
+            write_kernel(_cache_dir(), config)
+        except ImportError as error:
+            raise RuntimeError(
+                f"the kernel {key} must be precompiled or compilable, but it is not in "
+                f"{' or '.join(directories)} and this nvwgmma has no compiler ({error}); run "
+                f"`python -m nvwgmma.kernel.gemm --precompile DIR` where nvwgmma is built and "
+                f"set NVWGMMA_PTX_DIR=DIR"
+            ) from None
+        stem = os.path.join(_cache_dir(), key)
+    with open(stem + ".json") as f:
+        meta = json.load(f)
+    with open(stem + ".ptx") as f:
+        kernel = runtime.Kernel(f.read(), meta["kernel"], dynamic_smem=meta["dynamic_smem"])
+    _loaded[key] = kernel, meta
+    return _loaded[key]
+
+
+def precompile(directory: str, problems) -> list[str]:
+    """Write the PTX every Problem in `problems` needs to `directory`."""
+    configs = {kernel_key(problem_config(p)): problem_config(p) for p in problems}
+    return [write_kernel(directory, config) for config in configs.values()]
+
+
+# ---------------------------------------------------------------------------- matmul
+def _fail(message: str):
+    raise ValueError(message)
+
+
+def _check_aligned(what: str, address: int, lead: int, dtype: str, contiguous_extent: int):
+    row_bytes = lead * _ELEMENT_BYTES[dtype]
+    if address % 16:
+        _fail(f"{what} must start at a 16-byte aligned address for TMA, but got {address:#x}")
+    if row_bytes % 16:
+        unit = 16 // _ELEMENT_BYTES[dtype]
+        _fail(
+            f"{what}'s leading stride must be a multiple of 16 bytes for TMA, but got "
+            f"{lead} {dtype} elements ({row_bytes} bytes; its contiguous dimension has "
+            f"{contiguous_extent}: pad it to a multiple of {unit})"
+        )
+
+
+def plan(a, b, *, bias=None, activation=None, residual=None, out=None, out_dtype=None,
+         alpha=None, beta=None, scale=None):  # fmt: skip
+    """Check a matmul call and reduce it to a Problem plus the launch
+    operands; raises ValueError/TypeError on anything a launch would get
+    wrong."""
+    ta, tb = _Tensor(a, "a"), _Tensor(b, "b")
+    for t in (ta, tb):
+        if t.device is None:
+            _fail(f"{t.what} must be on a CUDA device, but got {t.device_name}")
+    if ta.device != tb.device:
+        _fail(f"a and b must be on one device, but got {ta.device_name} and {tb.device_name}")
+    inputs = ("bf16", "f16", "e4m3", "e5m2")
+    if ta.dtype not in inputs:
+        _fail(f"a's dtype must be one of {', '.join(inputs)}, but got {ta.dtype}")
+    if tb.dtype != ta.dtype:
+        _fail(f"b's dtype must be a's ({ta.dtype}), but got {tb.dtype}")
+    batch_a, m, k, a_row, a_lead, a_bstride = _matrix(ta)
+    batch_b, k_b, n, b_row, b_lead, b_bstride = _matrix(tb)
+    if k_b != k:
+        _fail(f"a's columns and b's rows must agree (K), but got a {ta.shape} and b {tb.shape}")
+    if min(m, n, k, batch_a, batch_b) < 1:
+        _fail(f"every dimension must be at least 1, but got a {ta.shape} and b {tb.shape}")
+    if len(tb.shape) == 3 and batch_b != batch_a or len(tb.shape) == 3 and len(ta.shape) == 2:
+        _fail(f"b's batch must be a's, but got a {ta.shape} and b {tb.shape}")
+    batch = batch_a
+    a_major, b_major = ("K" if a_row else "M"), ("N" if b_row else "K")
+    if _ELEMENT_BYTES[ta.dtype] == 1 and (a_major, b_major) != ("K", "K"):
+        _fail(
+            f"fp8 inputs must be K-major (wgmma transposes only 16-bit operands): a row-major "
+            f"and b column-major (e.g. w.T of an N x K w), but got a "
+            f"{'row' if a_row else 'column'}-major and b {'row' if b_row else 'column'}-major"
+        )
+    if len(ta.shape) == 3 and len(tb.shape) == 2:
+        # One b for every batch: fold the batch into M when a's rows run on.
+        if a_row and (batch == 1 or a_bstride == m * a_lead):
+            m, batch = m * batch, 1
+        else:
+            _fail(
+                f"b must be batched like a unless a's batches are stacked rows (row-major, "
+                f"batch stride M x lda), but got a with strides {ta.strides}"
+            )
+    _check_aligned("a", ta.address, a_lead, ta.dtype, k if a_row else m)
+    _check_aligned("b", tb.address, b_lead, tb.dtype, n if b_row else k)
+    for what, t, stride in (("a", ta, a_bstride), ("b", tb, b_bstride)):
+        if batch > 1 and (stride * _ELEMENT_BYTES[t.dtype]) % 16:
+            _fail(f"{what}'s batch stride must be a multiple of 16 bytes for TMA, but got {stride}")
+    if out_dtype is None:
+        fp8 = ta.dtype in ("e4m3", "e5m2")
+        out_dtype = _Tensor(out, "out").dtype if out is not None else "bf16" if fp8 else ta.dtype
+    outputs = ("bf16", "f16", "f32", "e4m3", "e5m2")
+    if out_dtype not in outputs:
+        _fail(f"out_dtype must be one of {', '.join(outputs)}, but got {out_dtype!r}")
+    shape = (batch_a, ta.shape[1], n) if len(ta.shape) == 3 else (m, n)
+    if out is None:
+        out = ta.empty(shape, out_dtype)
+    tc = _Tensor(out, "out")
+    if tc.dtype != out_dtype:
+        _fail(f"out's dtype must be out_dtype {out_dtype}, but got {tc.dtype}")
+    if tc.device != ta.device:
+        _fail(f"out must be on a's device {ta.device_name}, but got {tc.device_name}")
+    if tc.shape != tuple(shape):
+        _fail(f"out must have shape {tuple(shape)}, but got {tc.shape}")
+    if not _contiguous(tc):
+        _fail(f"out must be contiguous (row-major), but got strides {tc.strides}")
+    if tc.address % 16:
+        _fail(f"out must start at a 16-byte aligned address, but got {tc.address:#x}")
+    if activation is not None and activation not in ACTIVATIONS:
+        _fail(f"activation must be one of {', '.join(ACTIVATIONS)}, but got {activation!r}")
+    tbias = None if bias is None else _Tensor(bias, "bias")
+    if tbias is not None:
+        if tbias.device != ta.device:
+            _fail(f"bias must be on a's device {ta.device_name}, but got {tbias.device_name}")
+        if tbias.shape != (n,) or tbias.strides != (1,):
+            _fail(f"bias must be a contiguous vector of N = {n}, but got shape {tbias.shape}")
+        if tbias.dtype not in ("bf16", "f16", "f32"):
+            _fail(f"bias's dtype must be bf16, f16 or f32, but got {tbias.dtype}")
+    tres = None if residual is None else _Tensor(residual, "residual")
+    if tres is not None:
+        if tres.device != ta.device:
+            _fail(f"residual must be on a's device {ta.device_name}, but got {tres.device_name}")
+        if tres.shape != tuple(shape) or not _contiguous(tres):
+            _fail(
+                f"residual must be contiguous with the output's shape {tuple(shape)}, but got "
+                f"shape {tres.shape}, strides {tres.strides}"
+            )
+        if tres.dtype not in ("bf16", "f16", "f32"):
+            _fail(f"residual's dtype must be bf16, f16 or f32, but got {tres.dtype}")
+    elif beta is not None:
+        _fail("beta scales the residual, so it needs residual=, but got none")
+    if scale is not None and out_dtype not in ("e4m3", "e5m2"):
+        _fail(
+            f"scale quantises an fp8 output, so out_dtype must be e4m3 or e5m2, but got {out_dtype}"
+        )
+    problem = Problem(
+        m=m,
+        n=n,
+        k=k,
+        batch=batch,
+        dtype=ta.dtype,
+        out_dtype=out_dtype,
+        a_major=a_major,
+        b_major=b_major,
+        c_aligned=(n * _ELEMENT_BYTES[out_dtype]) % 16 == 0,
+        fusion=_chain(bias, tbias, activation, tres, beta, alpha, scale),
+    )
+    operands = dict(a=ta, b=tb, c=tc, bias=tbias, residual=tres,
+                    a_lead=a_lead, b_lead=b_lead, a_bstride=a_bstride, b_bstride=b_bstride,
+                    alpha=1.0 if alpha is None else float(alpha),
+                    beta=0.0 if beta is None else float(beta),
+                    scale=1.0 if scale is None else float(scale))  # fmt: skip
+    return problem, operands, out
+
+
+def _contiguous(t: _Tensor) -> bool:
+    step = 1
+    for size, stride in zip(reversed(t.shape), reversed(t.strides)):
+        if size > 1 and stride != step:
+            return False
+        step *= size
+    return True
+
+
+def _map(t, dtype, lead, bstride, rows, cols, batch, box):
+    """3-D tensor map of a (batch x rows x cols) row-major view (cols
+    contiguous) for a 2-D `box`."""
+    from .. import runtime
+
+    size = _ELEMENT_BYTES[dtype]
+    batch_bytes = bstride * size if batch > 1 else max(16, lead * rows * size)
+    return runtime.tensor_map(
+        t.address,
+        _TMA_TYPE[dtype] if box["data_type"] != "FLOAT32" else "FLOAT32",
+        sizes=(cols, rows, batch),
+        strides=(lead * size, batch_bytes),
+        box=(*box["box"], 1),
+        swizzle=box["swizzle"],
+    )
+
+
+def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dtype=None,
+           alpha=None, beta=None, scale=None, stream=None, config=None):  # fmt: skip
+    """C = epilogue(a @ b) on the GPU (see the module docstring).
+
+    bias        a vector of N (bf16, f16 or f32), added to every row
+    activation  "relu", "gelu" (erf), "gelu_tanh" or "silu", after the bias
+    residual    a tensor shaped like C, added after the activation (times
+                `beta` when given)
+    alpha       scales a @ b first
+    scale       multiplies the result before an fp8 out_dtype's rounding
+    stream      a CUDA stream handle (int) or an object with .cuda_stream /
+                .ptr (torch's or cupy's); default: torch's current stream
+                for torch tensors, else the legacy default stream
+    config      a GemmConfig to use instead of the default for the problem
+    """
+    from .. import runtime
+    from .scheduler import grid_size
+
+    problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
+                           out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
+    if config is None:
+        config = problem_config(problem)
+    kernel, meta = load_kernel(config)
+    p, boxes = problem, meta["boxes"]
+    ta, tb, tc = o["a"], o["b"], o["c"]
+    # A as (batch, M, K) K-major or (batch, K, M); B as (batch, N, K) or (batch, K, N).
+    a_rows, a_cols = (p.m, p.k) if p.a_major == "K" else (p.k, p.m)
+    b_rows, b_cols = (p.n, p.k) if p.b_major == "K" else (p.k, p.n)
+    tm_a = _map(ta, p.dtype, o["a_lead"], o["a_bstride"], a_rows, a_cols, p.batch, boxes["A"])
+    tm_b = _map(tb, p.dtype, o["b_lead"], o["b_bstride"], b_rows, b_cols, p.batch, boxes["B"])
+    tm_c = tm_a  # not read by the registers epilogue
+    if config.epilogue == "tma":
+        tm_c = _map(tc, p.out_dtype, p.n, p.m * p.n, p.m, p.n, p.batch, boxes["C"])
+    sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
+    grid = grid_size(meta, p.m, p.n, p.k, sms, p.batch)
+    bias_ptr = o["bias"].address if o["bias"] is not None else tc.address
+    res_ptr = o["residual"].address if o["residual"] is not None else tc.address
+    kernel.launch(
+        grid=(grid, 1, 1),
+        block=tuple(meta["block"]),
+        args=[
+            ("u64", tm_a),
+            ("u64", tm_b),
+            ("u64", tc.address),
+            ("u64", tm_c),
+            ("i32", p.m),
+            ("i32", p.n),
+            ("i32", p.k),
+            ("i32", p.batch),
+            ("u64", bias_ptr),
+            ("u64", res_ptr),
+            ("f32", o["alpha"]),
+            ("f32", o["beta"]),
+            ("f32", o["scale"]),
+        ],  # fmt: skip
+        stream=_stream(stream, ta),
+    )
+    return out
+
+
+def _stream(stream, t) -> int:
+    if stream is None:
+        if t.library == "torch":
+            import torch
+
+            return torch.cuda.current_stream(t.value.device).cuda_stream
+        return 0
+    for attribute in ("cuda_stream", "ptr"):
+        if hasattr(stream, attribute):
+            return int(getattr(stream, attribute))
+    return int(stream)

@@ -1,0 +1,118 @@
+"""The GEMM's collective epilogue: the fusion chain on the accumulator,
+then C out of the consumer warpgroup, through stmatrix + TMA store (16-bit
+and f32 outputs) or masked stores from registers (any output, any N).
+
+    ep = Epilogue(config)
+    ep.staging_bytes                       # shared memory per consumer
+    ep.store(acc, row=, col=, batch=, ...) # one warpgroup's 64 rows
+    ep.finish(...)                         # before the kernel exits
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from dataclasses import replace as dataclass_replace
+
+from .. import epilogue
+from ..geometry import tile_geometry
+from . import fusion
+
+__all__ = ["Epilogue"]
+
+
+class Epilogue:
+    def __init__(self, config):
+        c = self.config = config
+        self.tma = c.epilogue == "tma"
+        self.chunk = c.tile_n // c.epilogue_chunks
+        self.staging_bytes = epilogue.staging_bytes(self.chunk, c.out_dtype) if self.tma else 0
+        # C's TMA box: 64 rows of one 128-byte swizzled row each.
+        if c.out_dtype == "f32":  # the tf32 geometry, stored as plain FLOAT32
+            self.box = replace(
+                tile_geometry("tf32", rows=64, k=32, major="K", swizzle="128B").tma(),
+                data_type="FLOAT32",
+            )
+        elif c.out_dtype in ("bf16", "f16"):
+            self.box = tile_geometry(c.out_dtype, rows=64, k=64, major="K", swizzle="128B").tma()
+        else:  # fp8 C leaves from registers; its map is not read
+            self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
+
+    def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, m, n, operands):
+        """Store a consumer warpgroup's m64 x tile_n accumulator `acc`, whose
+        first element is C[batch, row, col] (i32 Values), clipped to m x n."""
+        from ...dialects import arith
+
+        c = self.config
+        residual = next((op for op in c.fusion if isinstance(op, fusion.Residual)), None)
+        if residual is not None or not self.tma:
+            # batch * m * n elements, in 64 bits
+            offset = _batch_offset(batch, m, n)
+        if residual is not None:
+            operands = dataclass_replace(
+                operands, residual=_offset(operands.residual, offset, residual.dtype)
+            )
+        acc = fusion.apply(
+            c.fusion, acc, n=c.tile_n, row=row, col=col, thread=thread, operands=operands
+        )
+        if not self.tma:
+            epilogue.store_accumulator(
+                acc,
+                _offset(c_ptr, offset, c.out_dtype),
+                n,
+                d_type="f32",
+                n=c.tile_n,
+                out_type=c.out_dtype,
+                row=row,
+                col=col,
+                thread=thread,
+                bounds=(m, n),
+            )
+            return
+        for h in range(c.epilogue_chunks):
+            if c.defer_store_wait or h:
+                # The previous store (of this tile's last chunk or the last
+                # tile's) has read it.
+                epilogue.wait_store_read(barrier_id=barrier, thread=thread)
+            epilogue.stage_accumulator(
+                acc,
+                staging,
+                d_type="f32",
+                n=c.tile_n,
+                out_type=c.out_dtype,
+                thread=thread,
+                columns=(h * self.chunk, self.chunk),
+            )
+            epilogue.tma_store(
+                tm_c,
+                staging,
+                row=row,
+                col=arith.addi(col, arith.constant(col.type, h * self.chunk)),
+                n=self.chunk,
+                barrier_id=barrier,
+                thread=thread,
+                wait_read=not c.defer_store_wait and h == c.epilogue_chunks - 1,
+                out_type=c.out_dtype,
+                batch=batch,
+            )
+
+    def finish(self, *, barrier, thread):
+        """Shared memory must outlive the last TMA store's read."""
+        if self.tma and self.config.defer_store_wait:
+            epilogue.wait_store_read(barrier_id=barrier, thread=thread)
+
+
+def _batch_offset(batch, m, n):
+    from ...dialects import arith
+    from ...ir import IntegerType
+
+    i64 = IntegerType.get_signless(64)
+    return arith.muli(arith.extui(i64, batch), arith.muli(arith.extui(i64, m), arith.extui(i64, n)))
+
+
+def _offset(ptr, elements, dtype: str):
+    """`ptr` advanced by `elements` (an i64 Value) of `dtype`."""
+    from ...ir import BF16Type, F16Type, F32Type, IntegerType
+    from .._ir import gep
+
+    elem = {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}.get(dtype)
+    return gep(ptr, elements, elem.get() if elem else IntegerType.get_signless(8))
