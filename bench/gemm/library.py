@@ -43,8 +43,10 @@ CASES = [
     (1, 1000, 1000, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
     (1, 1000, 1000, 1024, "e4m3", "e4m3", "K", "K", ("scale",)),
     (1, 1000, 1000, 1000, "bf16", "e5m2", "K", "K", ()),
-    *[(1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", (op,)) for op in
-      ("bias", "relu", "gelu", "gelu_tanh", "silu", "residual", "alpha")],  # fmt: skip
+    *[
+        (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", (op,))
+        for op in ("bias", "relu", "gelu", "gelu_tanh", "silu", "residual", "alpha")
+    ],  # fmt: skip
     (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", ("alpha", "residual", "beta")),
     (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", ("bias", "gelu")),
     (1, 1000, 1024, 1000, "bf16", "bf16", "K", "K", ("bias", "gelu_tanh", "residual")),
@@ -89,7 +91,7 @@ def generate(out_dir: str, baseline: str | None) -> None:
     # The speed rows' kernels: the defaults, and the fused Linear.
     problems += [
         Problem(1, 1, 1, 1, "bf16", "bf16", "K", "K", True, ()),
-        _problem((1, 1, 1, 1, "bf16", "bf16", "K", "K", ("bias", "gelu"))),
+        _problem((1, 1, 1, 1, "bf16", "bf16", "K", "K", ("bias", "gelu"))),  # also README's
     ]
     written = precompile(os.path.join(out_dir, "ptx"), problems)
     print(len(written), "kernels")
@@ -132,15 +134,16 @@ def _reference(case, a, b, extras):
         x = x * extras["alpha"]
     if "bias" in names:
         x = x + extras["bias"].double()
-    for act in ("relu", "gelu", "gelu_tanh", "silu"):
+    f = torch.nn.functional
+    activations = {
+        "relu": f.relu,
+        "gelu": f.gelu,
+        "gelu_tanh": lambda v: f.gelu(v, approximate="tanh"),
+        "silu": f.silu,
+    }
+    for act, fn in activations.items():
         if act in names:
-            f = torch.nn.functional
-            x = {
-                "relu": f.relu,
-                "gelu": f.gelu,
-                "gelu_tanh": lambda v: f.gelu(v, approximate="tanh"),
-                "silu": f.silu,
-            }[act](x)
+            x = fn(x)
     if "residual" in names:
         x = x + extras["residual"].double() * (extras["beta"] if "beta" in names else 1.0)
     if "scale" in names:
@@ -157,7 +160,6 @@ def _bound(case) -> float:
 
 def check_cases(rows):
     import torch
-
     from nvwgmma.kernel.gemm import matmul
 
     failed = 0
@@ -191,14 +193,16 @@ def check_cases(rows):
         ok = bool(torch.isfinite(got.double()).all()) and err <= _bound(case)
         failed += not ok
         rows.append({"case": list(case), "error": err, "bound": _bound(case), "ok": ok})
-        print(f"{'ok ' if ok else 'BAD'} {case}  rel err {err:.2e} (bound {_bound(case):.0e})", flush=True)
+        print(
+            f"{'ok ' if ok else 'BAD'} {case}  rel err {err:.2e} (bound {_bound(case):.0e})",
+            flush=True,
+        )
     return failed
 
 
 def check_errors(rows):
     """Each bad call raises ValueError/TypeError before any launch."""
     import torch
-
     from nvwgmma.kernel.gemm import matmul
 
     bf = dict(device="cuda", dtype=torch.bfloat16)
@@ -208,16 +212,21 @@ def check_errors(rows):
         "mixed dtypes": lambda: matmul(a, b.half()),
         "CPU tensor": lambda: matmul(a.cpu(), b),
         "mismatched shapes": lambda: matmul(a, torch.randn(32, 64, **bf)),
-        "batch mismatch": lambda: matmul(torch.randn(2, 64, 64, **bf), torch.randn(3, 64, 64, **bf)),
+        "batch mismatch": lambda: matmul(
+            torch.randn(2, 64, 64, **bf), torch.randn(3, 64, 64, **bf)
+        ),
         "non-contiguous": lambda: matmul(a[:, ::2], b[:32]),
         "misaligned stride": lambda: matmul(torch.randn(64, 7, **bf), torch.randn(7, 64, **bf)),
-        "misaligned address": lambda: matmul(torch.randn(64 * 64 + 8, **bf)[1:4097].view(64, 64), b),
+        "misaligned address": lambda: matmul(
+            torch.randn(64 * 64 + 8, **bf)[1:4097].view(64, 64), b
+        ),
         "empty dimension": lambda: matmul(torch.randn(0, 64, **bf), b),
         "fp8 MN-major": lambda: matmul(a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)),
         "bad bias": lambda: matmul(a, b, bias=torch.randn(63, **bf)),
         "bad residual": lambda: matmul(a, b, residual=torch.randn(64, 32, **bf)),
         "bad activation": lambda: matmul(a, b, activation="tanh"),
-        "bad out": lambda: matmul(a, b, out=torch.empty(64, 64, device="cuda")),
+        "bad out": lambda: matmul(a, b, out=torch.empty(64, 32, **bf)),
+        "out dtype clash": lambda: matmul(a, b, out=torch.empty(64, 64, **bf), out_dtype="f32"),
     }
     failed = 0
     for name, call in bad.items():
@@ -236,22 +245,30 @@ def check_errors(rows):
 def speed(out_dir, rows):
     import torch
     import torch.nn.functional as F
-
     from nvwgmma.kernel import runtime
     from nvwgmma.kernel.gemm import matmul
+    from nvwgmma.kernel.gemm.launch import prepare
     from run import _interleaved
 
     base_dir = os.path.join(out_dir, "baseline")
     baseline = None
     if os.path.isdir(base_dir):
-        meta = json.load(open(next(os.path.join(base_dir, f) for f in os.listdir(base_dir) if f.endswith(".json"))))
-        kernel = runtime.Kernel(open(os.path.join(base_dir, meta["name"] + ".ptx")).read(), "gemm", dynamic_smem=meta["dynamic_smem"])
+        meta = json.load(
+            open(
+                next(os.path.join(base_dir, f) for f in os.listdir(base_dir) if f.endswith(".json"))
+            )
+        )
+        kernel = runtime.Kernel(
+            open(os.path.join(base_dir, meta["name"] + ".ptx")).read(),
+            "gemm",
+            dynamic_smem=meta["dynamic_smem"],
+        )
         baseline = (kernel, meta)
 
     def old(a, w, c):
         """The pre-split kernel (2-D maps, tile-multiple shapes only)."""
-        from nvwgmma.kernel.geometry import TmaBox
         from nvwgmma.kernel.gemm import grid_size
+        from nvwgmma.kernel.geometry import TmaBox
         from nvwgmma.kernel.tensormap import encode_tiled
 
         kernel, meta = baseline
@@ -259,57 +276,88 @@ def speed(out_dir, rows):
         n = w.shape[0]
         maps = []
         for t, r, cl, box in ((a, m, k, "A"), (w, n, k, "B"), (c, m, n, "C")):
-            blob = encode_tiled(t.data_ptr(), "bf16", rows=r, cols=cl, box=TmaBox.from_dict(meta["boxes"][box]))
+            blob = encode_tiled(
+                t.data_ptr(), "bf16", rows=r, cols=cl, box=TmaBox.from_dict(meta["boxes"][box])
+            )
             maps.append(runtime._pool.address(blob))
         grid = grid_size(meta, m, n, k, runtime.device_attribute("MULTIPROCESSOR_COUNT"))
         args = [("u64", maps[0]), ("u64", maps[1]), ("u64", c.data_ptr()), ("u64", maps[2]),
                 ("i32", m), ("i32", n), ("i32", k)]  # fmt: skip
         stream = torch.cuda.current_stream().cuda_stream
-        return lambda: kernel.launch(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args, stream=stream)
+        return lambda: kernel.launch(
+            grid=(grid, 1, 1), block=tuple(meta["block"]), args=args, stream=stream
+        )
 
     def pair(label, impls, flop, base="torch"):
         times, per = _interleaved(impls)
-        row = {"row": label, "ms": times, "tflops": {k: flop / (t * 1e-3) / 1e12 for k, t in times.items()}}
+        row = {
+            "row": label,
+            "ms": times,
+            "tflops": {k: flop / (t * 1e-3) / 1e12 for k, t in times.items()},
+        }
         for name in impls:
             if name != base:
-                row[f"ratio {name} / {base}"] = statistics.median(t / o for o, t in zip(per[name], per[base]))
+                row[f"ratio {name} / {base}"] = statistics.median(
+                    t / o for o, t in zip(per[name], per[base])
+                )
         rows.append(row)
         print(label, {k: round(v, 1) for k, v in row["tflops"].items()},
               {k: round(v, 3) for k, v in row.items() if k.startswith("ratio")}, flush=True)  # fmt: skip
 
     gen = torch.Generator(device="cuda").manual_seed(0)
-    for m, n, k in SPEED:
-        a = torch.randn(m, k, device="cuda", generator=gen).bfloat16()
-        w = torch.randn(n, k, device="cuda", generator=gen).bfloat16()
+
+    def randn(*shape):
+        return torch.randn(*shape, device="cuda", generator=gen).bfloat16()
+
+    def default_row(m, n, k):
+        a, w = randn(m, k), randn(n, k)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        impls = {"torch": lambda: torch.matmul(a, w.T), "nvwgmma": lambda: matmul(a, w.T, out=c)}
+        launch, _ = prepare(a, w.T, out=c)
+        impls = {
+            "torch": lambda: torch.matmul(a, w.T),
+            "nvwgmma": lambda: matmul(a, w.T, out=c),
+            "nvwgmma prepared": launch,
+        }
         if baseline:
             c_old = torch.empty_like(c)
             impls["pre-split"] = old(a, w, c_old)
             impls["pre-split"]()
-            torch.cuda.synchronize()
-            print("pre-split max diff", float((c_old.float() - matmul(a, w.T).float()).abs().max()))
+            diff = float((c_old.float() - matmul(a, w.T).float()).abs().max())
+            print("pre-split max diff", diff)
         pair(f"default {m}x{n}x{k}", impls, 2.0 * m * n * k)
-    for ragged, whole in RAGGED:
-        impls = {}
+        if baseline:
+            pair(f"default {m}x{n}x{k} vs pre-split", impls, 2.0 * m * n * k, base="pre-split")
+
+    def ragged_row(ragged, whole):
+        impls, launches = {}, {}
         for m in (ragged, whole):
-            a = torch.randn(m, 4096, device="cuda", generator=gen).bfloat16()
-            w = torch.randn(4096, 4096, device="cuda", generator=gen).bfloat16()
+            a, w = randn(m, 4096), randn(4096, 4096)
             c = torch.empty(m, 4096, device="cuda", dtype=torch.bfloat16)
-            impls[f"nvwgmma M={m}"] = (lambda a=a, w=w, c=c: matmul(a, w.T, out=c))
-            impls[f"torch M={m}"] = (lambda a=a, w=w: torch.matmul(a, w.T))
+            launches[m], _ = prepare(a, w.T, out=c)
+            impls[f"nvwgmma M={m}"] = launches[m]
+            impls[f"torch M={m}"] = lambda a=a, w=w: torch.matmul(a, w.T)
         times, per = _interleaved(impls)
-        row = {"row": f"ragged M {ragged} vs {whole}", "ms": times,
-               "tflops": {name: 2.0 * int(name.split("=")[1]) * 4096 * 4096 / (t * 1e-3) / 1e12 for name, t in times.items()}}  # fmt: skip
-        row["tflops ratio ragged / whole (nvwgmma)"] = row["tflops"][f"nvwgmma M={ragged}"] / row["tflops"][f"nvwgmma M={whole}"]
-        row["ratio to torch (ragged)"] = statistics.median(t / o for o, t in zip(per[f"nvwgmma M={ragged}"], per[f"torch M={ragged}"]))
+        flops = {name: 2.0 * int(name.split("=")[1]) * 4096 * 4096 for name in times}
+        row = {
+            "row": f"ragged M {ragged} vs {whole}",
+            "ms": times,
+            "tflops": {name: flops[name] / (t * 1e-3) / 1e12 for name, t in times.items()},
+        }
+        ours = [f"nvwgmma M={m}" for m in (ragged, whole)]
+        row["tflops ratio ragged / whole"] = row["tflops"][ours[0]] / row["tflops"][ours[1]]
+        row["time ratio ragged / whole"] = times[ours[0]] / times[ours[1]]
+        row["ratio to torch (ragged)"] = statistics.median(
+            t / o for o, t in zip(per[ours[0]], per[f"torch M={ragged}"])
+        )
+        row["ratio to torch (whole)"] = statistics.median(
+            t / o for o, t in zip(per[ours[1]], per[f"torch M={whole}"])
+        )
         rows.append(row)
         print(row["row"], {k: round(v, 1) for k, v in row["tflops"].items()},
-              round(row["tflops ratio ragged / whole (nvwgmma)"], 3), flush=True)  # fmt: skip
-    for m, n, k in FUSED:
-        x = torch.randn(m, k, device="cuda", generator=gen).bfloat16()
-        w = torch.randn(n, k, device="cuda", generator=gen).bfloat16()
-        bias = torch.randn(n, device="cuda", generator=gen).bfloat16()
+              {k: round(v, 3) for k, v in row.items() if "ratio" in k}, flush=True)  # fmt: skip
+
+    def fused_row(m, n, k):
+        x, w, bias = randn(m, k), randn(n, k), randn(n)
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         got = matmul(x, w.T, bias=bias, activation="gelu")
         ref = F.gelu(torch.matmul(x.double(), w.double().T) + bias.double())
@@ -320,12 +368,42 @@ def speed(out_dir, rows):
             "nvwgmma": lambda: matmul(x, w.T, bias=bias, activation="gelu", out=c),
         }
         pair(f"bias+gelu {m}x{n}x{k} (err {err:.1e})", impls, 2.0 * m * n * k)
-        pair(f"bias+gelu {m}x{n}x{k} vs addmm", {k2: v for k2, v in impls.items() if k2 != "torch"}, 2.0 * m * n * k, base="torch addmm")
+        pair(f"bias+gelu {m}x{n}x{k}", impls, 2.0 * m * n * k, base="torch addmm")
+
+    for shape in SPEED:
+        default_row(*shape)
+    for shapes in RAGGED:
+        ragged_row(*shapes)
+    for shape in FUSED:
+        fused_row(*shape)
+
+
+def readme_block():
+    """README's GEMM example (the python block that calls matmul)."""
+    import re
+
+    text = open(os.path.join(HERE, "..", "..", "README.md")).read()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "matmul(" in b]
+    return code
+
+
+def check_readme(rows):
+    import torch
+    import torch.nn.functional as F
+
+    namespace = {}
+    exec(compile(readme_block(), "README.md", "exec"), namespace)
+    x, w, bias, y = (namespace[k] for k in ("x", "w", "bias", "y"))
+    ref = F.gelu(torch.matmul(x.double(), w.double().T) + bias.double())
+    err = float(torch.linalg.norm(y.double() - ref) / torch.linalg.norm(ref))
+    ok = err <= 8e-3
+    rows.append({"readme_example": "matmul(x, w.T, bias=bias, activation='gelu')", "error": err})
+    print(f"{'ok ' if ok else 'BAD'} README example rel err {err:.2e}", flush=True)
+    return int(not ok)
 
 
 def run(out_dir: str) -> int:
     import torch
-
     from run import _gpu_info
 
     # The device has no nvwgmma build: the checkout's pure-Python runtime.
@@ -336,7 +414,7 @@ def run(out_dir: str) -> int:
     info = _gpu_info()
     print(info, flush=True)
     rows = []
-    failed = check_cases(rows) + check_errors(rows)
+    failed = check_cases(rows) + check_errors(rows) + check_readme(rows)
     speed(out_dir, rows)
     target = os.environ.get("OUT", out_dir)
     with open(os.path.join(target, "library-results.json"), "w") as f:

@@ -30,19 +30,16 @@ TIMED_RUNS = 20
 
 
 def generate(out_dir: str) -> None:
-    from nvwgmma.compile import compile_to_ptx
-    from nvwgmma.ir import Context
-    from nvwgmma.kernel.gemm import ABLATIONS, SHIPPED, build_gemm
+    from nvwgmma.kernel.gemm import ABLATIONS, SHIPPED
+    from nvwgmma.kernel.gemm.launch import write_kernel
 
     os.makedirs(out_dir, exist_ok=True)
     index = []
     jobs = [(None, c) for c in SHIPPED] + list(ABLATIONS.items())
     for ablation, config in jobs:
-        with Context():
-            module, meta = build_gemm(config)
-            ptx = compile_to_ptx(module, assemble=True)
-        with open(os.path.join(out_dir, meta["name"] + ".ptx"), "w") as f:
-            f.write(ptx)
+        stem = write_kernel(out_dir, config)[: -len(".ptx")]
+        with open(stem + ".json") as f:
+            meta = json.load(f)
         meta["ablation"] = ablation
         index.append(meta)
         print(meta["name"], ablation or "")
@@ -100,34 +97,15 @@ def _time(fn, warm_ms: float = 150.0, batch_ms: float = 40.0, batches: int = 5) 
     return statistics.median(times)
 
 
-def _our_kernel(out_dir, meta):
-    import cupy as cp
-
-    module = cp.RawModule(path=os.path.join(out_dir, meta["name"] + ".ptx"))
-    kernel = module.get_function(meta["kernel"])
-    kernel.max_dynamic_shared_size_bytes = meta["dynamic_smem"]
-    return kernel
-
-
-def _use_source_tree():
+def _use_source_tree(out_dir=None):
     """Make the checkout's nvwgmma importable: the device has no build, and
-    the pure-Python parts used here (geometry, tensor maps, the grid policy)
-    need none."""
+    the pure-Python parts used here (the runtime, matmul's launcher, the
+    grid policy) need none; its kernels come from `out_dir`."""
     path = os.path.join(ROOT, "python")
     if path not in sys.path:
         sys.path.insert(0, path)
-
-
-def _tensor_map(tensor, rows, cols, box):
-    import torch
-
-    _use_source_tree()
-    from nvwgmma.kernel.geometry import TmaBox
-    from nvwgmma.kernel.tensormap import encode_tiled
-
-    box = TmaBox.from_dict(box)
-    blob = encode_tiled(tensor.data_ptr(), "bf16", rows=rows, cols=cols, box=box)
-    return torch.tensor(list(blob), dtype=torch.uint8, device="cuda")
+    if out_dir:
+        os.environ["NVWGMMA_PTX_DIR"] = out_dir
 
 
 def _triton_matmul():
@@ -300,7 +278,7 @@ def _grid(meta, problem, sms, policy):
     from nvwgmma.kernel.gemm import grid_size
 
     p, cluster = problem, meta["cluster"][0]
-    tiles = (p.m // meta["tile"][0]) * (p.n // meta["tile"][1])
+    tiles = -(-p.m // meta["tile"][0]) * -(-p.n // meta["tile"][1])
     if policy == "per_tile":
         return tiles
     if policy == "per_sm":
@@ -309,36 +287,19 @@ def _grid(meta, problem, sms, policy):
 
 
 def _launcher(out_dir, meta, problem, sms, policy="balanced"):
-    """A callable launching our kernel on the problem, and its output."""
-    import numpy as np
+    """A callable launching our kernel on the problem (through matmul's
+    prepared launch), and its output."""
     import torch
 
-    kernel = _our_kernel(out_dir, meta)
+    _use_source_tree(out_dir)
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.launch import prepare
+
     p = problem
     c = torch.full((p.m, p.n), float("nan"), device="cuda", dtype=p.out_t)
-    maps = [
-        _tensor_map(p.a, p.m, p.k, meta["boxes"]["A"]),
-        _tensor_map(p.b, p.n, p.k, meta["boxes"]["B"]),
-    ]
-    # The register epilogue stores through the C pointer; its map is unused.
-    tma_epilogue = meta["config"]["epilogue"] == "tma"
-    maps.append(_tensor_map(c, p.m, p.n, meta["boxes"]["C"]) if tma_epilogue else maps[0])
-    grid = (_grid(meta, p, sms, policy), 1, 1)
-    args = (
-        np.uint64(maps[0].data_ptr()),
-        np.uint64(maps[1].data_ptr()),
-        np.uint64(c.data_ptr()),
-        np.uint64(maps[2].data_ptr()),
-        np.int32(p.m),
-        np.int32(p.n),
-        np.int32(p.k),
-    )
-    block, smem = tuple(meta["block"]), meta["dynamic_smem"]
-
-    def launch():
-        kernel(grid, block, args, shared_mem=smem)
-
-    return launch, c, maps
+    config = GemmConfig(**{**meta["config"], "fusion": ()})
+    launch, _ = prepare(p.a, p.b.T, out=c, config=config, grid=_grid(meta, p, sms, policy))
+    return launch, c, None
 
 
 def run(out_dir: str, shapes) -> int:

@@ -6,10 +6,29 @@ serialisation."""
 import pytest
 
 
+def _library_configs():
+    """What the pieces form beyond SHIPPED: both layouts of each operand,
+    fp8 and masked register outputs, fused chains, a cluster with N-major B."""
+    from nvwgmma.kernel.gemm import Activation, Alpha, Bias, GemmConfig, Residual, Scale
+
+    return [
+        GemmConfig(a_major="M", b_major="N"),
+        GemmConfig(a_major="M"),
+        GemmConfig(b_major="N", cluster_m=2),
+        GemmConfig(epilogue="registers", stages=4, out_dtype="e4m3", fusion=(Scale(),)),
+        GemmConfig(dtype="e4m3", out_dtype="e5m2", epilogue="registers", stages=4),
+        GemmConfig(epilogue="registers", stages=4, out_dtype="f32", fusion=(Bias(dtype="f32"),)),
+        GemmConfig(fusion=(Alpha(), Bias(), Activation("gelu"), Residual(beta=True))),
+        GemmConfig(fusion=(Bias(axis="row"), Activation("gelu_tanh"))),
+        GemmConfig(fusion=(Activation("silu"), Residual(dtype="f32"))),
+        GemmConfig(out_dtype="f32", epilogue_chunks=2, fusion=(Activation("relu"),)),
+    ]
+
+
 def _configs():
     from nvwgmma.kernel.gemm import ABLATIONS, SHIPPED
 
-    return SHIPPED + list(ABLATIONS.values())
+    return SHIPPED + list(ABLATIONS.values()) + _library_configs()
 
 
 @pytest.mark.parametrize("index", range(len(_configs())))
@@ -20,7 +39,7 @@ def test_gemm_configuration_assembles_cleanly(ctx, index):
 
     config = _configs()[index]
     module, meta = build_gemm(config)
-    PassManager.parse("builtin.module(nvwgmma-check-protocol)").run(module.operation)
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
     n, k = config.tile_n, {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}[config.dtype]
     # One 128-byte row of K per stage: 4 instructions of 32 bytes each.
@@ -76,13 +95,97 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         (dict(tile_n=200), "tile_n must be a legal wgmma N that is a multiple of 64"),
         (dict(out_dtype="f32"), "must fit 227 KiB"),  # f32 C unchunked: 128 KB of staging
         (dict(stages=6), "must fit 227 KiB"),
+        (dict(dtype="e4m3", b_major="N"), "a_major and b_major must be K for e4m3 inputs"),
+        (dict(out_dtype="e4m3"), "out_dtype must be bf16, f16 or f32 for the tma epilogue"),
+        (dict(a_major="N"), "a_major must be one of K, M, but got 'N'"),
+        (dict(fusion=("gelu",)), "fusion must hold Alpha, Bias, Activation, Residual, Scale"),
     ],
 )
 def test_gemm_refuses_bad_configurations(ctx, kwargs, message):
     from nvwgmma.kernel.gemm import GemmConfig, build_gemm
 
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):
         build_gemm(GemmConfig(**kwargs))
+
+
+@pytest.mark.parametrize(
+    "chain,message",
+    [
+        (("Activation", "tanh"), "activation must be one of relu, gelu, gelu_tanh, silu"),
+        (("Bias", "diag"), "bias axis must be row or col, but got 'diag'"),
+        (("twice", None), "fusion must hold at most one Bias"),
+    ],
+)
+def test_fusion_chain_refuses_bad_operations(chain, message):
+    from nvwgmma.kernel.gemm import Activation, Bias
+    from nvwgmma.kernel.gemm.fusion import check_chain
+
+    kind, arg = chain
+    ops = {
+        "Activation": (Activation(arg),),
+        "Bias": (Bias(axis=arg),),
+        "twice": (Bias(), Bias(dtype="f32")),
+    }[kind]
+    with pytest.raises(ValueError, match=message):
+        check_chain(ops, "bf16")
+
+
+def test_fused_epilogue_emits_the_chain(ctx):
+    """Each operation shows in the PTX: the GELU's ex2 and rcp.approx (no
+    full-precision division), ReLU's max, the bias and residual loads."""
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import Activation, Bias, GemmConfig, Residual, build_gemm
+
+    plain = compile_to_ptx(build_gemm(GemmConfig())[0])
+    gelu = compile_to_ptx(build_gemm(GemmConfig(fusion=(Bias(), Activation("gelu"))))[0])
+    relu = compile_to_ptx(build_gemm(GemmConfig(fusion=(Activation("relu"), Residual())))[0])
+    assert "ex2.approx" not in plain and "ld.global" not in plain
+    assert gelu.count("ex2.approx.f32") == 128 and gelu.count("rcp.approx.ftz.f32") == 128
+    assert "div.rn" not in gelu and "ld.global.b16" in gelu
+    assert relu.count("max.f32") == 128 and relu.count("ld.global.b16") == 128
+
+
+@pytest.mark.parametrize(
+    "dtype,rows,major,split,box,count",
+    [
+        ("bf16", 128, "K", 1, (64, 128), 1),
+        ("bf16", 256, "K", 2, (64, 128), 2),
+        ("bf16", 256, "N", 1, (64, 64), 4),
+        ("bf16", 128, "M", 1, (64, 64), 2),
+        ("e4m3", 256, "K", 1, (128, 256), 1),
+    ],
+)
+def test_operand_loads_fill_the_tile(dtype, rows, major, split, box, count):
+    """The boxes of an operand tile cover it exactly, each at the offset
+    the descriptor's layout expects (MN-major: one 8 KiB atom column each,
+    the leading byte offset apart)."""
+    from nvwgmma.kernel.gemm.mainloop import operand_loads
+
+    k = 128 if dtype == "e4m3" else 64
+    loads = operand_loads(dtype, rows, k, major, split=split)
+    assert loads.box.box == box and loads.count == count
+    assert loads.box.bytes * loads.count == loads.geometry.tile_bytes
+    if major != "K":
+        assert loads.box.bytes == loads.geometry.leading_byte_offset == 8192
+
+
+@pytest.mark.parametrize(
+    "m,n,k,batch,expected",
+    [
+        (1000, 4096, 4096, 1, 128),  # 8 x 16 tiles, the last row ragged
+        (4097, 4099, 4104, 1, 113),  # 33 x 17 = 561 tiles: 5 waves of 113, not 132 + a ragged 33
+        (1, 4096, 4096, 1, 16),  # one tile row
+        (7, 7, 64, 1, 1),
+        (1024, 1024, 1024, 16, 128),  # 16 batches x 8 x 4 tiles
+    ],
+)
+def test_grid_covers_ragged_and_batched_problems(m, n, k, batch, expected):
+    from nvwgmma.kernel.gemm import PERSISTENT_MAX_K, grid_size
+
+    meta = {"tile": [128, 256, 64], "cluster": [1, 1, 1], "persistent_max_k": PERSISTENT_MAX_K}
+    grid = grid_size(meta, m, n, k, 132, batch)
+    tiles = batch * -(-m // 128) * -(-n // 256)
+    assert grid == expected and grid <= 132 and -(-tiles // grid) == -(-tiles // min(132, tiles))
 
 
 @pytest.mark.parametrize(
@@ -108,7 +211,7 @@ def test_grid_is_persistent_and_balanced(m, n, k, cluster, expected):
     }
     grid = grid_size(meta, m, n, k, 132)
     assert grid == expected and grid % cluster == 0
-    tiles = (m // 128) * (n // 256)
+    tiles = -(-m // 128) * -(-n // 256)
     per_cta = [len(range(c, tiles // cluster, grid // cluster)) for c in range(grid // cluster)]
     assert max(per_cta) - min(per_cta) <= 1 and max(per_cta) == -(
         -tiles // cluster // (132 // cluster)

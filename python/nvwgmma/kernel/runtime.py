@@ -46,14 +46,20 @@ def ensure_context() -> None:
         _check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent")
 
 
+_attributes: dict = {}
+
+
 def device_attribute(name: str) -> int:
     """A CUdevice_attribute of the current context's device, e.g.
-    "MULTIPROCESSOR_COUNT"."""
+    "MULTIPROCESSOR_COUNT" (read once per device)."""
     driver = _driver()
     ensure_context()
     device = _check(driver.cuCtxGetDevice(), "cuCtxGetDevice")
-    attribute = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
-    return int(_check(driver.cuDeviceGetAttribute(attribute, device), name))
+    key = (int(device), name)
+    if key not in _attributes:
+        attribute = getattr(driver.CUdevice_attribute, f"CU_DEVICE_ATTRIBUTE_{name}")
+        _attributes[key] = int(_check(driver.cuDeviceGetAttribute(attribute, device), name))
+    return _attributes[key]
 
 
 class Kernel:
@@ -90,6 +96,11 @@ class Kernel:
         """Launch with `args`: (type, value) pairs, type one of u64 (pointers
         and tensor-map addresses), i64, i32, f32; `stream`: a CUstream handle
         (an int, 0 for the legacy default stream)."""
+        self.launcher(grid=grid, block=block, args=args, stream=stream)()
+
+    def launcher(self, *, grid, block, args, stream=0):
+        """A callable that launches this kernel with these arguments again,
+        the parameter buffer packed once."""
         driver = _driver()
         values = []
         for kind, value in args:
@@ -101,18 +112,19 @@ class Kernel:
         pointers = (ctypes.c_void_p * max(1, len(values)))(
             *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
         )
-        _check(
-            driver.cuLaunchKernel(
-                self.function,
-                *grid,
-                *block,
-                self.dynamic_smem,
-                driver.CUstream(int(stream)),
-                ctypes.addressof(pointers),
-                0,
-            ),
-            f"cuLaunchKernel({self.name})",
-        )
+        params = ctypes.addressof(pointers)
+        handle = driver.CUstream(int(stream))
+        launch_kernel, function, smem = driver.cuLaunchKernel, self.function, self.dynamic_smem
+        grid, block = tuple(grid), tuple(block)
+
+        def launch():
+            # values and pointers stay alive in this closure
+            _check(
+                launch_kernel(function, *grid, *block, smem, handle, params, 0),
+                f"cuLaunchKernel({self.name}) ({len(values)} arguments at {pointers})",
+            )
+
+        return launch
 
 
 class _MapPool:
@@ -123,6 +135,7 @@ class _MapPool:
 
     def __init__(self):
         self.by_content: dict[bytes, int] = {}
+        self.by_params: dict[tuple, int] = {}
         self.slab, self.used = 0, self.SLOTS
 
     def address(self, blob: bytes) -> int:
@@ -148,6 +161,10 @@ _pool = _MapPool()
 def tensor_map(address: int, data_type: str, *, sizes, strides, box, swizzle: str) -> int:
     """The device address of the CUtensorMap (see tensormap.encode) of the
     tensor at `address`: what a kernel takes as its tensor-map pointer."""
-    ensure_context()
-    blob = encode(address, data_type, sizes=sizes, strides=strides, box=box, swizzle=swizzle)
-    return _pool.address(blob)
+    key = (address, data_type, tuple(sizes), tuple(strides), tuple(box), swizzle)
+    found = _pool.by_params.get(key)
+    if found is None:
+        ensure_context()
+        blob = encode(address, data_type, sizes=sizes, strides=strides, box=box, swizzle=swizzle)
+        found = _pool.by_params[key] = _pool.address(blob)
+    return found

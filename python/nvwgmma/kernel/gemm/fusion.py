@@ -111,9 +111,12 @@ def check_chain(chain, out_dtype: str) -> None:
     if not isinstance(chain, tuple):
         raise TypeError(f"fusion must be a tuple of epilogue operations, but got {chain!r}")
     for op in chain:
-        if not isinstance(op, (Alpha, Bias, Activation, Residual, Scale)):
+        # Besides the built-in operations, any hashable object with a `tag`
+        # (a name-safe string) and `emit(x, at)` (IR on one f32 element).
+        if not (isinstance(getattr(op, "tag", None), str) and callable(getattr(op, "emit", None))):
             raise TypeError(
-                f"fusion must hold Alpha, Bias, Activation, Residual or Scale, but got {op!r}"
+                f"fusion must hold Alpha, Bias, Activation, Residual, Scale or objects with "
+                f"a tag and an emit(x, at), but got {op!r}"
             )
         if isinstance(op, Activation) and op.name not in ACTIVATIONS:
             raise ValueError(
@@ -247,10 +250,13 @@ class _At:
         return llvm.intr_exp2(self.mul(x, self.fconst(math.log2(math.e))))
 
     def _reciprocal_1p(self, x):
-        """1 / (1 + x)."""
-        from ...dialects import arith
+        """1 / (1 + x) by rcp.approx (relative error ~1 ulp, one MUFU op: a
+        full-precision division costs ~10 instructions per element, which
+        measured 18 % of a fused GEMM's time)."""
+        from ...dialects import nvvm
+        from ...ir import F32Type
 
-        return arith.divf(self.fconst(1.0), self.add(self.fconst(1.0), x))
+        return nvvm.rcp_approx_ftz_f(F32Type.get(), self.add(self.fconst(1.0), x))
 
     def relu(self, x):
         from ...dialects import arith

@@ -1,0 +1,176 @@
+"""matmul's checks and choices, without a GPU: every bad call raises a
+clear error before anything is launched or allocated, a good one reduces to
+the Problem and configuration the launcher uses, and --precompile writes
+the PTX a table of problems needs. (The launches themselves run on the GPU:
+bench/gemm/library.py.)"""
+
+import json
+
+import pytest
+
+
+class Array:
+    """A device array as cupy presents it: __cuda_array_interface__ only."""
+
+    def __init__(self, shape, typestr="<f2", strides=None, address=1 << 20):
+        self.__cuda_array_interface__ = {
+            "shape": tuple(shape),
+            "typestr": typestr,
+            "strides": strides,
+            "data": (address, False),
+            "version": 3,
+        }
+
+
+def _plan(a, b, **kwargs):
+    from nvwgmma.kernel.gemm.launch import plan
+
+    return plan(a, b, **kwargs)
+
+
+def col_major(rows, cols, **kw):
+    return Array((rows, cols), strides=(2, 2 * rows), **kw)
+
+
+@pytest.mark.parametrize(
+    "a,b,kwargs,message",
+    [
+        (Array((64, 64), "<f4"), Array((64, 64), "<f4"), {}, "a's dtype must be one of bf16, f16"),
+        (Array((64, 64)), Array((64, 64), "<f4"), {}, r"b's dtype must be a's \(f16\), but got f32"),
+        (Array((64, 64)), Array((32, 64)), {}, r"a's columns and b's rows must agree \(K\)"),
+        (Array((2, 64, 64)), Array((3, 64, 64)), {}, "b's batch must be a's"),
+        (Array((64, 32), strides=(128, 4)), Array((32, 64)), {}, "must be row-major or column-major"),
+        (Array((64, 7)), col_major(7, 64), {}, "a's leading stride must be a multiple of 16 bytes"),
+        (Array((64, 64), address=(1 << 20) + 2), Array((64, 64)), {}, "a must start at a 16-byte aligned"),
+        (Array((0, 64)), Array((64, 64)), {}, "every dimension must be at least 1"),
+        (Array((64, 64)), Array((64, 64)), {"activation": "tanh"}, "activation must be one of"),
+        (Array((64, 64)), Array((64, 64)), {"bias": Array((63,))}, "bias must be a contiguous vector of N = 64"),
+        (Array((64, 64)), Array((64, 64)), {"residual": Array((64, 32))}, "residual must be contiguous"),
+        (Array((64, 64)), Array((64, 64)), {"beta": 0.5}, "beta scales the residual"),
+        (Array((64, 64)), Array((64, 64)), {"scale": 2.0}, "so out_dtype must be e4m3 or e5m2"),
+        (Array((64, 64)), Array((64, 64)), {"out": Array((64, 32))}, r"out must have shape \(64, 64\)"),
+        (Array((64, 64)), Array((64, 64)), {"out": Array((64, 64), "<f4"), "out_dtype": "f16"}, "out's dtype must be"),
+        (Array((64, 64)), Array((64, 64)), {"out_dtype": "s8"}, "out_dtype must be one of"),
+    ],
+)  # fmt: skip
+def test_bad_calls_raise_before_launch(a, b, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _plan(a, b, **kwargs)
+
+
+def test_host_memory_is_refused():
+    import numpy as np
+
+    with pytest.raises(TypeError, match="a must be a torch tensor or an array with __cuda_array"):
+        _plan(np.zeros((64, 64), np.float16), Array((64, 64)))
+
+
+def test_fp8_needs_k_major_operands():
+    from nvwgmma.kernel.gemm.launch import _Tensor
+
+    a, b = Array((64, 64)), Array((64, 64))
+    original = _Tensor.__init__
+
+    def as_fp8(self, value, what):
+        original(self, value, what)
+        self.dtype = "e4m3"
+
+    _Tensor.__init__ = as_fp8
+    try:
+        with pytest.raises(ValueError, match="fp8 inputs must be K-major"):
+            _plan(a, b, out=Array((64, 64)), out_dtype="e4m3")
+    finally:
+        _Tensor.__init__ = original
+
+
+@pytest.mark.parametrize(
+    "a,b,expected",
+    [
+        # a row-major, b = w.T of an N x K row-major w: both K-major, C aligned
+        (Array((1000, 4096)), col_major(4096, 4104), ("K", "K", 1000, 4104, 4096, 1, True)),
+        # a column-major, b row-major K x N: both MN-major; N = 7 rows of C are 14 bytes
+        (col_major(64, 128), Array((128, 8)), ("M", "N", 64, 8, 128, 1, True)),
+        (Array((7, 64)), col_major(64, 7), ("K", "K", 7, 7, 64, 1, False)),
+        # a batch of a against one b: the batch folds into M
+        (Array((4, 100, 64)), Array((64, 32)), ("K", "N", 400, 32, 64, 1, True)),
+        (Array((4, 100, 64)), Array((4, 64, 32)), ("K", "N", 100, 32, 64, 4, True)),
+        # one row: its stride is never used
+        (Array((1, 4096)), col_major(4096, 4096), ("K", "K", 1, 4096, 4096, 1, True)),
+    ],
+)
+def test_calls_reduce_to_a_problem(a, b, expected):
+    from nvwgmma.kernel.gemm.launch import problem_config
+
+    m, n = expected[2], expected[3]
+    batch_shape = (expected[5],) if expected[5] > 1 else ()
+    out = (
+        Array((*batch_shape, m, n))
+        if len(a.__cuda_array_interface__["shape"]) == 2 or batch_shape
+        else Array((4, 100, n))
+    )
+    p, _, _ = _plan(a, b, out=out)
+    assert (p.a_major, p.b_major, p.m, p.n, p.k, p.batch, p.c_aligned) == expected
+    config = problem_config(p)
+    assert config.epilogue == ("tma" if p.c_aligned else "registers")
+    assert (config.a_major, config.b_major) == (p.a_major, p.b_major)
+
+
+def test_fused_call_builds_the_chain():
+    from nvwgmma.kernel.gemm import Activation, Alpha, Bias, Residual
+
+    p, _, _ = _plan(
+        Array((64, 64)), Array((64, 64)), out=Array((64, 64)), bias=Array((64,), "<f4"),
+        activation="gelu", residual=Array((64, 64)), beta=0.5, alpha=2.0,
+    )  # fmt: skip
+    assert p.fusion == (Alpha(), Bias(dtype="f32"), Activation("gelu"), Residual("f16", True))
+
+
+def test_precompile_writes_what_a_table_needs(tmp_path):
+    import subprocess
+    import sys
+
+    from nvwgmma.kernel.gemm.launch import Problem, kernel_key, problem_config
+
+    table = tmp_path / "table.json"
+    rows = [
+        dict(m=1000, n=4096, k=4096, batch=1, dtype="bf16", out_dtype="bf16", a_major="K",
+             b_major="K", c_aligned=True, fusion=["bias", "gelu"]),
+        dict(m=7, n=7, k=64, batch=1, dtype="bf16", out_dtype="bf16", a_major="K",
+             b_major="K", c_aligned=False),
+    ]  # fmt: skip
+    table.write_text(json.dumps(rows))
+    out = tmp_path / "ptx"
+    proc = subprocess.run(
+        [sys.executable, "-m", "nvwgmma.kernel.gemm", "--precompile", str(out), "--table", str(table)],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    from nvwgmma.kernel.gemm import Activation, Bias
+
+    expected = [
+        Problem(1000, 4096, 4096, 1, "bf16", "bf16", "K", "K", True, (Bias(), Activation("gelu"))),
+        Problem(7, 7, 64, 1, "bf16", "bf16", "K", "K", False),
+    ]
+    for problem in expected:
+        stem = out / kernel_key(problem_config(problem))
+        assert ".entry gemm" in (stem.with_suffix(".ptx")).read_text()
+        assert json.loads(stem.with_suffix(".json").read_text())["signature"][0] == [
+            "tmA",
+            "!llvm.ptr",
+        ]
+    assert len(list(out.glob("*.ptx"))) == 2
+
+
+def test_missing_kernel_without_compiler_says_how_to_precompile(tmp_path, monkeypatch):
+    from nvwgmma.kernel.gemm import GemmConfig, launch
+
+    monkeypatch.setenv("NVWGMMA_PTX_DIR", str(tmp_path / "none"))
+    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path / "cache"))
+
+    def no_compiler(directory, config):
+        raise ImportError("No module named 'nvwgmma.ir'")
+
+    monkeypatch.setattr(launch, "write_kernel", no_compiler)
+    with pytest.raises(RuntimeError, match="python -m nvwgmma.kernel.gemm --precompile DIR"):
+        launch.load_kernel(GemmConfig(tile_n=128, stages=5))
