@@ -19,6 +19,10 @@ MODULES = [
     ("nvwgmma.kernel.epilogue", None),
     ("nvwgmma.kernel.pipeline", None),
     ("nvwgmma.kernel.tensormap", None),
+    ("nvwgmma.kernel.runtime", None),
+    ("nvwgmma.kernel.gemm", None),
+    ("nvwgmma.kernel.gemm.launch", None),
+    ("nvwgmma.kernel.gemm.fusion", None),
     ("nvwgmma.errors", None),
     ("nvwgmma.tools", None),
 ]
