@@ -60,27 +60,20 @@ FUSED = [(2048, 14336, 4096), (8192, 14336, 4096)]
 
 
 def _problem(case):
-    from nvwgmma.kernel.gemm.fusion import Activation, Alpha, Bias, Residual, Scale
-    from nvwgmma.kernel.gemm.launch import _ELEMENT_BYTES, Problem
+    from nvwgmma.kernel.gemm.fusion import ACTIVATIONS
+    from nvwgmma.kernel.gemm.launch import Problem, fusion_chain
 
     batch, m, n, k, dtype, out, a_major, b_major, names = case
-    chain = []
-    for name in names:
-        if name == "bias":
-            chain.append(Bias(dtype="bf16" if out != "f32" else "f32"))
-        elif name == "alpha":
-            chain.append(Alpha())
-        elif name == "scale":
-            chain.append(Scale())
-        elif name == "residual":
-            chain.append(Residual(dtype="f32" if out == "f32" else "bf16", beta="beta" in names))
-        elif name != "beta":
-            chain.append(Activation(name))
-    # matmul's chain order: alpha, bias, activation, residual, scale
-    order = {Alpha: 0, Bias: 1, Activation: 2, Residual: 3, Scale: 4}
-    chain.sort(key=lambda op: order[type(op)])
-    aligned = (n * _ELEMENT_BYTES[out]) % 16 == 0
-    return Problem(m, n, k, batch, dtype, out, a_major, b_major, aligned, tuple(chain))
+    loaded = "f32" if out == "f32" else "bf16"  # the bias and residual check_cases makes
+    chain = fusion_chain(
+        bias=loaded if "bias" in names else None,
+        activation=next((a for a in ACTIVATIONS if a in names), None),
+        residual=loaded if "residual" in names else None,
+        beta="beta" in names,
+        alpha="alpha" in names,
+        scale="scale" in names,
+    )
+    return Problem.of(m, n, k, batch, dtype, out, a_major, b_major, chain)
 
 
 def generate(out_dir: str, baseline: str | None) -> None:
@@ -103,24 +96,13 @@ def generate(out_dir: str, baseline: str | None) -> None:
 
 
 # ---------------------------------------------------------------------------- on the GPU
-def _torch_type(name):
-    import torch
-
-    return {
-        "bf16": torch.bfloat16,
-        "f16": torch.float16,
-        "f32": torch.float32,
-        "e4m3": torch.float8_e4m3fn,
-        "e5m2": torch.float8_e5m2,
-    }[name]
-
-
 def _operand(batch, rows, cols, dtype, row_major, gen):
     """A (batch x rows x cols) operand, row- or column-major, 2-D when batch is 1."""
     import torch
+    from nvwgmma.kernel.gemm.launch import torch_dtype
 
     shape = (batch, rows, cols) if row_major else (batch, cols, rows)
-    x = torch.randn(shape, device="cuda", generator=gen).to(_torch_type(dtype))
+    x = torch.randn(shape, device="cuda", generator=gen).to(torch_dtype(dtype))
     x = x if row_major else x.transpose(1, 2)
     return x[0] if batch == 1 else x
 
@@ -161,6 +143,7 @@ def _bound(case) -> float:
 def check_cases(rows):
     import torch
     from nvwgmma.kernel.gemm import matmul
+    from nvwgmma.kernel.gemm.fusion import ACTIVATIONS
 
     failed = 0
     for index, case in enumerate(CASES):
@@ -183,7 +166,7 @@ def check_cases(rows):
             extras["alpha"] = kwargs["alpha"] = 1.5
         if "scale" in names:
             extras["scale"] = kwargs["scale"] = 1.0 / (k**0.5)
-        for act in ("relu", "gelu", "gelu_tanh", "silu"):
+        for act in ACTIVATIONS:
             if act in names:
                 kwargs["activation"] = act
         got = matmul(a, b, out_dtype=out, **kwargs)
@@ -268,23 +251,22 @@ def speed(out_dir, rows):
     def old(a, w, c):
         """The pre-split kernel (2-D maps, tile-multiple shapes only)."""
         from nvwgmma.kernel.gemm import grid_size
-        from nvwgmma.kernel.geometry import TmaBox
-        from nvwgmma.kernel.tensormap import encode_tiled
 
         kernel, meta = baseline
         m, k = a.shape
         n = w.shape[0]
         maps = []
-        for t, r, cl, box in ((a, m, k, "A"), (w, n, k, "B"), (c, m, n, "C")):
-            blob = encode_tiled(
-                t.data_ptr(), "bf16", rows=r, cols=cl, box=TmaBox.from_dict(meta["boxes"][box])
-            )
-            maps.append(runtime._pool.address(blob))
+        for t, rows, cols, name in ((a, m, k, "A"), (w, n, k, "B"), (c, m, n, "C")):
+            box = meta["boxes"][name]
+            maps.append(
+                runtime.tensor_map(t.data_ptr(), box["data_type"], sizes=(cols, rows),
+                                   strides=(cols * 2,), box=box["box"], swizzle=box["swizzle"])
+            )  # fmt: skip
         grid = grid_size(meta, m, n, k, runtime.device_attribute("MULTIPROCESSOR_COUNT"))
         args = [("u64", maps[0]), ("u64", maps[1]), ("u64", c.data_ptr()), ("u64", maps[2]),
                 ("i32", m), ("i32", n), ("i32", k)]  # fmt: skip
         stream = torch.cuda.current_stream().cuda_stream
-        return lambda: kernel.launch(
+        return kernel.launcher(
             grid=(grid, 1, 1), block=tuple(meta["block"]), args=args, stream=stream
         )
 

@@ -1,5 +1,5 @@
-"""IR helpers the kernel-layer modules share: i32 constants, i32 operands
-and pointer offsets."""
+"""IR helpers the kernel-layer modules share: i32 constants, i32 operands,
+pointer offsets and the element type of a dtype name."""
 
 from __future__ import annotations
 
@@ -50,3 +50,15 @@ def as_i32(value, what: str, *, wide: bool = False, loc=None, ip=None):
         return llvm.trunc(i32, value, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
     expected = "an int or an i32/i64/index Value" if wide else "an int or an i32 Value"
     raise TypeError(f"{what} must be {expected}, but got {value.type}")
+
+
+def element_type(dtype: str):
+    """The MLIR type a `dtype` element is stored as: bf16, f16, f32, s32
+    (i32), and fp8 as its raw byte (i8)."""
+    from ..ir import BF16Type, F16Type, F32Type, IntegerType
+
+    if dtype in ("e4m3", "e5m2"):
+        return IntegerType.get_signless(8)
+    if dtype == "s32":
+        return IntegerType.get_signless(32)
+    return {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}[dtype].get()

@@ -15,7 +15,8 @@ store.
 from __future__ import annotations
 
 from .. import _checks
-from ._ir import as_i32, gep, i32_constant
+from ..layouts import ELEMENT_BITS
+from ._ir import as_i32, element_type, gep, i32_constant
 
 __all__ = [
     "stage_accumulator",
@@ -26,7 +27,6 @@ __all__ = [
     "warpgroup_thread",
 ]
 
-_OUT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "s32": 4, "e4m3": 1, "e5m2": 1}
 _FP8 = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 
@@ -97,7 +97,7 @@ def store_accumulator(
               aligned to its size (an odd `ld`) is stored element by element
     """
     from ..dialects import llvm
-    from ..ir import BF16Type, F16Type, F32Type, IntegerType, VectorType
+    from ..ir import F16Type, IntegerType, VectorType
 
     out_type = d_type if out_type is None else out_type
     allowed = {
@@ -138,16 +138,8 @@ def store_accumulator(
     row0 = op("add", row, op("add", op("mul", w, i32_constant(16, loc, ip)), g))
     col0 = op("add", col, op("mul", q, i32_constant(2, loc, ip)))
 
-    f32, i32 = F32Type.get(), IntegerType.get_signless(32)
-    fp8 = out_type in _FP8
-    elem = {
-        "f32": f32,
-        "s32": i32,
-        "f16": F16Type.get(),
-        "bf16": BF16Type.get(),
-        "e4m3": IntegerType.get_signless(8),
-        "e5m2": IntegerType.get_signless(8),
-    }[out_type]
+    i32 = IntegerType.get_signless(32)
+    elem = element_type(out_type)
     pair_type = VectorType.get([2], elem)
     if bounds is not None:
         rows, cols = (as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in zip(bounds, "mn"))
@@ -167,12 +159,12 @@ def store_accumulator(
             pair = llvm.bitcast(VectorType.get([2], F16Type.get()), word, loc=loc, ip=ip)
             if out_type == "f32":
                 pair = llvm.fpext(pair_type, pair, loc=loc, ip=ip)
+        elif out_type in _FP8:
+            pair = _fp8_pair(acc, j, members[0], out_type, loc, ip)
         else:
             pair = _f32_pair(acc, j, members[0], loc, ip)
             if out_type in ("bf16", "f16"):
                 pair = llvm.fptrunc(pair_type, pair, loc=loc, ip=ip)
-            elif fp8:
-                pair = _fp8_pair(acc, j, members[0], out_type, loc, ip)
         if bounds is None:
             _store_pair(pair, ptr, index, elem, out_type, loc, ip)
             continue
@@ -204,7 +196,7 @@ def _store_pair(pair, ptr, index, elem, out_type, loc, ip):
     llvm.store(
         pair,
         gep(ptr, index, elem, loc=loc, ip=ip),
-        alignment=2 * _OUT_BYTES[out_type],
+        alignment=ELEMENT_BITS[out_type] // 4,  # the pair
         loc=loc,
         ip=ip,
     )
@@ -265,7 +257,7 @@ def _block_columns(out_type: str) -> int:
     """Columns of one 128-byte swizzled row (one TMA box's inner extent)."""
     if out_type not in ("bf16", "f16", "f32"):
         raise ValueError(f"out_type must be bf16, f16 or f32, but got {out_type!r}")
-    return _SWIZZLE_ROW_BYTES // _OUT_BYTES[out_type]
+    return _SWIZZLE_ROW_BYTES * 8 // ELEMENT_BITS[out_type]
 
 
 def staging_bytes(n: int, out_type: str = "bf16") -> int:

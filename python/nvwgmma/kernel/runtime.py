@@ -116,33 +116,30 @@ class Kernel:
         handle = driver.CUstream(int(stream))
         launch_kernel, function, smem = driver.cuLaunchKernel, self.function, self.dynamic_smem
         grid, block = tuple(grid), tuple(block)
+        what = f"cuLaunchKernel({self.name})"
 
         def launch():
-            # values and pointers stay alive in this closure
-            _check(
-                launch_kernel(function, *grid, *block, smem, handle, params, 0),
-                f"cuLaunchKernel({self.name}) ({len(values)} arguments at {pointers})",
-            )
+            _check(launch_kernel(function, *grid, *block, smem, handle, params, 0), what)
+
+        launch.buffers = (values, pointers)  # what `params` points into stays alive
 
         return launch
 
 
 class _MapPool:
     """Device memory for tensor maps: slabs of 64-byte-aligned slots, each
-    written once."""
+    written once, found again by the parameters that encoded it."""
 
     SLOTS = 4096
 
     def __init__(self):
-        self.by_content: dict[bytes, int] = {}
         self.by_params: dict[tuple, int] = {}
         self.slab, self.used = 0, self.SLOTS
 
     def address(self, blob: bytes) -> int:
+        """A fresh slot holding `blob`."""
         driver = _driver()
         with _lock:
-            if blob in self.by_content:
-                return self.by_content[blob]
             if self.used == self.SLOTS:
                 self.slab = int(
                     _check(driver.cuMemAlloc(self.SLOTS * TENSOR_MAP_BYTES), "cuMemAlloc")
@@ -151,7 +148,6 @@ class _MapPool:
             address = self.slab + self.used * TENSOR_MAP_BYTES
             self.used += 1
             _check(driver.cuMemcpyHtoD(address, blob, len(blob)), "cuMemcpyHtoD")
-            self.by_content[blob] = address
             return address
 
 

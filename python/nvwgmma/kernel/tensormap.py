@@ -64,10 +64,6 @@ def encode_tiled(
     stride = cols if row_stride_elements is None else row_stride_elements
     stride = _checks.integer(stride, "row_stride_elements", cols, 2**40)
     elem_bytes = _ELEMENT_BYTES[box.data_type]
-    if stride * elem_bytes % 16:
-        raise ValueError(
-            f"the row stride must be a multiple of 16 bytes for TMA, but got {stride * elem_bytes}"
-        )
     return encode(
         address,
         box.data_type,

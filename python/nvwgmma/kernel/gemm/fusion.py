@@ -140,15 +140,14 @@ def check_chain(chain, out_dtype: str) -> None:
 @dataclass
 class Operands:
     """The kernel's epilogue operands as IR Values: problem rows `m` and
-    columns `n` (i32), the bias and residual pointers (`!llvm.ptr<1>`, the
-    residual already offset to this batch, leading dimension `ld`) and the
-    f32 scalars."""
+    columns `n` (i32), the bias and residual pointers (`!llvm.ptr<1>`; the
+    residual row-major M x N, already offset to this batch) and the f32
+    scalars."""
 
     m: object
     n: object
     bias: object
     residual: object
-    ld: object
     alpha: object
     beta: object
     scale: object
@@ -160,7 +159,7 @@ class _At:
     (i % 2), j = i / 2 (w = thread / 32, g = thread % 32 / 4, q = thread % 4),
     from `row`, `col`. Loads are cached per distinct row/column."""
 
-    def __init__(self, operands, row, col, thread, n):
+    def __init__(self, operands, row, col, thread):
         from ...dialects import arith
         from ...ir import IntegerType
 
@@ -207,10 +206,10 @@ class _At:
 
     def _load(self, ptr, index, dtype):
         from ...dialects import arith, llvm
-        from ...ir import BF16Type, F16Type, F32Type
-        from .._ir import gep
+        from ...ir import F32Type
+        from .._ir import element_type, gep
 
-        elem = {"bf16": BF16Type.get(), "f16": F16Type.get(), "f32": F32Type.get()}[dtype]
+        elem = element_type(dtype)
         value = llvm.load(elem, gep(ptr, index, elem))
         return value if dtype == "f32" else arith.extf(F32Type.get(), value)
 
@@ -230,7 +229,7 @@ class _At:
         o = self.operands
         r = self._clamped(self.row(), o.m)
         c = self._clamped(self.col(), o.n)
-        return self._load(o.residual, arith.addi(arith.muli(r, o.ld), c), dtype)
+        return self._load(o.residual, arith.addi(arith.muli(r, o.n), c), dtype)
 
     # -- arithmetic on f32 Values
     def mul(self, a, b):
@@ -304,7 +303,7 @@ class _At:
         return self.mul(self.mul(x, self.fconst(0.5)), self.add(self.fconst(1.0), erf))
 
 
-def apply(chain, acc, *, n: int, row, col, thread, operands: Operands):
+def apply(chain, acc, *, row, col, thread, operands: Operands):
     """`acc` (the m64nN f32 accumulator struct of the warpgroup whose first
     row is `row` and first column `col`, i32 Values) with `chain` applied to
     every element; `acc` itself when the chain is empty."""
@@ -313,7 +312,7 @@ def apply(chain, acc, *, n: int, row, col, thread, operands: Operands):
     if not chain:
         return acc
     members = acc.type.body
-    at = _At(operands, row, col, thread, n)
+    at = _At(operands, row, col, thread)
     result = llvm.mlir_undef(acc.type)
     for i in range(len(members)):
         at.index = i

@@ -36,6 +36,7 @@ def build_gemm(config: GemmConfig | None = None):
     from ...dialects import arith, llvm, nvvm, scf
     from ...ir import DenseI32ArrayAttr, IndexType, InsertionPoint, Location, Module
     from .. import pipeline, smem
+    from .._ir import gep
     from .mainloop import Mainloop
     from .schedule import cooperative
     from .scheduler import Persistent
@@ -76,7 +77,7 @@ def build_gemm(config: GemmConfig | None = None):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
             mainloop.bind(base)
             # Every CTA of a cluster releases each stage in every CTA of it.
-            ring = pipeline.Ring(_gep(base, ring_at), c.stages, c.consumers * c.cluster_m)
+            ring = pipeline.Ring(gep(base, ring_at), c.stages, c.consumers * c.cluster_m)
             v = _values(c, args, base, c_at)
             init = scf.IfOp(v.first)
             with InsertionPoint(init.then_block):
@@ -89,7 +90,7 @@ def build_gemm(config: GemmConfig | None = None):
                 nvvm.cluster_wait()
             else:
                 nvvm.barrier0()
-            scheduler = Persistent(c, v.m, v.n, args["batch"], rank=v.rank)
+            scheduler = Persistent(c, args["M"], args["N"], args["batch"], rank=v.rank)
             v.k_tiles = arith.index_cast(index, scheduler.ceil(args["K"], c.k_tile))
             cooperative(c, v, ring, mainloop, ep, scheduler)
             if v.rank is not None:
@@ -134,10 +135,7 @@ def _values(c, args, base, staging_at):
         tm_b=args["tmB"],
         tm_c=args["tmC"],
         c_ptr=args["C"],
-        m=args["M"],
-        n=args["N"],
         k_tiles=None,
-        tid=tid,
         warpgroup=arith.divui(tid, const(128)),
         wg_thread=arith.remui(tid, const(128)),
         first=arith.cmpi(arith.CmpIPredicate.eq, tid, const(0)),
@@ -150,15 +148,8 @@ def _values(c, args, base, staging_at):
             n=args["N"],
             bias=args["bias"],
             residual=args["R"],
-            ld=args["N"],
             alpha=args["alpha"],
             beta=args["beta"],
             scale=args["scale"],
         ),
     )
-
-
-def _gep(base, offset):
-    from .._ir import gep
-
-    return gep(base, offset)

@@ -26,6 +26,7 @@ import json
 import os
 from dataclasses import asdict, dataclass
 
+from ...layouts import ELEMENT_BITS
 from .config import GemmConfig
 from .fusion import ACTIVATIONS, Activation, Alpha, Bias, Residual, Scale
 
@@ -40,14 +41,22 @@ __all__ = [
     "problem_config",
 ]
 
-_ELEMENT_BYTES = {"bf16": 2, "f16": 2, "f32": 4, "e4m3": 1, "e5m2": 1}
-_TMA_TYPE = {
-    "bf16": "BFLOAT16",
-    "f16": "FLOAT16",
-    "f32": "FLOAT32",
-    "e4m3": "UINT8",
-    "e5m2": "UINT8",
+_ELEMENT_BYTES = {t: ELEMENT_BITS[t] // 8 for t in ("bf16", "f16", "f32", "e4m3", "e5m2")}
+# torch's name for each dtype matmul takes or gives
+_TORCH_NAMES = {
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "f32": "float32",
+    "e4m3": "float8_e4m3fn",
+    "e5m2": "float8_e5m2",
 }
+
+
+def torch_dtype(name: str):
+    """The torch dtype of a dtype name ("bf16", "e4m3", ...)."""
+    import torch
+
+    return getattr(torch, _TORCH_NAMES[name])
 
 
 # ---------------------------------------------------------------------------- tensors
@@ -59,19 +68,11 @@ class _Tensor:
         self.value, self.what = value, what
         module = type(value).__module__.split(".")[0]
         if module == "torch":
-            import torch
-
-            names = {
-                torch.bfloat16: "bf16",
-                torch.float16: "f16",
-                torch.float32: "f32",
-                torch.float8_e4m3fn: "e4m3",
-                torch.float8_e5m2: "e5m2",
-            }
+            torch_name = str(value.dtype).replace("torch.", "")
             self.library = "torch"
             self.device = value.device.index if value.device.type == "cuda" else None
             self.device_name = str(value.device)
-            self.dtype = names.get(value.dtype, str(value.dtype).replace("torch.", ""))
+            self.dtype = next((k for k, v in _TORCH_NAMES.items() if v == torch_name), torch_name)
             self.shape, self.strides = tuple(value.shape), tuple(value.stride())
             self.address = value.data_ptr()
             return
@@ -103,14 +104,7 @@ class _Tensor:
         if self.library == "torch":
             import torch
 
-            types = {
-                "bf16": torch.bfloat16,
-                "f16": torch.float16,
-                "f32": torch.float32,
-                "e4m3": torch.float8_e4m3fn,
-                "e5m2": torch.float8_e5m2,
-            }
-            return torch.empty(shape, dtype=types[dtype], device=self.value.device)
+            return torch.empty(shape, dtype=torch_dtype(dtype), device=self.value.device)
         import cupy
 
         types = {"f16": cupy.float16, "f32": cupy.float32}
@@ -159,6 +153,12 @@ class Problem:
     c_aligned: bool  # C's row stride is a multiple of 16 bytes (the TMA store)
     fusion: tuple = ()
 
+    @classmethod
+    def of(cls, m, n, k, batch, dtype, out_dtype, a_major, b_major, fusion=()) -> Problem:
+        """The Problem of a contiguous row-major C: c_aligned follows from N."""
+        aligned = (n * _ELEMENT_BYTES[out_dtype]) % 16 == 0
+        return cls(m, n, k, batch, dtype, out_dtype, a_major, b_major, aligned, tuple(fusion))
+
 
 def problem_config(p: Problem) -> GemmConfig:
     """The kernel configuration `matmul` uses for problem `p`: today's
@@ -179,17 +179,19 @@ def problem_config(p: Problem) -> GemmConfig:
     )
 
 
-def _chain(bias, bias_t, activation, residual_t, beta, alpha, scale):
-    chain = []
-    if alpha is not None:
-        chain.append(Alpha())
+def fusion_chain(*, bias=None, activation=None, residual=None, beta=False, alpha=False,
+                 scale=False) -> tuple:  # fmt: skip
+    """matmul's epilogue chain, in its order (alpha, bias, activation,
+    residual, scale): `bias` and `residual` are the dtypes of those
+    operands (None: absent); `beta`, `alpha`, `scale` whether given."""
+    chain = [Alpha()] if alpha else []
     if bias is not None:
-        chain.append(Bias(axis="col", dtype=bias_t.dtype))
+        chain.append(Bias(axis="col", dtype=bias))
     if activation is not None:
         chain.append(Activation(activation))
-    if residual_t is not None:
-        chain.append(Residual(dtype=residual_t.dtype, beta=beta is not None))
-    if scale is not None:
+    if residual is not None:
+        chain.append(Residual(dtype=residual, beta=beta))
+    if scale:
         chain.append(Scale())
     return tuple(chain)
 
@@ -380,18 +382,15 @@ def plan(a, b, *, bias=None, activation=None, residual=None, out=None, out_dtype
         _fail(f"out must be contiguous (row-major), but got strides {tc.strides}")
     if tc.address % 16:
         _fail(f"out must start at a 16-byte aligned address, but got {tc.address:#x}")
-    problem = Problem(
-        m=m,
-        n=n,
-        k=k,
-        batch=batch,
-        dtype=ta.dtype,
-        out_dtype=out_dtype,
-        a_major=a_major,
-        b_major=b_major,
-        c_aligned=(n * _ELEMENT_BYTES[out_dtype]) % 16 == 0,
-        fusion=_chain(bias, tbias, activation, tres, beta, alpha, scale),
+    chain = fusion_chain(
+        bias=tbias and tbias.dtype,
+        activation=activation,
+        residual=tres and tres.dtype,
+        beta=beta is not None,
+        alpha=alpha is not None,
+        scale=scale is not None,
     )
+    problem = Problem.of(m, n, k, batch, ta.dtype, out_dtype, a_major, b_major, chain)
     operands = dict(a=ta, b=tb, c=tc, bias=tbias, residual=tres,
                     a_lead=a_lead, b_lead=b_lead, a_bstride=a_bstride, b_bstride=b_bstride,
                     alpha=1.0 if alpha is None else float(alpha),
@@ -418,7 +417,7 @@ def _map(t, dtype, lead, bstride, rows, cols, batch, box):
     batch_bytes = bstride * size if batch > 1 else max(16, lead * rows * size)
     return runtime.tensor_map(
         t.address,
-        _TMA_TYPE[dtype] if box["data_type"] != "FLOAT32" else "FLOAT32",
+        box["data_type"],
         sizes=(cols, rows, batch),
         strides=(lead * size, batch_bytes),
         box=(*box["box"], 1),

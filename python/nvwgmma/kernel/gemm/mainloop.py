@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...layouts import ELEMENT_BITS
 from ..geometry import TileGeometry, TmaBox, tile_geometry
 
 __all__ = ["Mainloop", "OperandLoads"]
@@ -45,7 +46,8 @@ def operand_loads(dtype: str, rows: int, k: int, major: str, split: int = 1) -> 
         box = tile_geometry(dtype, rows=rows // split, k=k, major="K").tma()
         span = box.box[1]
     else:
-        atom = geometry.leading_byte_offset * 8 // (k * 16)  # MN elements per atom
+        # MN elements per swizzle atom: the atoms lie the leading byte offset apart.
+        atom = geometry.leading_byte_offset * 8 // (k * ELEMENT_BITS[dtype])
         box = tile_geometry(dtype, rows=atom, k=k, major="MN").tma()
         span = atom
     count = rows // span
@@ -89,19 +91,15 @@ class Mainloop:
             return arith.constant(i32, v)
 
         share = loads.count // self.config.cluster_m if rank is not None else loads.count
+        if rank is not None:
+            # This CTA multicasts boxes rank * share + i.
+            rank_bytes = arith.muli(rank, const(share * loads.box.bytes))
+            mn = arith.addi(mn, arith.muli(rank, const(share * loads.span)))
         for i in range(share):
-            if rank is None:
-                offset = tile_at + loads.box.bytes * i
-                mn_i = mn if i == 0 else arith.addi(mn, const(loads.span * i))
-            else:
-                # This CTA multicasts boxes rank * share + i.
-                offset = arith.addi(
-                    const(tile_at + loads.box.bytes * i),
-                    arith.muli(rank, const(share * loads.box.bytes)),
-                )
-                mn_i = arith.addi(mn, arith.muli(rank, const(share * loads.span)))
-                if i:
-                    mn_i = arith.addi(mn_i, const(loads.span * i))
+            offset = tile_at + loads.box.bytes * i
+            if rank is not None:
+                offset = arith.addi(const(offset), rank_bytes)
+            mn_i = mn if i == 0 else arith.addi(mn, const(loads.span * i))
             coords = (k0, mn_i) if loads.k_inner else (mn_i, k0)
             if batch is not None:
                 coords = (*coords, batch)

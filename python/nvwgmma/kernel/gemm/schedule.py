@@ -24,10 +24,7 @@ class KernelValues:
     tm_b: object
     tm_c: object
     c_ptr: object  # !llvm.ptr<1>: C, for the registers epilogue
-    m: object
-    n: object  # also C's and the residual's leading dimension
     k_tiles: object  # index: stages of K per tile
-    tid: object
     warpgroup: object
     wg_thread: object
     first: object  # i1: thread 0 of the CTA
@@ -35,7 +32,7 @@ class KernelValues:
     peers: tuple  # cluster ranks that also release each stage
     base: object  # !llvm.ptr<3>: the aligned dynamic shared memory
     staging_at: int  # byte offset of the epilogue staging buffers
-    operands: object  # fusion.Operands
+    operands: object  # fusion.Operands (also the problem's m and n)
 
 
 def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
@@ -154,8 +151,6 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
                 barrier=store_barrier,
                 tm_c=v.tm_c,
                 c_ptr=v.c_ptr,
-                m=v.m,
-                n=v.n,
                 operands=v.operands,
                 batch=batch,
             )

@@ -11,7 +11,6 @@ and f32 outputs) or masked stores from registers (any output, any N).
 from __future__ import annotations
 
 from dataclasses import replace
-from dataclasses import replace as dataclass_replace
 
 from .. import epilogue
 from ..geometry import tile_geometry
@@ -37,23 +36,23 @@ class Epilogue:
         else:  # fp8 C leaves from registers; its map is not read
             self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
 
-    def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, m, n, operands):
+    def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, operands):
         """Store a consumer warpgroup's m64 x tile_n accumulator `acc`, whose
-        first element is C[batch, row, col] (i32 Values), clipped to m x n."""
+        first element is C[batch, row, col] (i32 Values), clipped to the
+        operands' m x n."""
         from ...dialects import arith
 
         c = self.config
+        m, n = operands.m, operands.n
         residual = next((op for op in c.fusion if isinstance(op, fusion.Residual)), None)
         if residual is not None or not self.tma:
             # batch * m * n elements, in 64 bits
             offset = _batch_offset(batch, m, n)
         if residual is not None:
-            operands = dataclass_replace(
+            operands = replace(
                 operands, residual=_offset(operands.residual, offset, residual.dtype)
             )
-        acc = fusion.apply(
-            c.fusion, acc, n=c.tile_n, row=row, col=col, thread=thread, operands=operands
-        )
+        acc = fusion.apply(c.fusion, acc, row=row, col=col, thread=thread, operands=operands)
         if not self.tma:
             epilogue.store_accumulator(
                 acc,
@@ -111,8 +110,6 @@ def _batch_offset(batch, m, n):
 
 def _offset(ptr, elements, dtype: str):
     """`ptr` advanced by `elements` (an i64 Value) of `dtype`."""
-    from ...ir import BF16Type, F16Type, F32Type, IntegerType
-    from .._ir import gep
+    from .._ir import element_type, gep
 
-    elem = {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}.get(dtype)
-    return gep(ptr, elements, elem.get() if elem else IntegerType.get_signless(8))
+    return gep(ptr, elements, element_type(dtype))
