@@ -174,3 +174,95 @@ def test_missing_kernel_without_compiler_says_how_to_precompile(tmp_path, monkey
     monkeypatch.setattr(launch, "write_kernel", no_compiler)
     with pytest.raises(RuntimeError, match="python -m nvwgmma.kernel.gemm --precompile DIR"):
         launch.load_kernel(GemmConfig(tile_n=128, stages=5))
+
+
+class RecordingDriver:
+    """The CUDA driver calls matmul makes, recorded instead of run."""
+
+    def __init__(self):
+        self.encoded, self.launches, self.copies = [], [], 0
+
+    def __getattr__(self, name):  # enums: CU_* names come back as themselves
+        return type(name, (), {"__getattr__": lambda self, attr: attr})()
+
+    def cuInit(self, flags):
+        return (0,)
+
+    def cuCtxGetCurrent(self):
+        return (0, 1)
+
+    def cuCtxGetDevice(self):
+        return (0, 0)
+
+    def cuDeviceGetAttribute(self, attribute, device):
+        return (0, 132)
+
+    def cuModuleLoadData(self, image):
+        assert image.startswith(b"//") and image.endswith(b"\0")
+        return (0, "module")
+
+    def cuModuleGetFunction(self, module, name):
+        return (0, name.decode())
+
+    def cuFuncSetAttribute(self, function, attribute, value):
+        self.dynamic_smem = value
+        return (0,)
+
+    def CUstream(self, handle):
+        return handle
+
+    def cuuint64_t(self, value):
+        return value
+
+    cuuint32_t = cuuint64_t
+
+    def cuMemAlloc(self, size):
+        return (0, 1 << 30)
+
+    def cuMemcpyHtoD(self, address, blob, size):
+        self.copies += 1
+        return (0,)
+
+    def cuTensorMapEncodeTiled(self, dtype, rank, address, sizes, strides, box, *rest):
+        self.encoded.append((dtype, address, tuple(sizes), tuple(strides), tuple(box)))
+        return (0, type("Map", (), {"opaque": [len(self.encoded)] * 16})())
+
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        import ctypes
+
+        pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int32))[0] for i in (4, 5, 6, 7)]
+        self.launches.append(((gx, gy, gz), (bx, by, bz), smem, stream, ints))
+        return (0,)
+
+
+def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
+    """matmul end to end against a recording driver: 3-D tensor maps of the
+    right extents, strides and boxes, the balanced grid, M, N, K and batch
+    in the kernel's parameters; a repeated call reuses its launch."""
+    from nvwgmma.kernel import runtime, tensormap
+    from nvwgmma.kernel.gemm import launch, matmul
+
+    driver = RecordingDriver()
+    monkeypatch.setattr(tensormap, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(launch, "_loaded", {})
+    monkeypatch.setattr(launch, "_recent", {})
+    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    a = Array((1000, 4096), address=1 << 20)
+    b = col_major(4096, 4104, address=1 << 28)  # the transpose of a 4104 x 4096 weight
+    out = Array((1000, 4104), address=1 << 32)
+    assert matmul(a, b, out=out, stream=7) is out
+    assert driver.encoded == [
+        ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 20, (4096, 1000, 1), (8192, 8192 * 1000), (64, 128, 1)),
+        ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 28, (4096, 4104, 1), (8192, 8192 * 4104), (64, 256, 1)),
+        ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 32, (4104, 1000, 1), (8208, 8208 * 1000), (64, 64, 1)),
+    ]  # fmt: skip
+    # 8 x 17 = 136 tiles on 132 SMs: two waves of 68 CTAs
+    assert driver.launches == [
+        ((68, 1, 1), (384, 1, 1), driver.dynamic_smem, 7, [1000, 4104, 4096, 1])
+    ]
+    matmul(a, b, out=out, stream=7)
+    assert len(driver.launches) == 2 and len(driver.encoded) == 3 and driver.copies == 3
