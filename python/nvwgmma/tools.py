@@ -13,7 +13,12 @@ import sys
 
 __all__ = ["find_tool", "require_tool"]
 
-_WHEEL_PACKAGE = {"mlir-translate": "mlir", "mlir-opt": "mlir", "llc": "llvm"}
+_WHEEL_PACKAGE = {
+    "mlir-translate": "mlir",
+    "mlir-opt": "mlir",
+    "mlir-runner": "mlir",
+    "llc": "llvm",
+}
 
 
 def find_tool(name: str) -> str | None:

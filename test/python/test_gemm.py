@@ -22,6 +22,13 @@ def _library_configs():
         GemmConfig(fusion=(Bias(axis="row"), Activation("gelu_tanh"))),
         GemmConfig(fusion=(Activation("silu"), Residual(dtype="f32"))),
         GemmConfig(out_dtype="f32", epilogue_chunks=2, fusion=(Activation("relu"),)),
+        # The schedulers with a fix-up, on both tiles and both epilogues.
+        GemmConfig(scheduler="split_k", splits=3),
+        GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4),
+        GemmConfig(scheduler="stream_k", fusion=(Bias(), Activation("gelu"))),
+        GemmConfig(tile_n=128, stages=6, scheduler="stream_k", a_major="M", b_major="N"),
+        GemmConfig(dtype="e4m3", tile_n=128, stages=6, scheduler="split_k", splits=2),
+        GemmConfig(out_dtype="f32", epilogue="registers", stages=4, scheduler="stream_k"),
     ]
 
 
@@ -99,6 +106,10 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         (dict(out_dtype="e4m3"), "out_dtype must be bf16, f16 or f32 for the tma epilogue"),
         (dict(a_major="N"), "a_major must be one of K, M, but got 'N'"),
         (dict(fusion=("gelu",)), "fusion must hold Alpha, Bias, Activation, Residual, Scale"),
+        (dict(scheduler="split"), "scheduler must be one of persistent, split_k, stream_k"),
+        (dict(splits=2), "splits must be 1 unless scheduler is 'split_k', but got 2"),
+        (dict(scheduler="split_k"), r"splits must be in \[2, 64\], but got 1"),
+        (dict(scheduler="stream_k", cluster_m=2), "cluster_m must be 1 with the stream_k"),
     ],
 )
 def test_gemm_refuses_bad_configurations(ctx, kwargs, message):
@@ -222,3 +233,25 @@ def test_grid_is_persistent_and_balanced(m, n, k, cluster, expected):
 
     problem = __import__("types").SimpleNamespace(m=m, n=n, k=k)
     assert run._grid(meta, problem, 132, "balanced") == grid
+
+
+def test_fixup_hands_partials_over_with_release_and_acquire(ctx):
+    """Split-K's writer stores its partial as 16-byte vectors, then one
+    thread releases (fence.release.gpu, then the flag's atomic add: the
+    NVPTX backend drops a release atomicrmw's ordering); the finisher's
+    thread spins on an acquire load, resets the flag, and the warpgroup
+    syncs before the adds."""
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+
+    module, _ = build_gemm(GemmConfig(scheduler="split_k", splits=2))
+    ptx = compile_to_ptx(module)
+    lines = [line.strip() for line in ptx.splitlines()]
+    # 128 registers per thread: 32 vector stores and 32 vector loads.
+    assert sum(line.startswith("st.global.v4.b32") for line in lines) == 32
+    assert sum(line.startswith("ld.global.v4") for line in lines) == 32
+    fence = next(i for i, line in enumerate(lines) if line == "fence.release.gpu;")
+    assert lines[fence + 1].startswith("atom.global.add.u32")
+    spin = next(i for i, line in enumerate(lines) if line.startswith("ld.acquire.gpu.global.b32"))
+    assert "bra" in lines[spin + 2] and lines[spin + 1].startswith("setp.eq")
+    assert any(line.startswith("st.global.b32") and line.endswith(", 0;") for line in lines)

@@ -24,7 +24,7 @@ import threading
 from .. import _checks
 from .tensormap import TENSOR_MAP_BYTES, _check, _driver, encode
 
-__all__ = ["Kernel", "device_attribute", "ensure_context", "tensor_map"]
+__all__ = ["Kernel", "device_attribute", "ensure_context", "tensor_map", "workspace"]
 
 _lock = threading.Lock()
 _C_TYPES = {
@@ -164,3 +164,31 @@ def tensor_map(address: int, data_type: str, *, sizes, strides, box, swizzle: st
         blob = encode(address, data_type, sizes=sizes, strides=strides, box=box, swizzle=swizzle)
         found = _pool.by_params[key] = _pool.address(blob)
     return found
+
+
+_workspaces: dict = {}
+
+
+def workspace(nbytes: int, stream: int = 0) -> int:
+    """The address of at least `nbytes` of zeroed device memory for kernels
+    on `stream` that leave it zeroed when they finish (split-K and
+    stream-K flags): one buffer per context and stream, so launches that
+    may run concurrently never share one; it grows, never shrinks, and is
+    never freed (launchers prepared earlier keep pointing into it)."""
+    if nbytes <= 0:
+        return 0
+    driver = _driver()
+    ensure_context()
+    context = int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
+    key = (context, int(stream))
+    with _lock:
+        found = _workspaces.get(key)
+        if found is None or found[1] < nbytes:
+            size = max(nbytes, 2 * found[1] if found else 0)
+            address = int(_check(driver.cuMemAlloc(size), "cuMemAlloc"))
+            _check(
+                driver.cuMemsetD8Async(address, 0, size, driver.CUstream(int(stream))),
+                "cuMemsetD8Async",
+            )
+            found = _workspaces[key] = (address, size)
+        return found[0]

@@ -22,7 +22,11 @@ The pieces (each its own module, each tested on its own):
                activations, residual / beta C, scale)
 * `store`      the collective epilogue: chain, then stmatrix + TMA store or
                masked stores from registers (any N, fp8 output)
-* `scheduler`  the persistent, L2-grouped, balanced tile schedule
+* `scheduler`  the tile schedulers: persistent data-parallel (L2-grouped,
+               balanced), split-K and stream-K
+* `fixup`      split-K / stream-K partials through a global workspace,
+               added in a fixed order (deterministic)
+* `selector`   select_config: the configuration a problem gets
 * `schedule`   the kernel schedule (cooperative: one producer warpgroup,
                consumers sharing a tile)
 * `kernel`     build_gemm: the composition
@@ -33,6 +37,7 @@ from .config import ABLATIONS, PERSISTENT_MAX_K, SHIPPED, GemmConfig
 from .fusion import Activation, Alpha, Bias, Residual, Scale
 from .kernel import KERNEL_SIGNATURE, build_gemm
 from .scheduler import grid_size
+from .selector import candidates, select_config
 
 __all__ = [
     "ABLATIONS",
@@ -46,8 +51,10 @@ __all__ = [
     "SHIPPED",
     "Scale",
     "build_gemm",
+    "candidates",
     "grid_size",
     "matmul",
+    "select_config",
 ]
 
 

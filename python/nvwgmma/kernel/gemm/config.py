@@ -14,6 +14,7 @@ __all__ = ["ABLATIONS", "GemmConfig", "INPUTS", "OUTPUTS", "PERSISTENT_MAX_K", "
 
 INPUTS = ("bf16", "f16", "e4m3", "e5m2")
 OUTPUTS = ("bf16", "f16", "f32", "e4m3", "e5m2")
+SCHEDULERS = ("persistent", "split_k", "stream_k")
 ROW_BYTES = 128  # one 128B-swizzled row of K per stage
 
 # Persistent for every K: at steady state (bench/gemm/run.py, H200) it was
@@ -61,6 +62,12 @@ class GemmConfig:
     # The epilogue chain applied to the f32 accumulator before the store
     # (nvwgmma.kernel.gemm.fusion): e.g. (Bias(), Activation("gelu")).
     fusion: tuple[EpilogueOp, ...] = field(default=())
+    # The tile scheduler (nvwgmma.kernel.gemm.scheduler): "persistent"
+    # (data-parallel), "split_k" (each tile's K in `splits` parts) or
+    # "stream_k" (the tiles' K stages cut evenly among the CTAs); the last
+    # two add partials through a workspace in a fixed order.
+    scheduler: str = "persistent"
+    splits: int = 1
 
     @property
     def tile_m(self) -> int:
@@ -76,6 +83,21 @@ class GemmConfig:
         )
 
     @property
+    def shared_memory_bytes(self) -> int:
+        """Dynamic shared memory the kernel asks for: the ring's stages (an
+        A and a B tile of one 128-byte row of K each) and their two
+        barriers, aligned for the 128B swizzle, then each consumer's
+        epilogue staging, plus the slack to align the base at run time."""
+        from .. import epilogue
+
+        align = 1024
+        ring = self.stages * (self.tile_m + self.tile_n) * ROW_BYTES + 2 * 8 * self.stages
+        staging = 0
+        if self.epilogue == "tma":
+            staging = epilogue.staging_bytes(self.tile_n // self.epilogue_chunks, self.out_dtype)
+        return -(-ring // align) * align + self.consumers * staging + (align - 16)
+
+    @property
     def name(self) -> str:
         return (
             f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.k_tile}"
@@ -89,6 +111,9 @@ class GemmConfig:
                 ""
                 if (self.a_major, self.b_major) == ("K", "K")
                 else f"_{self.a_major}{self.b_major}"
+            )
+            + {"persistent": "", "split_k": f"_split{self.splits}", "stream_k": "_streamk"}.get(
+                self.scheduler, ""
             )
             + ("" if not self.fusion else "_" + chain_tag(self.fusion))
         )
@@ -146,6 +171,16 @@ def check_config(c: GemmConfig) -> None:
                 f"{c.epilogue_chunks} chunks of {c.tile_n}"
             )
     check_chain(c.fusion, c.out_dtype)
+    _one_of(c.scheduler, SCHEDULERS, "scheduler")
+    if c.scheduler == "split_k":
+        _checks.integer(c.splits, "splits", 2, 64)
+    elif c.splits != 1:
+        raise ValueError(f"splits must be 1 unless scheduler is 'split_k', but got {c.splits}")
+    if c.scheduler != "persistent" and c.cluster_m != 1:
+        raise ValueError(
+            f"cluster_m must be 1 with the {c.scheduler} scheduler (its units are single "
+            f"tiles), but got {c.cluster_m}"
+        )
 
 
 # Configurations CI builds, verifies, protocol-checks and assembles.

@@ -26,6 +26,8 @@ KERNEL_SIGNATURE = (
     ("alpha", "f32"),
     ("beta", "f32"),
     ("scale", "f32"),
+    # split-K / stream-K partials and flags, zeroed once (scheduler.workspace_bytes)
+    ("workspace", "!llvm.ptr<1>"),
 )
 
 
@@ -33,13 +35,14 @@ def build_gemm(config: GemmConfig | None = None):
     """(module, meta) for `config`: the kernel `gemm` with the parameters of
     KERNEL_SIGNATURE. meta: kernel name, block, dynamic shared memory,
     tile, cluster, the TMA boxes of A, B and C (for tensormap.encode_tiled)."""
-    from ...dialects import arith, llvm, nvvm, scf
-    from ...ir import DenseI32ArrayAttr, IndexType, InsertionPoint, Location, Module
+    from ...dialects import llvm, nvvm, scf
+    from ...ir import DenseI32ArrayAttr, InsertionPoint, Location, Module
     from .. import pipeline, smem
     from .._ir import gep
+    from .fixup import Workspace
     from .mainloop import Mainloop
     from .schedule import cooperative
-    from .scheduler import Persistent
+    from .scheduler import make_scheduler
     from .store import Epilogue
 
     c = GemmConfig() if config is None else config
@@ -49,13 +52,13 @@ def build_gemm(config: GemmConfig | None = None):
     align = mainloop.alignment
     c_at = -(-(ring_at + 2 * 8 * c.stages) // align) * align
     dynamic_smem = c_at + c.consumers * ep.staging_bytes + (align - 16)
+    assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
     if dynamic_smem > 227 * 1024:
         raise ValueError(
             f"the stages must fit 227 KiB of shared memory, but {c.stages} stages of "
             f"{mainloop.stage_bytes} bytes need {dynamic_smem}"
         )
     threads = 128 * (1 + c.consumers)
-    index = IndexType.get()
     params = ", ".join(f"%{name}: {t}" for name, t in KERNEL_SIGNATURE)
 
     with Location.unknown():
@@ -90,9 +93,13 @@ def build_gemm(config: GemmConfig | None = None):
                 nvvm.cluster_wait()
             else:
                 nvvm.barrier0()
-            scheduler = Persistent(c, args["M"], args["N"], args["batch"], rank=v.rank)
-            v.k_tiles = arith.index_cast(index, scheduler.ceil(args["K"], c.k_tile))
-            cooperative(c, v, ring, mainloop, ep, scheduler)
+            scheduler = make_scheduler(
+                c, args["M"], args["N"], args["K"], args["batch"], rank=v.rank
+            )
+            workspace = None
+            if scheduler.fixup:
+                workspace = Workspace(c, args["workspace"], scheduler.slots())
+            cooperative(c, v, ring, mainloop, ep, scheduler, workspace)
             if v.rank is not None:
                 # No CTA leaves while its peer may still arrive on its barriers.
                 nvvm.cluster_arrive()
@@ -107,6 +114,8 @@ def build_gemm(config: GemmConfig | None = None):
         # Same kernel for any grid: it loops over tiles ctaid, ctaid + nctaid, ...
         "grid": "persistent, balanced: the fewest CTAs finishing in the same waves (grid_size)",
         "persistent_max_k": PERSISTENT_MAX_K,
+        "scheduler": c.scheduler,
+        "splits": c.splits,
         "dynamic_smem": dynamic_smem,
         "tile": [c.tile_m, c.tile_n, c.k_tile],
         "cluster": [c.cluster_m, 1, 1],
@@ -135,7 +144,6 @@ def _values(c, args, base, staging_at):
         tm_b=args["tmB"],
         tm_c=args["tmC"],
         c_ptr=args["C"],
-        k_tiles=None,
         warpgroup=arith.divui(tid, const(128)),
         wg_thread=arith.remui(tid, const(128)),
         first=arith.cmpi(arith.CmpIPredicate.eq, tid, const(0)),

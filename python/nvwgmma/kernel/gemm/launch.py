@@ -198,8 +198,12 @@ def fusion_chain(*, bias=None, activation=None, residual=None, beta=False, alpha
 
 # ---------------------------------------------------------------------------- kernels
 def kernel_key(config: GemmConfig) -> str:
-    """The file stem of `config`'s PTX: its name and a digest of every field."""
-    digest = hashlib.sha1(repr(asdict(config)).encode()).hexdigest()[:10]
+    """The file stem of `config`'s PTX: its name and a digest of every field
+    and of the kernel's parameter list (a cached PTX of another signature
+    is never launched)."""
+    from .kernel import KERNEL_SIGNATURE
+
+    digest = hashlib.sha1(repr((asdict(config), KERNEL_SIGNATURE)).encode()).hexdigest()[:10]
     return f"{config.name}-{digest}"
 
 
@@ -432,7 +436,7 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     often as wanted (a loop, a benchmark, a CUDA graph capture). `grid`
     overrides the persistent grid's CTA count (a multiple of the cluster)."""
     from .. import runtime
-    from .scheduler import grid_size
+    from .scheduler import grid_size, workspace_bytes
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
                            out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
@@ -452,6 +456,8 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if grid is None:
         grid = grid_size(meta, p.m, p.n, p.k, sms, p.batch)
+    stream = _stream(stream, ta)
+    scratch = runtime.workspace(workspace_bytes(meta, p.m, p.n, p.k, grid, p.batch), stream)
     bias_ptr = o["bias"].address if o["bias"] is not None else tc.address
     res_ptr = o["residual"].address if o["residual"] is not None else tc.address
     launch = kernel.launcher(
@@ -471,8 +477,9 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
             ("f32", o["alpha"]),
             ("f32", o["beta"]),
             ("f32", o["scale"]),
+            ("u64", scratch),
         ],  # fmt: skip
-        stream=_stream(stream, ta),
+        stream=stream,
     )
     return launch, out
 

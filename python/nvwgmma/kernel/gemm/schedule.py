@@ -24,7 +24,6 @@ class KernelValues:
     tm_b: object
     tm_c: object
     c_ptr: object  # !llvm.ptr<1>: C, for the registers epilogue
-    k_tiles: object  # index: stages of K per tile
     warpgroup: object
     wg_thread: object
     first: object  # i1: thread 0 of the CTA
@@ -35,8 +34,10 @@ class KernelValues:
     operands: object  # fusion.Operands (also the problem's m and n)
 
 
-def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
-    """Emit the producer and consumer roles at the insertion point."""
+def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, workspace=None):
+    """Emit the producer and consumer roles at the insertion point;
+    `workspace` (a fixup.Workspace) carries partials between CTAs when the
+    scheduler splits tiles' K."""
     from ...dialects import arith, nvvm, scf
     from ...dialects import nvwgmma as wg
     from ...ir import IndexType, InsertionPoint, IntegerType
@@ -48,7 +49,7 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
     def const(value, t=i32):
         return arith.constant(t, value)
 
-    c0, c1 = const(0, index), const(1, index)
+    c1 = const(1, index)
     is_producer = arith.cmpi(arith.CmpIPredicate.eq, v.warpgroup, const(0))
     roles = scf.IfOp(is_producer, has_else=True)
     # ------------------------------------------------------------------ producer
@@ -58,8 +59,8 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
         with InsertionPoint(issuer.then_block):
             tiles = scf.ForOp(*scheduler.units(), [const(0)])
             with InsertionPoint(tiles.body):
-                row, col, batch = scheduler.tile(tiles.induction_variable)
-                loads = scf.ForOp(c0, v.k_tiles, c1, [tiles.inner_iter_args[0]])
+                work = scheduler.work(tiles.induction_variable)
+                loads = scf.ForOp(work.k_first, work.k_end, c1, [tiles.inner_iter_args[0]])
                 with InsertionPoint(loads.body):
                     it = loads.inner_iter_args[0]
                     stage, phase = ring.stage_and_phase(it)
@@ -74,9 +75,9 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
                         v.tm_a,
                         v.tm_b,
                         k0=k0,
-                        row=row,
-                        col=col,
-                        batch=batch,
+                        row=work.row,
+                        col=work.col,
+                        batch=work.batch,
                         rank=v.rank,
                     )
                     scf.YieldOp([arith.addi(it, const(1))])
@@ -104,13 +105,15 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
 
         tiles = scf.ForOp(*scheduler.units(), [const(0)])
         with InsertionPoint(tiles.body):
-            row, col, batch = scheduler.tile(tiles.induction_variable)
+            work = scheduler.work(tiles.induction_variable)
             start = tiles.inner_iter_args[0]
+            # An empty K range (more split-K parts than K stages) adds zeros.
             acc0 = wg.zero_accumulator("f32", c.tile_n)
-            main = scf.ForOp(c0, v.k_tiles, c1, [acc0, start])
+            main = scf.ForOp(work.k_first, work.k_end, c1, [acc0, start])
             with InsertionPoint(main.body):
                 acc, it = main.inner_iter_args
                 kt = arith.index_cast(i32, main.induction_variable)
+                first_k = arith.index_cast(i32, work.k_first)
                 stage, phase = ring.stage_and_phase(it)
                 ring.consumer_wait(stage, phase)
                 wg.fence()
@@ -120,14 +123,14 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
                     a_desc,
                     b_desc,
                     # The first K step of a tile overwrites: no zeroing pass.
-                    accumulate=arith.cmpi(arith.CmpIPredicate.ugt, kt, const(0)),
+                    accumulate=arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k),
                 )
                 wg.commit_group()
                 # With one group in flight, the previous group has completed
                 # and its stage can be refilled; with none, this one has.
                 wg.wait_group(c.inflight)
                 if c.inflight:
-                    has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, const(0))
+                    has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k)
                     prev = scf.IfOp(has_previous)
                     with InsertionPoint(prev.then_block):
                         previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
@@ -139,21 +142,60 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler):
             end = main.results[1]
             if c.inflight:
                 wg.wait_group(0)
-                last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
-                release(last_stage)
-            rows = arith.addi(row, arith.muli(consumer, const(64)))
-            epilogue.store(
-                main.results[0],
-                row=rows,
-                col=col,
-                thread=v.wg_thread,
-                staging=staging,
-                barrier=store_barrier,
-                tm_c=v.tm_c,
-                c_ptr=v.c_ptr,
-                operands=v.operands,
-                batch=batch,
-            )
+                ran = arith.cmpi(arith.CmpIPredicate.ugt, end, start)
+                last = scf.IfOp(ran)
+                with InsertionPoint(last.then_block):
+                    last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
+                    release(last_stage)
+                    scf.YieldOp([])
+            rows = arith.addi(work.row, arith.muli(consumer, const(64)))
+
+            def store(acc):
+                epilogue.store(
+                    acc,
+                    row=rows,
+                    col=work.col,
+                    thread=v.wg_thread,
+                    staging=staging,
+                    barrier=store_barrier,
+                    tm_c=v.tm_c,
+                    c_ptr=v.c_ptr,
+                    operands=v.operands,
+                    batch=work.batch,
+                )
+
+            acc = main.results[0]
+            if workspace is None:
+                store(acc)
+            else:
+                _fixup(work, acc, scheduler, workspace, store, consumer, v.wg_thread, store_barrier)
             scf.YieldOp([end])
         epilogue.finish(barrier=store_barrier, thread=v.wg_thread)
+        scf.YieldOp([])
+
+
+def _fixup(work, acc, scheduler, workspace, store, consumer, thread, barrier):
+    """A split tile's ending: writers hand their partial on; the finisher
+    adds the partials in the scheduler's order, then stores."""
+    from ...dialects import scf
+    from ...ir import InsertionPoint
+
+    roles = scf.IfOp(work.writer, has_else=True)
+    with InsertionPoint(roles.then_block):
+        workspace.store(acc, slot=work.slot, consumer=consumer, thread=thread, barrier=barrier)
+        scf.YieldOp([])
+    with InsertionPoint(roles.else_block):
+        finish = scf.IfOp(work.finisher, [acc.type], has_else=True)
+        with InsertionPoint(finish.then_block):
+            total = scheduler.partials(
+                work,
+                acc,
+                lambda partial, slot: workspace.add(
+                    partial, slot=slot, consumer=consumer, thread=thread, barrier=barrier
+                ),
+            )
+            scf.YieldOp([total])
+        with InsertionPoint(finish.else_block):
+            scf.YieldOp([acc])
+        store(finish.results[0])
         scf.YieldOp([])

@@ -1,17 +1,35 @@
-"""Which output tile each CTA of a persistent GEMM works on, and in what
-order: the tile scheduler.
+"""Which output tile, and which part of its K, each CTA of a persistent
+GEMM works on, and in what order: the tile scheduler.
 
-Data-parallel persistent (`Persistent`): work unit u (a cluster's
-cluster_m vertically adjacent tiles) goes to CTA u mod G; units are taken
-in L2 groups of `group_m` tile rows, column-major inside a group, so the
-A rows and B columns a wave of CTAs reads stay in L2. The host side,
-`grid_size`, picks G: the fewest CTAs that still finish in the same
-number of waves.
+Every scheduler hands a CTA a loop of work units (`units()`), each the
+K stages [k_first, k_end) of one C tile (`work(unit)`):
+
+- `Persistent` (data-parallel): unit u is a whole tile (a cluster's
+  cluster_m vertically adjacent tiles) and goes to CTA u mod G; tiles are
+  taken in L2 groups of `group_m` tile rows, column-major inside a group,
+  so the A rows and B columns a wave of CTAs reads stay in L2.
+- `SplitK`: each tile's K in `splits` equal parts, unit u = tile * splits
+  + part, dealt out like the data-parallel units. Parts 0 .. S-2 write
+  their f32 partial to a workspace slot; part S-1 (the highest unit of the
+  tile, so the last any CTA reaches) adds them, in part order, and stores.
+- `StreamK`: the problem's tiles x K-stages iterations cut into G
+  contiguous ranges that differ by at most one iteration, one per CTA. A tile cut between CTAs g < g' is
+  finished by g, the CTA holding its first K stage (the end of g's range,
+  the last thing g does); every later piece is the start of its CTA's
+  range (the first thing that CTA does), written to slot g' and added by g
+  in CTA order.
+
+Partials are added in a fixed order, so results do not change from run to
+run. A finishing unit waits only on units its CTA's peers reach no later
+than their current one, so with every CTA resident (the grid is at most
+one CTA per SM) the waits always end. The host side, `grid_size`, picks G.
 """
 
 from __future__ import annotations
 
-__all__ = ["Persistent", "grid_size"]
+from dataclasses import dataclass
+
+__all__ = ["Persistent", "SplitK", "StreamK", "Work", "grid_size", "make_scheduler"]
 
 
 def _ceil(a: int, b: int) -> int:
@@ -26,10 +44,15 @@ def grid_size(meta: dict, m: int, n: int, k: int, sms: int, batch: int = 1) -> i
     number of waves, so every CTA gets the same number of tiles (512 tiles
     on 132 SMs: 128 CTAs x 4 tiles, not 116 x 4 + 16 x 3). The makespan is
     the same, but the last wave is not ragged and four SMs stay idle, which
-    under the power cap measured +3 % (bench/gemm ablation)."""
+    under the power cap measured +3 % (bench/gemm ablation). Stream-K: one
+    CTA per SM, at most one per K stage of the problem."""
     cluster = meta["cluster"][0]
-    bm, bn = meta["tile"][0], meta["tile"][1]
-    units = batch * _ceil(_ceil(m, bm), cluster) * _ceil(n, bn)
+    bm, bn, bk = meta["tile"]
+    tiles = batch * _ceil(_ceil(m, bm), cluster) * _ceil(n, bn)
+    scheduler = meta.get("scheduler", "persistent")
+    if scheduler == "stream_k":
+        return max(1, min(sms, tiles * _ceil(k, bk)))
+    units = tiles * (meta["splits"] if scheduler == "split_k" else 1)
     if k > meta["persistent_max_k"]:
         return units * cluster
     slots = max(1, sms // cluster)
@@ -37,32 +60,71 @@ def grid_size(meta: dict, m: int, n: int, k: int, sms: int, batch: int = 1) -> i
     return _ceil(units, waves) * cluster
 
 
+def workspace_bytes(meta: dict, m: int, n: int, k: int, grid: int, batch: int = 1) -> int:
+    """Bytes of the zero-initialised workspace a split-K or stream-K launch
+    of `grid` CTAs needs (0 for data-parallel): one f32 tile per slot, then
+    one i32 flag per slot and consumer."""
+    scheduler = meta.get("scheduler", "persistent")
+    if scheduler == "persistent":
+        return 0
+    bm, bn, _ = meta["tile"]
+    if scheduler == "split_k":
+        slots = batch * _ceil(m, bm) * _ceil(n, bn) * meta["splits"]
+    else:
+        slots = grid
+    return slots * bm * bn * 4 + slots * (bm // 64) * 4
+
+
+@dataclass
+class Work:
+    """One work unit: the K stages [k_first, k_end) (index Values) of the C
+    tile at (row, col, batch) (i32 Values). With a fix-up, `writer` (i1)
+    units store their partial in workspace slot `slot` (i32) and skip the
+    epilogue; `finisher` (i1) units add the tile's partials first."""
+
+    row: object
+    col: object
+    batch: object
+    k_first: object
+    k_end: object
+    writer: object = None
+    finisher: object = None
+    slot: object = None
+    tile: object = None  # i32: the tile's index (split-K, stream-K)
+
+
 class Persistent:
     """IR for the data-parallel persistent schedule of `config` on an
-    M x N problem batched `batch` times (i32 Values; tiles may hang over
+    M x N x K problem batched `batch` times (i32 Values; tiles may hang over
     the edges): `units()` is the (first, end, step) of this CTA's loop over
-    work units (index Values) and `tile(unit)` the (row, col, batch) of the
-    C tile it computes."""
+    work units (index Values), `work(unit)` what it computes. `cta` and
+    `ctas` (i32 Values, in clusters) default to the launch's ctaid.x and
+    nctaid.x over cluster_m; given, the schedule runs anywhere (a CPU test
+    replays every CTA's units)."""
 
-    def __init__(self, config, m, n, batch, *, rank=None):
+    fixup = False
+
+    def __init__(self, config, m, n, k, batch, *, rank=None, cta=None, ctas=None):
         from ...dialects import arith, nvvm
         from ...ir import IndexType, IntegerType
 
         self.config = c = config
         self.rank = rank
-        i32, index = IntegerType.get_signless(32), IndexType.get()
+        i32, self.index = IntegerType.get_signless(32), IndexType.get()
         self.i32 = i32
         # A cluster works on cluster_m vertically adjacent tiles at a time.
         self.rows_of_units = self.ceil(m, c.tile_m * c.cluster_m)
         self.tiles_n = self.ceil(n, c.tile_n)
         self.per_batch = arith.muli(self.rows_of_units, self.tiles_n)
-        self.count = arith.muli(self.per_batch, batch)
-        self.cta = arith.index_cast(
-            index, arith.divui(nvvm.read_ptx_sreg_ctaid_x(i32), self.const(c.cluster_m))
-        )
-        self.ctas = arith.index_cast(
-            index, arith.divui(nvvm.read_ptx_sreg_nctaid_x(i32), self.const(c.cluster_m))
-        )
+        self.tiles = arith.muli(self.per_batch, batch)
+        self.k_tiles = self.ceil(k, c.k_tile)
+        if cta is None:
+            cta = arith.divui(nvvm.read_ptx_sreg_ctaid_x(i32), self.const(c.cluster_m))
+        if ctas is None:
+            ctas = arith.divui(nvvm.read_ptx_sreg_nctaid_x(i32), self.const(c.cluster_m))
+        self.cta_i32, self.ctas_i32 = cta, ctas
+        self.cta = arith.index_cast(self.index, self.cta_i32)
+        self.ctas = arith.index_cast(self.index, self.ctas_i32)
 
     def const(self, v):
         from ...dialects import arith
@@ -75,23 +137,30 @@ class Persistent:
 
         return arith.divui(arith.addi(value, self.const(divisor - 1)), self.const(divisor))
 
-    def units(self):
+    def _index(self, value):
         from ...dialects import arith
-        from ...ir import IndexType
 
-        return self.cta, arith.index_cast(IndexType.get(), self.count), self.ctas
+        return arith.index_cast(self.index, value)
 
-    def tile(self, unit):
-        """(row, col, batch) of C for work unit `unit`: batch-major, then
-        groups of group_m tile rows, column-major inside a group (L2 reuse);
-        in a cluster, CTA r takes tile row r of the unit."""
+    def units(self):
+        return self.cta, self._index(self.tiles), self.ctas
+
+    def work(self, unit) -> Work:
+        from ...dialects import arith
+
+        row, col, batch = self.tile(arith.index_cast(self.i32, unit))
+        return Work(row, col, batch, self._index(self.const(0)), self._index(self.k_tiles))
+
+    def tile(self, t):
+        """(row, col, batch) of C for tile (cluster unit) `t` (i32):
+        batch-major, then groups of group_m tile rows, column-major inside a
+        group (L2 reuse); in a cluster, CTA r takes tile row r of the unit."""
         from ...dialects import arith
 
         c, const = self.config, self.const
         group_rows = max(1, c.group_m // c.cluster_m)
-        u = arith.index_cast(self.i32, unit)
-        batch = arith.divui(u, self.per_batch)
-        t = arith.remui(u, self.per_batch)
+        batch = arith.divui(t, self.per_batch)
+        t = arith.remui(t, self.per_batch)
         per_group = arith.muli(const(group_rows), self.tiles_n)
         group = arith.divui(t, per_group)
         first_m = arith.muli(group, const(group_rows))
@@ -102,3 +171,152 @@ class Persistent:
             tm = arith.addi(arith.muli(tm, const(c.cluster_m)), self.rank)
         tn = arith.divui(within, size_m)
         return arith.muli(tm, const(c.tile_m)), arith.muli(tn, const(c.tile_n)), batch
+
+
+class SplitK(Persistent):
+    """Each tile's K stages in `config.splits` parts (see the module doc)."""
+
+    fixup = True
+
+    def __init__(self, config, m, n, k, batch, **where):
+        from ...dialects import arith
+
+        super().__init__(config, m, n, k, batch, **where)
+        self.count = arith.muli(self.tiles, self.const(config.splits))
+
+    def units(self):
+        return self.cta, self._index(self.count), self.ctas
+
+    def slots(self):
+        return self.count
+
+    def _bound(self, part):
+        """The first K stage of part `part` (i32): part * k_tiles / splits."""
+        from ...dialects import arith
+
+        return arith.divui(arith.muli(part, self.k_tiles), self.const(self.config.splits))
+
+    def work(self, unit) -> Work:
+        from ...dialects import arith
+
+        u = arith.index_cast(self.i32, unit)
+        s = self.const(self.config.splits)
+        t, part = arith.divui(u, s), arith.remui(u, s)
+        row, col, batch = self.tile(t)
+        last = arith.cmpi(arith.CmpIPredicate.eq, part, self.const(self.config.splits - 1))
+        return Work(
+            row,
+            col,
+            batch,
+            self._index(self._bound(part)),
+            self._index(self._bound(arith.addi(part, self.const(1)))),
+            writer=arith.xori(last, arith.constant(last.type, 1)),
+            finisher=last,
+            slot=u,
+            tile=t,
+        )
+
+    def partials(self, work, acc, add):
+        """`add(acc, slot)` over the tile's partial slots, in part order."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+
+        first = arith.muli(work.tile, self.const(self.config.splits))
+        loop = scf.ForOp(
+            self._index(self.const(0)),
+            self._index(self.const(self.config.splits - 1)),
+            self._index(self.const(1)),
+            [acc],
+        )
+        with InsertionPoint(loop.body):
+            slot = arith.addi(first, arith.index_cast(self.i32, loop.induction_variable))
+            scf.YieldOp([add(loop.inner_iter_args[0], slot)])
+        return loop.results[0]
+
+
+class StreamK(Persistent):
+    """The tiles x K-stages iteration space cut into equal contiguous
+    ranges, one per CTA (see the module doc)."""
+
+    fixup = True
+
+    def __init__(self, config, m, n, k, batch, **where):
+        from ...dialects import arith
+
+        super().__init__(config, m, n, k, batch, **where)
+        self.total = arith.muli(self.tiles, self.k_tiles)  # < 2^31: the host checks
+        self.share = arith.divui(self.total, self.ctas_i32)
+        self.extra = arith.remui(self.total, self.ctas_i32)
+        self.start = self._start(self.cta_i32)
+        self.end = self._start(arith.addi(self.cta_i32, self.const(1)))
+
+    def _start(self, g):
+        """The first iteration of CTA g's range: the first total mod G CTAs
+        take one iteration more than the rest (32-bit: a 64-bit division
+        costs the finisher's loop registers)."""
+        from ...dialects import arith
+
+        return arith.addi(arith.muli(g, self.share), arith.minui(g, self.extra))
+
+    def slots(self):
+        return self.ctas_i32
+
+    def units(self):
+        """The tiles this CTA's range touches (empty if the range is)."""
+        from ...dialects import arith
+
+        first = arith.divui(self.start, self.k_tiles)
+        last = arith.divui(arith.addi(self.end, self.const(-1)), self.k_tiles)
+        empty = arith.cmpi(arith.CmpIPredicate.eq, self.start, self.end)
+        end = arith.select(empty, first, arith.addi(last, self.const(1)))
+        return self._index(first), self._index(end), self._index(self.const(1))
+
+    def work(self, unit) -> Work:
+        from ...dialects import arith
+
+        t = arith.index_cast(self.i32, unit)
+        row, col, batch = self.tile(t)
+        tile_start = arith.muli(t, self.k_tiles)
+        lo = arith.subi(arith.maxui(self.start, tile_start), tile_start)
+        hi = arith.subi(arith.minui(self.end, arith.addi(tile_start, self.k_tiles)), tile_start)
+        zero = self.const(0)
+        writer = arith.cmpi(arith.CmpIPredicate.ugt, lo, zero)
+        cut = arith.cmpi(arith.CmpIPredicate.ult, hi, self.k_tiles)
+        finisher = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, lo, zero), cut)
+        return Work(
+            row,
+            col,
+            batch,
+            self._index(lo),
+            self._index(hi),
+            writer=writer,
+            finisher=finisher,
+            slot=self.cta_i32,
+            tile=t,
+        )
+
+    def partials(self, work, acc, add):
+        """`add(acc, slot)` over the CTAs after this one whose range starts
+        inside the tile, in CTA order."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+
+        tile_end = arith.muli(arith.addi(work.tile, self.const(1)), self.k_tiles)
+        g = arith.addi(self.cta_i32, self.const(1))
+        loop = scf.WhileOp([g.type, acc.type], [g, acc])
+        before = loop.before.blocks.append(g.type, acc.type)
+        with InsertionPoint(before):
+            peer = before.arguments[0]
+            inside = arith.cmpi(arith.CmpIPredicate.ult, self._start(peer), tile_end)
+            scf.ConditionOp(inside, list(before.arguments))
+        after = loop.after.blocks.append(g.type, acc.type)
+        with InsertionPoint(after):
+            peer, partial = after.arguments
+            scf.YieldOp([arith.addi(peer, self.const(1)), add(partial, peer)])
+        return loop.results[1]
+
+
+def make_scheduler(config, m, n, k, batch, **where):
+    """The scheduler `config.scheduler` names (`where`: rank, cta, ctas)."""
+    kind = {"persistent": Persistent, "split_k": SplitK, "stream_k": StreamK}
+    return kind[config.scheduler](config, m, n, k, batch, **where)

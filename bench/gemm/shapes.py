@@ -1,0 +1,225 @@
+"""GEMM speed on the shapes models run: the four Llama-3-8B projections
+(N x K = 6144 x 4096 QKV, 4096 x 4096 O, 28672 x 4096 gate/up, 4096 x 14336
+down) at M = 128 / 512 / 2048 / 8192 tokens, ragged M, the square shapes,
+and the fp8 rows -- the configuration `select_config` picks, and every
+candidate it chose among, against torch.matmul / torch._scaled_mm, paired
+per round, in one process.
+
+    # here (nvwgmma built): the PTX of every candidate of every shape
+    python bench/gemm/shapes.py generate .device/shapes
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/gemm/shapes.py run .device/shapes
+
+Every configuration is first checked against a float64 reference on
+sampled rows (bound scaled with K) and, for split-K and stream-K, run twice
+and compared bit for bit; at M <= 128 the achieved DRAM bandwidth (bytes of
+A, B and C over time) is reported as a fraction of the GPU's peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+PROJECTIONS = {"QKV": (6144, 4096), "O": (4096, 4096), "gate/up": (28672, 4096),
+               "down": (4096, 14336)}  # fmt: skip
+TOKENS = (128, 512, 2048, 8192)
+RAGGED = [(1000, 4096, 4096), (3000, 4096, 4096)]
+SQUARE = [(4096, 4096, 4096), (8192, 8192, 8192)]
+# Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
+PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
+
+
+def table(dtype: str):
+    """(label, m, n, k) of every row measured for `dtype`."""
+    rows = [(f"{name} M={m}", m, n, k) for m in TOKENS for name, (n, k) in PROJECTIONS.items()]
+    if dtype == "bf16":
+        rows += [(f"ragged M={m}", m, n, k) for m, n, k in RAGGED]
+        rows += [(f"square {m}", m, n, k) for m, n, k in SQUARE]
+    return rows
+
+
+def _key(config) -> str:
+    from nvwgmma.kernel.gemm.launch import kernel_key
+
+    return kernel_key(config)
+
+
+def generate(out_dir: str) -> None:
+    from nvwgmma.kernel.gemm import candidates, select_config
+    from nvwgmma.kernel.gemm.launch import write_kernel
+
+    written, plan = {}, []
+    for dtype in ("bf16", "e4m3"):
+        for label, m, n, k in table(dtype):
+            chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
+            tried = candidates(m, n, k, dtype=dtype, out_dtype="bf16")
+            for config in [chosen, *tried]:
+                key = _key(config)
+                if key not in written:
+                    write_kernel(os.path.join(out_dir, "ptx"), config)
+                    written[key] = config
+            plan.append({"label": label, "m": m, "n": n, "k": k, "dtype": dtype,
+                         "chosen": _key(chosen),
+                         "tried": [_key(c) for c in tried if _key(c) != _key(chosen)]})  # fmt: skip
+    with open(os.path.join(out_dir, "plan.json"), "w") as f:
+        json.dump(plan, f, indent=1)
+    print(len(written), "kernels,", len(plan), "rows")
+
+
+# ---------------------------------------------------------------------------- on the GPU
+def bound(k: int, out_dtype: str) -> float:
+    """The relative error (Frobenius, vs float64) a correct kernel stays
+    under: the output's rounding plus f32 accumulation growing like sqrt(K)
+    (cuBLAS lands at the same place: an f32 output at K = 14336 shows
+    1.6e-5)."""
+    rounding = {"bf16": 8e-3, "f16": 2e-3, "f32": 1e-5}[out_dtype]
+    return rounding + 2e-7 * k**0.5
+
+
+def _config_of(meta):
+    from nvwgmma.kernel.gemm import GemmConfig
+
+    return GemmConfig(**{**meta["config"], "fusion": ()})
+
+
+def run(out_dir: str) -> int:
+    import numpy as np
+    import torch
+    from nvwgmma.kernel.gemm.launch import prepare
+    from run import _gpu_info, _interleaved
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    info = _gpu_info()
+    print(info, flush=True)
+    peak = next((v for k, v in PEAK_BANDWIDTH.items() if k in info["gpu"]), None)
+    metas = {}
+    ptx_dir = os.path.join(out_dir, "ptx")
+    for f in os.listdir(ptx_dir):
+        if f.endswith(".json"):
+            metas[f[: -len(".json")]] = json.load(open(os.path.join(ptx_dir, f)))
+    plan = json.load(open(os.path.join(out_dir, "plan.json")))
+    rows, failed = [], 0
+    for entry in plan:
+        m, n, k, dtype = entry["m"], entry["n"], entry["k"], entry["dtype"]
+        gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+        fp8 = dtype == "e4m3"
+        a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+        if fp8:
+            a, w = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+        sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
+        ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+        one = torch.ones((), device="cuda")
+        if fp8:
+            base_name = "torch._scaled_mm"
+
+            def baseline(a=a, w=w, one=one):
+                return torch._scaled_mm(a, w.T, scale_a=one, scale_b=one,
+                                        out_dtype=torch.bfloat16, use_fast_accum=True)  # fmt: skip
+        else:
+            base_name = "torch.matmul"
+
+            def baseline(a=a, w=w):
+                return torch.matmul(a, w.T)
+
+        impls = {base_name: baseline}
+        errors = {base_name: None}
+        deterministic = {}
+        for key in [entry["chosen"], *entry["tried"]]:
+            config = _config_of(metas[key])
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            launch, _ = prepare(a, w.T, out=c, config=config)
+            launch()
+            torch.cuda.synchronize()
+            got = c[sample].double().cpu().numpy()
+            err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+            if config.scheduler != "persistent":
+                first = c.clone()
+                launch()
+                torch.cuda.synchronize()
+                deterministic[key] = bool(torch.equal(first, c))
+            name = "chosen" if key == entry["chosen"] else key
+            impls[name] = launch
+            errors[name] = err
+        out = baseline()
+        torch.cuda.synchronize()
+        errors[base_name] = float(
+            np.linalg.norm(out[sample].double().cpu().numpy() - ref) / np.linalg.norm(ref)
+        )
+        limit = bound(k, "bf16")
+        ok = all(np.isfinite(e) and e <= limit for e in errors.values()) and all(
+            deterministic.values()
+        )
+        failed += not ok
+        times, per = _interleaved(impls, rounds=5)
+        flop = 2.0 * m * n * k
+        ratios = {
+            name: statistics.median(t / o for o, t in zip(per[name], per[base_name]))
+            for name in impls
+            if name != base_name
+        }
+        row = {
+            **entry,
+            "correct": ok,
+            "bound": limit,
+            "errors_vs_float64": errors,
+            "deterministic": deterministic,
+            "ms": times,
+            "tflops": {name: flop / (t * 1e-3) / 1e12 for name, t in times.items()},
+            "baseline": base_name,
+            "ratio": ratios,
+        }
+        if m <= 128 and peak:
+            moved = (m * k + n * k) * (1 if fp8 else 2) + m * n * 2
+            row["bandwidth_fraction"] = {
+                name: moved / (t * 1e-3) / peak for name, t in times.items()
+            }
+        rows.append(row)
+        best = max(ratios, key=ratios.get)
+        print(f"{'ok ' if ok else 'BAD'} {dtype} {entry['label']:16s} chosen "
+              f"{ratios['chosen']:.3f}  best {best} {ratios[best]:.3f}  "
+              f"{metas[entry['chosen']]['name']}", flush=True)  # fmt: skip
+        if "bandwidth_fraction" in row:
+            print(f"      bandwidth: chosen {row['bandwidth_fraction']['chosen']:.2f} of peak, "
+                  f"{base_name} {row['bandwidth_fraction'][base_name]:.2f}", flush=True)  # fmt: skip
+        for name, r in ratios.items():
+            if name != "chosen":
+                print(f"      {metas[name]['name'] if name in metas else name:52s} {r:.3f}")
+    for dtype in ("bf16", "e4m3"):
+        chosen = [r["ratio"]["chosen"] for r in rows if r["dtype"] == dtype and "M=" in r["label"]
+                  and "ragged" not in r["label"]]  # fmt: skip
+        if chosen:
+            geo = float(np.exp(np.mean(np.log(chosen))))
+            print(f"{dtype}: geometric mean {geo:.3f}, worst {min(chosen):.3f} over {len(chosen)}")
+    target = os.environ.get("OUT", out_dir)
+    with open(os.path.join(target, "shapes-results.json"), "w") as f:
+        json.dump({"info": info, "names": {k: v["name"] for k, v in metas.items()}, "rows": rows},
+                  f, indent=1)  # fmt: skip
+    print("failed:", failed)
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=["generate", "run"])
+    parser.add_argument("dir")
+    args = parser.parse_args(argv)
+    if args.mode == "generate":
+        generate(args.dir)
+        return 0
+    # The device has no nvwgmma build: the checkout's pure-Python runtime.
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
+    os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
+    return run(args.dir)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Which kernel configuration a problem gets: `select_config`, a rule on
+the problem's shape and the GPU's SM count, and `candidates`, the short
+list the rule chose from (what bench/gemm/shapes.py measures against it
+and the autotuner tries).
+
+The rule, in order (tiles counted with ceil-division, times the batch):
+
+1. A full wave of 128 x 256 tiles (at least one per SM): the 128 x 256
+   tile, data-parallel persistent -- the fastest per tile (one m64n256
+   wgmma per consumer reads the most math per byte of shared memory).
+2. Else, at least half a wave of 128 x 128 tiles: the 128 x 128 tile
+   (5 stages), data-parallel: twice the tiles, so most SMs work.
+3. Else (few output tiles: small M and N): 128 x 128 tiles with their K
+   split in S parts so that tiles x S is about one wave, each part keeping
+   at least 4 K stages (split-K; S = 1 falls back to rule 2's kernel).
+
+Stages: as many as fit 227 KiB beside the epilogue's staging.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .config import GemmConfig
+
+__all__ = ["candidates", "select_config"]
+
+H100_SMS = 132
+# The fewest K stages a split-K part keeps: below it, the fix-up's
+# partial traffic outweighs the parallelism bought.
+MIN_PART_STAGES = 4
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned) -> GemmConfig:
+    """The epilogue the problem's output allows (as problem_config)."""
+    tma = c_aligned and out_dtype in ("bf16", "f16", "f32")
+    return GemmConfig(
+        dtype=dtype,
+        out_dtype=out_dtype,
+        a_major=a_major,
+        b_major=b_major,
+        fusion=tuple(fusion),
+        epilogue="tma" if tma else "registers",
+        epilogue_chunks=2 if tma and out_dtype == "f32" else 1,
+    )
+
+
+def with_tile(config: GemmConfig, tile_n: int, **changes) -> GemmConfig:
+    """`config` with an m128 x `tile_n` tile and as many stages as fit."""
+    c = replace(config, tile_n=tile_n, **changes)
+    for stages in range(8, 1, -1):
+        candidate = replace(c, stages=stages)
+        if candidate.shared_memory_bytes <= 227 * 1024:
+            return candidate
+    raise ValueError(f"no stage count fits shared memory for {c.name}")
+
+
+def _out_default(dtype, out_dtype):
+    if out_dtype is not None:
+        return out_dtype
+    return "bf16" if dtype in ("e4m3", "e5m2") else dtype
+
+
+def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
+                  a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
+                  c_aligned: bool = True, sms: int = H100_SMS) -> GemmConfig:  # fmt: skip
+    """The configuration for a batch of M x N x K problems on a GPU with
+    `sms` SMs (see the module docstring for the rule)."""
+    out_dtype = _out_default(dtype, out_dtype)
+    base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
+    wide = batch * _ceil(m, 128) * _ceil(n, 256)
+    if wide >= sms:
+        return with_tile(base, 256)
+    narrow = batch * _ceil(m, 128) * _ceil(n, 128)
+    if 2 * narrow >= sms:
+        return with_tile(base, 128)
+    k_stages = _ceil(k, base.k_tile)
+    splits = min(sms // narrow, k_stages // MIN_PART_STAGES)
+    if splits < 2:
+        return with_tile(base, 128)
+    return with_tile(base, 128, scheduler="split_k", splits=splits)
+
+
+def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
+               a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
+               c_aligned: bool = True, sms: int = H100_SMS) -> list[GemmConfig]:  # fmt: skip
+    """Configurations worth trying on this problem, the rule's choice
+    first: both tiles data-parallel, split-K in 2 and 4 parts, stream-K on
+    both tiles, and the 2 x 1 cluster (each only where it applies)."""
+    out_dtype = _out_default(dtype, out_dtype)
+    chosen = select_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
+                           b_major=b_major, batch=batch, fusion=fusion, c_aligned=c_aligned,
+                           sms=sms)  # fmt: skip
+    base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
+    k_stages = _ceil(k, base.k_tile)
+    found = [chosen, with_tile(base, 256), with_tile(base, 128)]
+    for splits in (2, 4):
+        if k_stages >= 2 * splits:
+            found.append(with_tile(base, 128, scheduler="split_k", splits=splits))
+    found += [
+        with_tile(base, 256, scheduler="stream_k"),
+        with_tile(base, 128, scheduler="stream_k"),
+    ]
+    if batch * _ceil(m, 128) * _ceil(n, 256) >= sms and m >= 256:
+        found.append(replace(with_tile(base, 256), cluster_m=2))
+    unique = []
+    for c in found:
+        if c not in unique:
+            unique.append(c)
+    return unique

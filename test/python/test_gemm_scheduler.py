@@ -1,0 +1,228 @@
+"""The tile schedulers' IR run on the CPU: every CTA's loop of work units
+(and a finisher's loop over partial slots) is built exactly as the kernel
+builds it, with the CTA index as a loop variable instead of ctaid.x,
+lowered by upstream mlir-opt and executed by mlir-runner. The trace must
+cover every (tile, K stage) exactly once, store every tile exactly once,
+hand every partial to the one finisher of its tile, in a fixed order, and
+never wait on a unit that could be waiting itself (a replay of the CTAs
+in lock step finishes)."""
+
+import os
+import subprocess
+from collections import defaultdict
+
+import pytest
+from nvwgmma.tools import find_tool
+
+UNIT, PARTIAL = 1, 2
+
+
+def _lib():
+    runner = find_tool("mlir-runner")
+    if runner is None:
+        return None, None
+    lib = os.path.join(os.path.dirname(os.path.dirname(runner)), "lib", "libmlir_c_runner_utils.so")
+    return runner, lib if os.path.exists(lib) else None
+
+
+def _trace(config, m, n, k, batch, ctas):
+    """[(kind, cta, ...)]: UNIT (cta, tile, row, col, batch, k_first, k_end,
+    writer, finisher, slot) and PARTIAL (cta, tile, slot) records, in
+    execution order per CTA."""
+    from nvwgmma.dialects import arith, func, scf
+    from nvwgmma.ir import (
+        Context,
+        FunctionType,
+        IndexType,
+        InsertionPoint,
+        IntegerType,
+        Location,
+        Module,
+    )
+    from nvwgmma.kernel.gemm.scheduler import make_scheduler
+
+    runner, lib = _lib()
+    opt = find_tool("mlir-opt")
+    if runner is None or lib is None or opt is None:
+        pytest.skip("mlir-runner / mlir-opt / libmlir_c_runner_utils not found")
+    with Context(), Location.unknown():
+        module = Module.parse(
+            "func.func private @printI64(i64)\nfunc.func private @printComma()\n"
+            "func.func private @printNewline()"
+        )
+        i32, i64, index = (
+            IntegerType.get_signless(32),
+            IntegerType.get_signless(64),
+            IndexType.get(),
+        )
+
+        def c32(v):
+            return arith.constant(i32, v)
+
+        def emit(*values):
+            for v in values:
+                if v.type == index:
+                    v = arith.index_cast(i64, v)
+                elif v.type != i64:
+                    v = arith.extui(i64, v)
+                func.CallOp([], "printI64", [v])
+                func.CallOp([], "printComma", [])
+            func.CallOp([], "printNewline", [])
+
+        with InsertionPoint(module.body):
+            main = func.FuncOp("main", FunctionType.get([], []))
+            with InsertionPoint(main.add_entry_block()):
+                ctas_loop = scf.ForOp(
+                    arith.constant(index, 0), arith.constant(index, ctas), arith.constant(index, 1)
+                )
+                with InsertionPoint(ctas_loop.body):
+                    g = arith.index_cast(i32, ctas_loop.induction_variable)
+                    s = make_scheduler(config, c32(m), c32(n), c32(k), c32(batch),
+                                       cta=g, ctas=c32(ctas))  # fmt: skip
+                    units = scf.ForOp(*s.units())
+                    with InsertionPoint(units.body):
+                        w = s.work(units.induction_variable)
+                        if s.fixup:
+                            emit(c32(UNIT), g, w.tile, w.row, w.col, w.batch, w.k_first,
+                                 w.k_end, w.writer, w.finisher, w.slot)  # fmt: skip
+                            fin = scf.IfOp(w.finisher)
+                            with InsertionPoint(fin.then_block):
+
+                                def add(acc, slot, g=g, w=w):
+                                    emit(c32(PARTIAL), g, w.tile, slot)
+                                    return arith.addi(acc, c32(1))
+
+                                s.partials(w, c32(0), add)
+                                scf.YieldOp([])
+                        else:
+                            zero = c32(0)
+                            emit(c32(UNIT), g, zero, w.row, w.col, w.batch, w.k_first, w.k_end,
+                                 zero, zero, zero)  # fmt: skip
+                        scf.YieldOp([])
+                    scf.YieldOp([])
+                func.ReturnOp([])
+        text = str(module)
+    lowered = subprocess.run(
+        [opt, "--convert-scf-to-cf", "--convert-arith-to-llvm", "--convert-index-to-llvm",
+         "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"],
+        input=text, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    out = subprocess.run(
+        [runner, "-e", "main", "-entry-point-result=void", f"-shared-libs={lib}"],
+        input=lowered, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return [
+        tuple(int(x) for x in line.split(",") if x.strip())
+        for line in out.splitlines()
+        if line.strip()
+    ]
+
+
+def _tiles(m, n, batch, tm, tn):
+    return batch * -(-m // tm) * -(-n // tn)
+
+
+def _check(config, m, n, k, batch, ctas):
+    """The trace's invariants; returns the trace."""
+    trace = _trace(config, m, n, k, batch, ctas)
+    k_stages = -(-k // config.k_tile)
+    tiles = _tiles(m, n, batch, config.tile_m, config.tile_n)
+    units = [r for r in trace if r[0] == UNIT]
+    covered = defaultdict(list)
+    origin = {}  # tile -> (row, col, batch)
+    stores, writers, by_cta = defaultdict(int), {}, defaultdict(list)
+    partials = defaultdict(list)  # finisher (cta, tile) -> slots in order
+    for r in trace:
+        if r[0] == PARTIAL:
+            partials[(r[1], r[2])].append(r[3])
+    for _, g, tile, row, col, b, lo, hi, writer, finisher, slot in units:
+        key = (row, col, b)
+        if config.scheduler != "persistent":  # a tile index names one C tile
+            assert origin.setdefault(tile, key) == key
+        assert row % config.tile_m == 0 and col % config.tile_n == 0 and row < m and col < n
+        assert 0 <= b < batch
+        covered[key].extend(range(lo, hi))
+        by_cta[g].append((key, tile, lo, hi, writer, finisher, slot))
+        if writer:
+            assert slot not in writers, f"slot {slot} written twice"
+            writers[slot] = (tile, g)
+        else:
+            stores[key] += 1
+    # Every tile computed over all of K, each K stage once, and stored once.
+    assert len(covered) == tiles
+    for key, stages in covered.items():
+        assert sorted(stages) == list(range(k_stages)) or (k_stages == 0), key
+        assert stores[key] == 1, key
+    # Every partial slot consumed once, by the finisher of its own tile, in
+    # increasing slot order (the fixed summation order).
+    consumed = []
+    for (g, tile), slots in partials.items():
+        assert slots == sorted(slots)
+        assert any(u[1] == tile and u[5] for u in by_cta[g])
+        for slot in slots:
+            assert writers[slot][0] == tile
+        consumed += slots
+    assert sorted(consumed) == sorted(writers)
+    # Lock-step replay: each CTA runs its units in order; a finisher waits
+    # for its slots' writers. It must finish.
+    position = {g: 0 for g in by_cta}
+    done_slots = set()
+    progressed = True
+    while progressed:
+        progressed = False
+        for g, todo in by_cta.items():
+            while position[g] < len(todo):
+                key, tile, lo, hi, writer, finisher, slot = todo[position[g]]
+                if finisher and not set(partials[(g, tile)]) <= done_slots:
+                    break
+                if writer:
+                    done_slots.add(slot)
+                position[g] += 1
+                progressed = True
+    stuck = {g: p for g, p in position.items() if p < len(by_cta[g])}
+    assert not stuck, f"CTAs wait forever: {stuck}"
+    return trace
+
+
+def _config(**kwargs):
+    from nvwgmma.kernel.gemm import GemmConfig
+
+    return GemmConfig(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "m, n, k, batch, ctas",
+    [(1000, 4096, 4096, 1, 128), (128, 4096, 14336, 1, 132), (333, 520, 2000, 3, 7),
+     (7, 7, 64, 1, 1), (4097, 4099, 4104, 1, 132)],
+)  # fmt: skip
+def test_persistent_covers_every_tile_once(m, n, k, batch, ctas):
+    _check(_config(), m, n, k, batch, ctas)
+
+
+@pytest.mark.parametrize(
+    "m, n, k, batch, splits, ctas",
+    [(128, 4096, 14336, 1, 4, 128), (1000, 1000, 4104, 1, 3, 132), (7, 7, 64, 1, 4, 4),
+     (333, 520, 2000, 3, 4, 17), (128, 256, 640, 1, 2, 1)],
+)  # fmt: skip
+def test_split_k_hands_each_partial_to_its_finisher(m, n, k, batch, splits, ctas):
+    trace = _check(_config(tile_n=128, stages=6, scheduler="split_k", splits=splits),
+                   m, n, k, batch, ctas)  # fmt: skip
+    finishers = [r for r in trace if r[0] == UNIT and r[9]]
+    assert len(finishers) == _tiles(m, n, batch, 128, 128)
+
+
+@pytest.mark.parametrize(
+    "m, n, k, batch, ctas, tile_n",
+    [(128, 4096, 14336, 1, 132, 128), (1000, 4096, 4096, 1, 132, 256), (333, 520, 2000, 2, 31, 128),
+     (128, 128, 640, 1, 10, 128), (129, 4096, 14336, 1, 132, 128), (64, 64, 64, 1, 1, 128)],
+)  # fmt: skip
+def test_stream_k_splits_iterations_evenly(m, n, k, batch, ctas, tile_n):
+    config = _config(tile_n=tile_n, stages=6 if tile_n == 128 else 3, scheduler="stream_k")
+    trace = _check(config, m, n, k, batch, ctas)
+    work = defaultdict(int)
+    for r in trace:
+        if r[0] == UNIT:
+            work[r[1]] += r[7] - r[6]
+    total = _tiles(m, n, batch, 128, tile_n) * -(-k // 64)
+    assert sum(work.values()) == total
+    assert max(work.values()) - min(work.values()) <= 1  # the ranges differ by one at most
