@@ -29,6 +29,13 @@ def _library_configs():
         GemmConfig(tile_n=128, stages=6, scheduler="stream_k", a_major="M", b_major="N"),
         GemmConfig(dtype="e4m3", tile_n=128, stages=6, scheduler="split_k", splits=2),
         GemmConfig(out_dtype="f32", epilogue="registers", stages=4, scheduler="stream_k"),
+        # Ping-pong, alone and with each fix-up scheduler.
+        GemmConfig(schedule="pingpong", stages=4, fusion=(Bias(), Activation("silu"))),
+        GemmConfig(schedule="pingpong", tile_n=128, stages=8, scheduler="split_k", splits=2),
+        GemmConfig(
+            schedule="pingpong", scheduler="stream_k", out_dtype="f32", epilogue="registers"
+        ),  # fmt: skip
+        GemmConfig(schedule="pingpong", dtype="e4m3", stages=4),
     ]
 
 
@@ -110,6 +117,13 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         (dict(splits=2), "splits must be 1 unless scheduler is 'split_k', but got 2"),
         (dict(scheduler="split_k"), r"splits must be in \[2, 64\], but got 1"),
         (dict(scheduler="stream_k", cluster_m=2), "cluster_m must be 1 with the stream_k"),
+        (
+            dict(schedule="pingpong", cluster_m=2),
+            "the pingpong schedule takes 2 consumers and "
+            "cluster_m 1, but got consumers=2, cluster_m=2",
+        ),
+        (dict(schedule="pingpong", consumers=1), "the pingpong schedule takes 2 consumers"),
+        (dict(schedule="pp"), "schedule must be one of cooperative, pingpong, but got 'pp'"),
     ],
 )
 def test_gemm_refuses_bad_configurations(ctx, kwargs, message):
@@ -255,3 +269,24 @@ def test_fixup_hands_partials_over_with_release_and_acquire(ctx):
     spin = next(i for i, line in enumerate(lines) if line.startswith("ld.acquire.gpu.global.b32"))
     assert "bra" in lines[spin + 2] and lines[spin + 1].startswith("setp.eq")
     assert any(line.startswith("st.global.b32") and line.endswith(", 0;") for line in lines)
+
+
+def test_pingpong_consumers_take_turns(ctx):
+    """Ping-pong: each stage is released by the one consumer that read it
+    (empty barriers expect 1 arrival, not 2), both consumers read A from
+    the stage's first row, and the turn barriers pair a 256-thread
+    bar.sync with a bar.arrive."""
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+
+    module, meta = build_gemm(GemmConfig(schedule="pingpong", stages=4))
+    assert meta["tile"] == [64, 256, 64] and meta["block"] == [384, 1, 1]
+    text = str(module)
+    assert text.count("nvvm.barrier.arrive") == 1
+    ptx = compile_to_ptx(module)
+    lines = [line.strip() for line in ptx.splitlines()]
+    inits = [line for line in lines if line.startswith("mbarrier.init")]
+    assert len(inits) == 8  # 4 full + 4 empty, all expecting one arrival
+    assert len({line.split(",")[-1] for line in inits}) == 1
+    assert sum(line.startswith("bar.arrive") for line in lines) == 1
+    assert any(line.startswith("bar.sync") and line.endswith(", 256;") for line in lines)

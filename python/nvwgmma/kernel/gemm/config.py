@@ -68,10 +68,14 @@ class GemmConfig:
     # two add partials through a workspace in a fixed order.
     scheduler: str = "persistent"
     splits: int = 1
+    # The kernel schedule: "cooperative" (the consumers share a tile of
+    # 64 x consumers rows) or "pingpong" (two consumers take 64-row tiles
+    # in turn, one's epilogue overlapping the other's mainloop).
+    schedule: str = "cooperative"
 
     @property
     def tile_m(self) -> int:
-        return 64 * self.consumers
+        return 64 * self.consumers if self.schedule == "cooperative" else 64
 
     @property
     def k_tile(self) -> int:
@@ -115,6 +119,7 @@ class GemmConfig:
             + {"persistent": "", "split_k": f"_split{self.splits}", "stream_k": "_streamk"}.get(
                 self.scheduler, ""
             )
+            + ("" if self.schedule == "cooperative" else "_pingpong")
             + ("" if not self.fusion else "_" + chain_tag(self.fusion))
         )
 
@@ -176,6 +181,12 @@ def check_config(c: GemmConfig) -> None:
         _checks.integer(c.splits, "splits", 2, 64)
     elif c.splits != 1:
         raise ValueError(f"splits must be 1 unless scheduler is 'split_k', but got {c.splits}")
+    _one_of(c.schedule, ("cooperative", "pingpong"), "schedule")
+    if c.schedule == "pingpong" and (c.consumers, c.cluster_m) != (2, 1):
+        raise ValueError(
+            f"the pingpong schedule takes 2 consumers and cluster_m 1, but got "
+            f"consumers={c.consumers}, cluster_m={c.cluster_m}"
+        )
     if c.scheduler != "persistent" and c.cluster_m != 1:
         raise ValueError(
             f"cluster_m must be 1 with the {c.scheduler} scheduler (its units are single "
@@ -206,4 +217,6 @@ ABLATIONS = {
     "128 x 128 tile (5 stages)": GemmConfig(tile_n=128, stages=5),
     "2 x 1 cluster, B multicast": GemmConfig(cluster_m=2),
     "2 x 1 cluster, B multicast (f16)": GemmConfig(dtype="f16", out_dtype="f16", cluster_m=2),
+    "ping-pong consumers, 64 x 256 tiles (4 stages)": GemmConfig(schedule="pingpong", stages=4),
+    "stream-K (128 x 256)": GemmConfig(scheduler="stream_k"),
 }

@@ -6,7 +6,7 @@ between CTAs through a global workspace.
     acc = ws.add(acc, slot=, consumer=, thread=, barrier=)  # the finisher, per slot
 
 Layout: `slots` f32 tiles (tile_m x tile_n, one 64-row part per consumer
-warpgroup), then one i32 flag per slot and consumer. A partial is kept in
+warpgroup on the tile), then one i32 flag per slot and consumer. A partial is kept in
 the accumulator's own register order -- thread t's registers 4q .. 4q+3
 at float (q * 128 + t) * 4 of its part -- so a warp's 16-byte stores and
 loads cover 512 contiguous bytes, and the finisher, which holds the same
@@ -36,7 +36,8 @@ class Workspace:
         self.f32 = F32Type.get()
         self.part_floats = 64 * c.tile_n
         self.registers = c.tile_n // 2  # f32 accumulator registers per thread
-        floats = arith.muli(arith.extui(self.i64, slots), self._i64(c.consumers * self.part_floats))
+        self.parts = c.tile_m // 64  # warpgroups on one tile
+        floats = arith.muli(arith.extui(self.i64, slots), self._i64(self.parts * self.part_floats))
         self.flags = self._gep(pointer, floats, self.f32)
 
     def _i64(self, v):
@@ -53,9 +54,8 @@ class Workspace:
         """This thread's first float of the slot's part for `consumer`."""
         from ...dialects import arith
 
-        c = self.config
         part = arith.addi(
-            arith.muli(arith.extui(self.i64, slot), self._i64(c.consumers)),
+            arith.muli(arith.extui(self.i64, slot), self._i64(self.parts)),
             arith.extui(self.i64, consumer),
         )
         floats = arith.addi(
@@ -67,9 +67,7 @@ class Workspace:
     def _flag(self, slot, consumer):
         from ...dialects import arith
 
-        index = arith.addi(
-            arith.muli(slot, arith.constant(self.i32, self.config.consumers)), consumer
-        )
+        index = arith.addi(arith.muli(slot, arith.constant(self.i32, self.parts)), consumer)
         return self._gep(self.flags, arith.extui(self.i64, index), self.i32)
 
     def _first_thread(self, thread):

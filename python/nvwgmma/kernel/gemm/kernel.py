@@ -41,7 +41,7 @@ def build_gemm(config: GemmConfig | None = None):
     from .._ir import gep
     from .fixup import Workspace
     from .mainloop import Mainloop
-    from .schedule import cooperative
+    from .schedule import cooperative, pingpong
     from .scheduler import make_scheduler
     from .store import Epilogue
 
@@ -80,7 +80,9 @@ def build_gemm(config: GemmConfig | None = None):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
             mainloop.bind(base)
             # Every CTA of a cluster releases each stage in every CTA of it.
-            ring = pipeline.Ring(gep(base, ring_at), c.stages, c.consumers * c.cluster_m)
+            # Every consumer reading a stage releases it (ping-pong: one).
+            readers = c.tile_m // 64
+            ring = pipeline.Ring(gep(base, ring_at), c.stages, readers * c.cluster_m)
             v = _values(c, args, base, c_at)
             init = scf.IfOp(v.first)
             with InsertionPoint(init.then_block):
@@ -99,7 +101,8 @@ def build_gemm(config: GemmConfig | None = None):
             workspace = None
             if scheduler.fixup:
                 workspace = Workspace(c, args["workspace"], scheduler.slots())
-            cooperative(c, v, ring, mainloop, ep, scheduler, workspace)
+            schedule = cooperative if c.schedule == "cooperative" else pingpong
+            schedule(c, v, ring, mainloop, ep, scheduler, workspace)
             if v.rank is not None:
                 # No CTA leaves while its peer may still arrive on its barriers.
                 nvvm.cluster_arrive()

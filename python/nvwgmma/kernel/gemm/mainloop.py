@@ -139,9 +139,10 @@ class Mainloop:
         )
 
     # ---------------------------------------------------------------- consumers
-    def descriptors(self, consumer):
-        """(A, B) descriptors of stage 0, k step 0, for consumer warpgroup
-        `consumer` (an i32 Value: 0, 1, ...)."""
+    def descriptors(self, a_block):
+        """(A, B) descriptors of stage 0, k step 0, for the consumer
+        warpgroup reading A's 64-row block `a_block` (an i32 Value: the
+        consumer's index when consumers share a tile)."""
         from ...dialects import arith
         from ...ir import IntegerType
         from .. import smem
@@ -149,7 +150,7 @@ class Mainloop:
 
         i32 = IntegerType.get_signless(32)
         a_desc = smem.tile_descriptor(
-            gep(self.base, arith.muli(consumer, arith.constant(i32, self.a_rows.tile_bytes))),
+            gep(self.base, arith.muli(a_block, arith.constant(i32, self.a_rows.tile_bytes))),
             self.a_rows,
         )
         b_desc = smem.tile_descriptor(

@@ -7,11 +7,15 @@ warpgroups (232 registers) all work on the same tile, 64 rows each, each
 releasing a stage as soon as the wgmma group that read it completed, then
 storing their rows through the epilogue while the producer already fills
 the ring for the next tile.
+
+Ping-pong (`pingpong`): two consumers take the CTA's tiles in turn, each a
+whole 64-row tile; while one stores, the other's wgmmas keep the tensor
+cores busy.
 """
 
 from __future__ import annotations
 
-__all__ = ["KernelValues", "cooperative"]
+__all__ = ["KernelValues", "cooperative", "pingpong"]
 
 from dataclasses import dataclass
 
@@ -34,144 +38,235 @@ class KernelValues:
     operands: object  # fusion.Operands (also the problem's m and n)
 
 
-def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, workspace=None):
-    """Emit the producer and consumer roles at the insertion point;
-    `workspace` (a fixup.Workspace) carries partials between CTAs when the
-    scheduler splits tiles' K."""
-    from ...dialects import arith, nvvm, scf
-    from ...dialects import nvwgmma as wg
-    from ...ir import IndexType, InsertionPoint, IntegerType
-    from .._ir import gep
+class _Roles:
+    """What both kernel schedules share: the producer, and the consumer's
+    set-up, mainloop over one work unit and tile ending."""
 
-    c = config
-    i32, index = IntegerType.get_signless(32), IndexType.get()
+    def __init__(self, config, v, ring, mainloop, epilogue, scheduler, workspace):
+        from ...dialects import arith
+        from ...ir import IndexType, IntegerType
 
-    def const(value, t=i32):
-        return arith.constant(t, value)
+        self.c, self.v, self.ring, self.ml = config, v, ring, mainloop
+        self.epilogue, self.scheduler, self.workspace = epilogue, scheduler, workspace
+        self.i32, self.index = IntegerType.get_signless(32), IndexType.get()
+        self.c1 = arith.constant(self.index, 1)
 
-    c1 = const(1, index)
-    is_producer = arith.cmpi(arith.CmpIPredicate.eq, v.warpgroup, const(0))
-    roles = scf.IfOp(is_producer, has_else=True)
-    # ------------------------------------------------------------------ producer
-    with InsertionPoint(roles.then_block):
+    def const(self, value):
+        from ...dialects import arith
+
+        return arith.constant(self.i32, value)
+
+    def producer(self):
+        """One thread issues every TMA load of the CTA's units, in order."""
+        from ...dialects import arith, nvvm, scf
+        from ...ir import InsertionPoint
+
+        c, v, ring, const = self.c, self.v, self.ring, self.const
         nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
         issuer = scf.IfOp(v.first)
         with InsertionPoint(issuer.then_block):
-            tiles = scf.ForOp(*scheduler.units(), [const(0)])
+            tiles = scf.ForOp(*self.scheduler.units(), [const(0)])
             with InsertionPoint(tiles.body):
-                work = scheduler.work(tiles.induction_variable)
-                loads = scf.ForOp(work.k_first, work.k_end, c1, [tiles.inner_iter_args[0]])
+                work = self.scheduler.work(tiles.induction_variable)
+                loads = scf.ForOp(work.k_first, work.k_end, self.c1, [tiles.inner_iter_args[0]])
                 with InsertionPoint(loads.body):
                     it = loads.inner_iter_args[0]
                     stage, phase = ring.stage_and_phase(it)
                     ring.producer_acquire(stage, phase)
-                    ring.producer_expect(stage, mainloop.tx_bytes)
+                    ring.producer_expect(stage, self.ml.tx_bytes)
                     k0 = arith.muli(
-                        arith.index_cast(i32, loads.induction_variable), const(c.k_tile)
+                        arith.index_cast(self.i32, loads.induction_variable), const(c.k_tile)
                     )
-                    mainloop.load(
-                        ring,
-                        stage,
-                        v.tm_a,
-                        v.tm_b,
-                        k0=k0,
-                        row=work.row,
-                        col=work.col,
-                        batch=work.batch,
-                        rank=v.rank,
-                    )
+                    self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row,
+                                 col=work.col, batch=work.batch, rank=v.rank)  # fmt: skip
                     scf.YieldOp([arith.addi(it, const(1))])
                 scf.YieldOp([loads.results[0]])
             scf.YieldOp([])
-        scf.YieldOp([])
-    # ------------------------------------------------------------------ consumers
-    with InsertionPoint(roles.else_block):
+
+    def consumer(self, consumer, a_block):
+        """The consumer's set-up: registers, descriptors (its A rows start
+        `a_block` 64-row blocks into the stage), barrier, staging."""
+        from ...dialects import arith, nvvm
+        from .._ir import gep
+
+        c, v, const = self.c, self.v, self.const
         nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
-        consumer = arith.subi(v.warpgroup, const(1))
-        a_desc, b_desc = mainloop.descriptors(consumer)
-        releaser = arith.cmpi(arith.CmpIPredicate.eq, v.wg_thread, const(0))
+        self.consumer_index = consumer
+        self.descs = self.ml.descriptors(a_block)
+        self.releaser = arith.cmpi(arith.CmpIPredicate.eq, v.wg_thread, const(0))
         # Named barrier 0 is __syncthreads; each consumer its own.
-        store_barrier = arith.addi(consumer, const(1))
-        staging = gep(
+        self.store_barrier = arith.addi(consumer, const(1))
+        self.staging = gep(
             v.base,
-            arith.addi(const(v.staging_at), arith.muli(consumer, const(epilogue.staging_bytes))),
+            arith.addi(
+                const(v.staging_at), arith.muli(consumer, const(self.epilogue.staging_bytes))
+            ),
         )
 
-        def release(stage):
-            rel = scf.IfOp(releaser)
-            with InsertionPoint(rel.then_block):
-                ring.consumer_release(stage, peers=v.peers)
-                scf.YieldOp([])
+    def _release(self, stage):
+        from ...dialects import scf
+        from ...ir import InsertionPoint
 
-        tiles = scf.ForOp(*scheduler.units(), [const(0)])
+        rel = scf.IfOp(self.releaser)
+        with InsertionPoint(rel.then_block):
+            self.ring.consumer_release(stage, peers=self.v.peers)
+            scf.YieldOp([])
+
+    def mainloop(self, work, start):
+        """(accumulator, ring position after) of `work`'s K stages, the
+        ring at position `start` (i32)."""
+        from ...dialects import arith, scf
+        from ...dialects import nvwgmma as wg
+        from ...ir import InsertionPoint
+
+        c, ring, const = self.c, self.ring, self.const
+        a_desc, b_desc = self.descs
+        # An empty K range (more split-K parts than K stages) adds zeros.
+        acc0 = wg.zero_accumulator("f32", c.tile_n)
+        main = scf.ForOp(work.k_first, work.k_end, self.c1, [acc0, start])
+        with InsertionPoint(main.body):
+            acc, it = main.inner_iter_args
+            kt = arith.index_cast(self.i32, main.induction_variable)
+            first_k = arith.index_cast(self.i32, work.k_first)
+            stage, phase = ring.stage_and_phase(it)
+            ring.consumer_wait(stage, phase)
+            wg.fence()
+            # The first K step of a tile overwrites: no zeroing pass.
+            accumulate = arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k)
+            acc = self.ml.mma(acc, stage, a_desc, b_desc, accumulate=accumulate)
+            wg.commit_group()
+            # With one group in flight, the previous group has completed
+            # and its stage can be refilled; with none, this one has.
+            wg.wait_group(c.inflight)
+            if c.inflight:
+                has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k)
+                prev = scf.IfOp(has_previous)
+                with InsertionPoint(prev.then_block):
+                    previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
+                    self._release(previous_stage)
+                    scf.YieldOp([])
+            else:
+                self._release(stage)
+            scf.YieldOp([acc, arith.addi(it, const(1))])
+        end = main.results[1]
+        if c.inflight:
+            wg.wait_group(0)
+            last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, end, start))
+            with InsertionPoint(last.then_block):
+                last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
+                self._release(last_stage)
+                scf.YieldOp([])
+        return main.results[0], end
+
+    def finish_tile(self, work, acc, row):
+        """Store the accumulator whose first row is `row` -- or, for a
+        split tile, hand it on or add the partials first."""
+        v, thread, barrier = self.v, self.v.wg_thread, self.store_barrier
+
+        def store(acc):
+            self.epilogue.store(acc, row=row, col=work.col, thread=thread, staging=self.staging,
+                                barrier=barrier, tm_c=v.tm_c, c_ptr=v.c_ptr,
+                                operands=v.operands, batch=work.batch)  # fmt: skip
+
+        if self.workspace is None:
+            store(acc)
+        else:
+            part = self.consumer_index if self.c.schedule == "cooperative" else self.const(0)
+            _fixup(work, acc, self.scheduler, self.workspace, store, part, thread, barrier)
+
+    def done(self):
+        self.epilogue.finish(barrier=self.store_barrier, thread=self.v.wg_thread)
+
+
+def _split_roles(v, producer, consumer):
+    from ...dialects import arith, scf
+    from ...ir import InsertionPoint, IntegerType
+
+    i32 = IntegerType.get_signless(32)
+    is_producer = arith.cmpi(arith.CmpIPredicate.eq, v.warpgroup, arith.constant(i32, 0))
+    roles = scf.IfOp(is_producer, has_else=True)
+    with InsertionPoint(roles.then_block):
+        producer()
+        scf.YieldOp([])
+    with InsertionPoint(roles.else_block):
+        consumer(arith.subi(v.warpgroup, arith.constant(i32, 1)))
+        scf.YieldOp([])
+
+
+def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, workspace=None):
+    """Emit the producer and consumer roles at the insertion point;
+    `workspace` (a fixup.Workspace) carries partials between CTAs when the
+    scheduler splits tiles' K. Consumers share each tile, 64 rows each."""
+    from ...dialects import arith, scf
+    from ...ir import InsertionPoint
+
+    r = _Roles(config, v, ring, mainloop, epilogue, scheduler, workspace)
+
+    def consumer(index):
+        r.consumer(index, a_block=index)
+        tiles = scf.ForOp(*scheduler.units(), [r.const(0)])
         with InsertionPoint(tiles.body):
             work = scheduler.work(tiles.induction_variable)
-            start = tiles.inner_iter_args[0]
-            # An empty K range (more split-K parts than K stages) adds zeros.
-            acc0 = wg.zero_accumulator("f32", c.tile_n)
-            main = scf.ForOp(work.k_first, work.k_end, c1, [acc0, start])
-            with InsertionPoint(main.body):
-                acc, it = main.inner_iter_args
-                kt = arith.index_cast(i32, main.induction_variable)
-                first_k = arith.index_cast(i32, work.k_first)
-                stage, phase = ring.stage_and_phase(it)
-                ring.consumer_wait(stage, phase)
-                wg.fence()
-                acc = mainloop.mma(
-                    acc,
-                    stage,
-                    a_desc,
-                    b_desc,
-                    # The first K step of a tile overwrites: no zeroing pass.
-                    accumulate=arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k),
-                )
-                wg.commit_group()
-                # With one group in flight, the previous group has completed
-                # and its stage can be refilled; with none, this one has.
-                wg.wait_group(c.inflight)
-                if c.inflight:
-                    has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k)
-                    prev = scf.IfOp(has_previous)
-                    with InsertionPoint(prev.then_block):
-                        previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
-                        release(previous_stage)
-                        scf.YieldOp([])
-                else:
-                    release(stage)
-                scf.YieldOp([acc, arith.addi(it, const(1))])
-            end = main.results[1]
-            if c.inflight:
-                wg.wait_group(0)
-                ran = arith.cmpi(arith.CmpIPredicate.ugt, end, start)
-                last = scf.IfOp(ran)
-                with InsertionPoint(last.then_block):
-                    last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
-                    release(last_stage)
-                    scf.YieldOp([])
-            rows = arith.addi(work.row, arith.muli(consumer, const(64)))
-
-            def store(acc):
-                epilogue.store(
-                    acc,
-                    row=rows,
-                    col=work.col,
-                    thread=v.wg_thread,
-                    staging=staging,
-                    barrier=store_barrier,
-                    tm_c=v.tm_c,
-                    c_ptr=v.c_ptr,
-                    operands=v.operands,
-                    batch=work.batch,
-                )
-
-            acc = main.results[0]
-            if workspace is None:
-                store(acc)
-            else:
-                _fixup(work, acc, scheduler, workspace, store, consumer, v.wg_thread, store_barrier)
+            acc, end = r.mainloop(work, tiles.inner_iter_args[0])
+            r.finish_tile(work, acc, arith.addi(work.row, arith.muli(index, r.const(64))))
             scf.YieldOp([end])
-        epilogue.finish(barrier=store_barrier, thread=v.wg_thread)
-        scf.YieldOp([])
+        r.done()
+
+    _split_roles(v, r.producer, consumer)
+
+
+# Named barriers 1 .. consumers: the consumers' epilogues; these two pass
+# the tensor cores between ping-pong consumers.
+_TURN_BARRIERS = (3, 4)
+
+
+def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, workspace=None):
+    """Emit the producer and two consumers that take the CTA's work units
+    in turn (unit j: consumer j mod 2), each a whole 64-row tile: one
+    consumer's epilogue (or fix-up) overlaps the other's mainloop. The
+    mainloops run strictly in unit order: before unit j > 0 its consumer
+    waits on its turn barrier, which the other consumer arrives on as soon
+    as it has issued unit j - 1's last wgmma (CUTLASS's ordered barrier);
+    each arrival is matched by one wait, so none is left pending at exit."""
+    from ...dialects import arith, nvvm, scf
+    from ...ir import InsertionPoint
+
+    r = _Roles(config, v, ring, mainloop, epilogue, scheduler, workspace)
+    const = r.const
+    threads = const(256)
+
+    def consumer(index):
+        r.consumer(index, a_block=const(0))
+        first, end, step = scheduler.units()
+        mine_turn = arith.addi(const(_TURN_BARRIERS[0]), index)
+        other_turn = arith.subi(const(_TURN_BARRIERS[0] + _TURN_BARRIERS[1]), mine_turn)
+        tiles = scf.ForOp(first, end, step, [const(0), const(0)])
+        with InsertionPoint(tiles.body):
+            start, j = tiles.inner_iter_args
+            work = scheduler.work(tiles.induction_variable)
+            mine = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(j, const(1)), index)
+            turn = scf.IfOp(mine, [start.type], has_else=True)
+            with InsertionPoint(turn.then_block):
+                waits = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, j, const(0)))
+                with InsertionPoint(waits.then_block):
+                    nvvm.BarrierOp(None, barrierId=mine_turn, numberOfThreads=threads)
+                    scf.YieldOp([])
+                acc, after = r.mainloop(work, start)
+                next_unit = arith.addi(tiles.induction_variable, step)
+                more = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, next_unit, end))
+                with InsertionPoint(more.then_block):
+                    nvvm.barrier_arrive(threads, barrier_id=other_turn)
+                    scf.YieldOp([])
+                r.finish_tile(work, acc, work.row)
+                scf.YieldOp([after])
+            with InsertionPoint(turn.else_block):
+                # The other consumer's unit: skip its stages of the ring.
+                skipped = arith.index_cast(r.i32, arith.subi(work.k_end, work.k_first))
+                scf.YieldOp([arith.addi(start, skipped)])
+            scf.YieldOp([turn.results[0], arith.addi(j, const(1))])
+        r.done()
+
+    _split_roles(v, r.producer, consumer)
 
 
 def _fixup(work, acc, scheduler, workspace, store, consumer, thread, barrier):
