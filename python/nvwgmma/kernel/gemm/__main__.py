@@ -12,8 +12,9 @@ from .kernel import build_gemm
 
 
 # What `--precompile` writes without a table: every dtype pairing, both
-# layouts of each operand (fp8: K-major), the fused Linear epilogues, and
-# both C paths (16-byte aligned rows: TMA store; others: registers).
+# layouts of each operand (fp8: K-major), the fused Linear epilogues, both
+# C paths (16-byte aligned rows: TMA store; others: registers), and a large
+# and a small problem (select_config's wide and narrow tile).
 def default_table():
     from .fusion import Activation, Bias
     from .launch import Problem
@@ -26,7 +27,10 @@ def default_table():
         for a_major, b_major in majors:
             for aligned in (True, False):
                 for chain in chains:
-                    table.append(Problem(1, 1, 1, 1, dtype, out, a_major, b_major, aligned, chain))
+                    for m in (4096, 128):
+                        table.append(
+                            Problem(m, 4096, 4096, 1, dtype, out, a_major, b_major, aligned, chain)
+                        )
     return table
 
 
@@ -66,6 +70,11 @@ def main(argv=None) -> int:
         help="column chunks of the TMA epilogue (default: 2 for f32 output, else 1)",
     )
     parser.add_argument("--cluster-m", type=int, default=GemmConfig.cluster_m)
+    parser.add_argument("--schedule", default="cooperative", choices=["cooperative", "pingpong"])
+    parser.add_argument(
+        "--scheduler", default="persistent", choices=["persistent", "split_k", "stream_k"]
+    )
+    parser.add_argument("--splits", type=int, default=1, help="K parts (--scheduler split_k)")
     parser.add_argument("--a-major", default="K", choices=["K", "M"])
     parser.add_argument("--b-major", default="K", choices=["K", "N"])
     parser.add_argument("--ptx", help="PTX output file")
@@ -104,6 +113,9 @@ def main(argv=None) -> int:
             cluster_m=args.cluster_m,
             a_major=args.a_major,
             b_major=args.b_major,
+            schedule=args.schedule,
+            scheduler=args.scheduler,
+            splits=args.splits,
         )
         with Context():
             module, meta = build_gemm(config)

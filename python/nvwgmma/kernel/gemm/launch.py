@@ -160,23 +160,17 @@ class Problem:
         return cls(m, n, k, batch, dtype, out_dtype, a_major, b_major, aligned, tuple(fusion))
 
 
-def problem_config(p: Problem) -> GemmConfig:
-    """The kernel configuration `matmul` uses for problem `p`: today's
-    default tile (128 x 256, 3 stages, cooperative), the problem's layouts
-    and epilogue chain; the TMA epilogue when C's rows are 16-byte aligned
-    and its type is 16-bit or f32 (C in two chunks for f32), else masked
-    stores from registers (4 stages: no staging buffer)."""
-    tma = p.c_aligned and p.out_dtype in ("bf16", "f16", "f32")
-    return GemmConfig(
-        dtype=p.dtype,
-        out_dtype=p.out_dtype,
-        a_major=p.a_major,
-        b_major=p.b_major,
-        fusion=p.fusion,
-        epilogue="tma" if tma else "registers",
-        stages=3 if tma else 4,
-        epilogue_chunks=2 if tma and p.out_dtype == "f32" else 1,
-    )
+def problem_config(p: Problem, sms: int = 132) -> GemmConfig:
+    """The kernel configuration `matmul` uses for problem `p` on a GPU with
+    `sms` SMs: `select_config`'s (tile, stages, schedule, scheduler), the
+    problem's layouts and epilogue chain; the TMA epilogue when C's rows
+    are 16-byte aligned and its type is 16-bit or f32 (C in two chunks for
+    f32), else masked stores from registers."""
+    from .selector import select_config
+
+    return select_config(p.m, p.n, p.k, dtype=p.dtype, out_dtype=p.out_dtype, a_major=p.a_major,
+                         b_major=p.b_major, batch=p.batch, fusion=p.fusion,
+                         c_aligned=p.c_aligned, sms=sms)  # fmt: skip
 
 
 def fusion_chain(*, bias=None, activation=None, residual=None, beta=False, alpha=False,
@@ -440,8 +434,9 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
                            out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
+    sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if config is None:
-        config = problem_config(problem)
+        config = problem_config(problem, sms)
     kernel, meta = load_kernel(config)
     p, boxes = problem, meta["boxes"]
     ta, tb, tc = o["a"], o["b"], o["c"]
@@ -453,7 +448,6 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     tm_c = tm_a  # not read by the registers epilogue
     if config.epilogue == "tma":
         tm_c = _map(tc, p.out_dtype, p.n, p.m * p.n, p.m, p.n, p.batch, boxes["C"])
-    sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if grid is None:
         grid = grid_size(meta, p.m, p.n, p.k, sms, p.batch)
     stream = _stream(stream, ta)

@@ -1,0 +1,138 @@
+"""select_config: what it picks for the shapes models run, and that every
+configuration it can return builds, passes the strict protocol check and
+assembles without spills."""
+
+from dataclasses import replace
+
+import pytest
+
+LLAMA = {"QKV": (6144, 4096), "O": (4096, 4096), "gate/up": (28672, 4096), "down": (4096, 14336)}
+
+
+@pytest.fixture
+def split_k_on(monkeypatch):
+    from nvwgmma.kernel.gemm import selector
+
+    monkeypatch.setattr(selector, "SPLIT_K_VERIFIED", True)
+
+
+def _pick(m, name, **kw):
+    from nvwgmma.kernel.gemm import select_config
+
+    n, k = LLAMA[name]
+    c = select_config(m, n, k, **kw)
+    return (c.tile_m, c.tile_n, c.stages, c.scheduler, c.splits)
+
+
+@pytest.mark.parametrize(
+    "m, name, expected",
+    [
+        # A full wave of 128 x 256 tiles: the wide tile.
+        (2048, "QKV", (128, 256, 3, "persistent", 1)),
+        (8192, "down", (128, 256, 3, "persistent", 1)),
+        (512, "gate/up", (128, 256, 3, "persistent", 1)),
+        # Half a wave of 128 x 128 tiles: the narrow one, 6 stages.
+        (512, "QKV", (128, 128, 6, "persistent", 1)),
+        (128, "gate/up", (128, 128, 6, "persistent", 1)),
+        # Fewer: split-K, about a wave of parts, each >= 4 K stages.
+        (128, "QKV", (128, 128, 6, "split_k", 2)),
+        (128, "O", (128, 128, 6, "split_k", 4)),
+        (128, "down", (128, 128, 6, "split_k", 4)),
+    ],
+)
+def test_select_config_on_llama_projections(split_k_on, m, name, expected):
+    assert _pick(m, name) == expected
+
+
+def test_split_k_waits_for_the_gpu_and_keeps_parts_long():
+    from nvwgmma.kernel.gemm import select_config, selector
+
+    assert not selector.SPLIT_K_VERIFIED  # until bench/gemm/shapes.py has run it
+    assert _pick(128, "down") == (128, 128, 6, "persistent", 1)
+    # 7 x 7 x 64: one K stage, nothing to split.
+    assert select_config(7, 7, 64).scheduler == "persistent"
+
+
+def test_select_config_follows_the_problem(split_k_on):
+    from nvwgmma.kernel.gemm import select_config
+
+    c = select_config(1000, 1001, 1000, out_dtype="f32", c_aligned=False, a_major="M")
+    assert (c.epilogue, c.out_dtype, c.a_major, c.tile_n, c.stages) == ("registers", "f32", "M",
+                                                                         128, 7)  # fmt: skip
+    c = select_config(4096, 4096, 4096, out_dtype="f32")
+    assert (c.epilogue, c.epilogue_chunks, c.tile_n) == ("tma", 2, 256)
+    c = select_config(4096, 4096, 4096, dtype="e4m3")
+    assert (c.dtype, c.out_dtype, c.k_tile) == ("e4m3", "bf16", 128)
+    # A batch multiplies the tiles: 16 x (1 x 4) wide tiles is not a wave, 16 x 8 narrow is.
+    assert select_config(128, 1024, 1024, batch=16).tile_n == 128
+    assert select_config(128, 1024, 1024, batch=64).tile_n == 256
+    # Fewer SMs: a wave is fewer tiles.
+    assert select_config(512, 4096, 4096, sms=64).tile_n == 256
+
+
+def test_stages_are_as_many_as_fit():
+    from nvwgmma.kernel.gemm import select_config
+
+    for c in (select_config(4096, 4096, 4096), select_config(128, 4096, 4096),
+              select_config(128, 4096, 4096, out_dtype="f32")):  # fmt: skip
+        assert c.shared_memory_bytes <= 227 * 1024
+        assert c.stages == 8 or replace(c, stages=c.stages + 1).shared_memory_bytes > 227 * 1024
+
+
+def test_candidates_start_with_the_choice():
+    from nvwgmma.kernel.gemm import candidates, select_config
+
+    found = candidates(4096, 4096, 4096)
+    assert found[0] == select_config(4096, 4096, 4096)
+    assert len(found) == len(set(found))
+    assert {c.schedule for c in found} == {"cooperative", "pingpong"}
+    assert {c.scheduler for c in found} == {"persistent", "split_k", "stream_k"}
+    assert any(c.cluster_m == 2 for c in found)
+    # A small problem: no ping-pong or cluster (not a wave of wide tiles).
+    small = candidates(128, 4096, 14336)
+    assert all(c.schedule == "cooperative" and c.cluster_m == 1 for c in small)
+
+
+def _returnable():
+    """Every configuration select_config returns over the shape classes,
+    dtype pairings, layouts and C alignments (split-K included)."""
+    from nvwgmma.kernel.gemm import selector
+
+    saved, selector.SPLIT_K_VERIFIED = selector.SPLIT_K_VERIFIED, True
+    try:
+        found = []
+        pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
+                 ("bf16", "e4m3")]  # fmt: skip
+        for m, n, k in ((4096, 4096, 4096), (512, 4096, 4096), (128, 4096, 14336)):
+            for dtype, out in pairs:
+                for aligned in (True, False):
+                    for a_major in ("K", "M") if dtype != "e4m3" else ("K",):
+                        c = selector.select_config(m, n, k, dtype=dtype, out_dtype=out,
+                                                   c_aligned=aligned, a_major=a_major)  # fmt: skip
+                        if c not in found:
+                            found.append(c)
+        return found
+    finally:
+        selector.SPLIT_K_VERIFIED = saved
+
+
+def test_returnable_configurations_cover_every_rule():
+    kinds = {(c.tile_n, c.scheduler) for c in _returnable()}
+    assert kinds == {(256, "persistent"), (128, "persistent"), (128, "split_k")}
+
+
+@pytest.mark.parametrize("index", range(len(_returnable())))
+def test_returnable_configuration_assembles_cleanly(ctx, index):
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm import build_gemm
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.tools import find_tool
+
+    module, _ = build_gemm(_returnable()[index])
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    messages = run_ptxas(ptx, extra_args=["-v"])
+    assert "0 bytes spill stores, 0 bytes spill loads" in messages, messages
+    assert "serialized" not in messages.lower(), messages
