@@ -24,7 +24,14 @@ import threading
 from .. import _checks
 from .tensormap import TENSOR_MAP_BYTES, _check, _driver, encode
 
-__all__ = ["Kernel", "device_attribute", "ensure_context", "tensor_map", "workspace"]
+__all__ = [
+    "Kernel",
+    "device_attribute",
+    "elapsed_ms",
+    "ensure_context",
+    "tensor_map",
+    "workspace",
+]
 
 _lock = threading.Lock()
 _C_TYPES = {
@@ -192,3 +199,24 @@ def workspace(nbytes: int, stream: int = 0) -> int:
             )
             found = _workspaces[key] = (address, size)
         return found[0]
+
+
+def elapsed_ms(launch, stream: int = 0, repeat: int = 10) -> float:
+    """Milliseconds per call of `launch()` (which enqueues work on
+    `stream`): one warm-up call, then `repeat` calls between two events."""
+    driver = _driver()
+    ensure_context()
+    handle = driver.CUstream(int(stream))
+    start = _check(driver.cuEventCreate(0), "cuEventCreate")
+    end = _check(driver.cuEventCreate(0), "cuEventCreate")
+    try:
+        launch()
+        _check(driver.cuEventRecord(start, handle), "cuEventRecord")
+        for _ in range(repeat):
+            launch()
+        _check(driver.cuEventRecord(end, handle), "cuEventRecord")
+        _check(driver.cuEventSynchronize(end), "cuEventSynchronize")
+        return float(_check(driver.cuEventElapsedTime(start, end), "cuEventElapsedTime")) / repeat
+    finally:
+        driver.cuEventDestroy(start)
+        driver.cuEventDestroy(end)

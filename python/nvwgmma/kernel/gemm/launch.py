@@ -13,6 +13,10 @@ e.g. `w.T`, is K-major: wgmma's native layout; fp8 inputs need a row-major
 a and a column-major b). Output: (M, N) or (batch, M, N), row-major,
 `out_dtype` (default: the input type; bf16 for fp8 inputs).
 
+The configuration: `select_config`'s rule on the problem's shape and the
+GPU's SM count; with NVWGMMA_AUTOTUNE=1, the fastest verified candidate
+measured on the first call of each shape class (nvwgmma.kernel.gemm.autotune).
+
 Kernels: PTX from `$NVWGMMA_PTX_DIR` (written by `python -m
 nvwgmma.kernel.gemm --precompile DIR`) or the cache `$NVWGMMA_CACHE_DIR`
 (default ~/.cache/nvwgmma), else compiled (needs the nvwgmma build) and
@@ -27,6 +31,7 @@ import os
 from dataclasses import asdict, dataclass
 
 from ...layouts import ELEMENT_BITS
+from . import autotune
 from .config import GemmConfig
 from .fusion import ACTIVATIONS, Activation, Alpha, Bias, Residual, Scale
 
@@ -437,6 +442,10 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if config is None:
         config = problem_config(problem, sms)
+        if autotune.enabled():
+            config = _tuned(problem, config, sms, a, b, stream, dict(
+                bias=bias, activation=activation, residual=residual, out_dtype=problem.out_dtype,
+                alpha=alpha, beta=beta, scale=scale))  # fmt: skip
     kernel, meta = load_kernel(config)
     p, boxes = problem, meta["boxes"]
     ta, tb, tc = o["a"], o["b"], o["c"]
@@ -476,6 +485,25 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
         stream=stream,
     )
     return launch, out
+
+
+def _tuned(problem, chosen, sms, a, b, stream, kwargs):
+    """NVWGMMA_AUTOTUNE: the fastest verified candidate (autotune.tune),
+    each run on this call's inputs into an output of its own."""
+    from .selector import candidates
+
+    def trial(config):
+        return prepare(a, b, stream=stream, config=config, **kwargs)
+
+    launch, reference = trial(chosen)
+    launch()
+    found = candidates(problem.m, problem.n, problem.k, dtype=problem.dtype,
+                       out_dtype=problem.out_dtype, a_major=problem.a_major,
+                       b_major=problem.b_major, batch=problem.batch, fusion=problem.fusion,
+                       c_aligned=problem.c_aligned, sms=sms)  # fmt: skip
+    stream_handle = _stream(stream, _Tensor(a, "a"))
+    measure = autotune.measure_on(trial, reference, stream_handle)
+    return autotune.tune(problem, chosen, found, measure)
 
 
 # Launches of recent calls with a given `out`, keyed by everything the
