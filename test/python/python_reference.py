@@ -23,6 +23,9 @@ MODULES = [
     ("nvwgmma.kernel.gemm", None),
     ("nvwgmma.kernel.gemm.launch", None),
     ("nvwgmma.kernel.gemm.fusion", None),
+    ("nvwgmma.kernel.gemm.selector", None),
+    ("nvwgmma.kernel.gemm.scheduler", None),
+    ("nvwgmma.kernel.gemm.autotune", None),
     ("nvwgmma.errors", None),
     ("nvwgmma.tools", None),
 ]

@@ -136,3 +136,25 @@ def test_returnable_configuration_assembles_cleanly(ctx, index):
     messages = run_ptxas(ptx, extra_args=["-v"])
     assert "0 bytes spill stores, 0 bytes spill loads" in messages, messages
     assert "serialized" not in messages.lower(), messages
+
+
+def test_performance_md_table_is_what_the_rule_picks(split_k_on):
+    """docs/performance.md's selector table: each cell is select_config's
+    tile and stages, and its split-K (in parentheses, once verified)."""
+    import pathlib
+
+    from nvwgmma.kernel.gemm import select_config
+
+    text = (pathlib.Path(__file__).parents[2] / "docs" / "performance.md").read_text()
+    table = text.split("<!-- selector-table:begin -->")[1].split("<!-- selector-table:end -->")[0]
+    rows = [r for r in table.strip().splitlines()[2:]]
+    assert len(rows) == 4
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        m = int(cells[0])
+        for cell, (n, k) in zip(cells[1:], LLAMA.values()):
+            c = select_config(m, n, k)
+            expected = f"{c.tile_m}x{c.tile_n} s{c.stages}"
+            if c.scheduler == "split_k":
+                expected = f"128x128 s6 (split-K {c.splits})"
+            assert cell == expected, (m, n, k, cell)
