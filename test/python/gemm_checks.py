@@ -1,0 +1,23 @@
+"""What every buildable GEMM configuration must pass: build, the strict
+protocol check, and (where ptxas is installed) assembly without spills or
+wgmma serialisation. Returns (meta, ptx)."""
+
+import pytest
+
+
+def assert_clean(config):
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm import build_gemm
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.tools import find_tool
+
+    module, meta = build_gemm(config)
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    assert meta["dynamic_smem"] <= 227 * 1024
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    messages = run_ptxas(ptx, extra_args=["-v"])
+    assert "0 bytes spill stores, 0 bytes spill loads" in messages, messages
+    assert "serialized" not in messages.lower(), messages
+    return meta, ptx
