@@ -181,6 +181,7 @@ class RecordingDriver:
 
     def __init__(self):
         self.encoded, self.launches, self.copies = [], [], 0
+        self.allocated, self.zeroed, self.workspace = [], [], None
 
     def __getattr__(self, name):  # enums: CU_* names come back as themselves
         return type(name, (), {"__getattr__": lambda self, attr: attr})()
@@ -217,7 +218,12 @@ class RecordingDriver:
     cuuint32_t = cuuint64_t
 
     def cuMemAlloc(self, size):
-        return (0, 1 << 30)
+        self.allocated.append(size)
+        return (0, (1 << 30) * len(self.allocated))
+
+    def cuMemsetD8Async(self, address, value, size, stream):
+        self.zeroed.append((address, value, size, stream))
+        return (0,)
 
     def cuMemcpyHtoD(self, address, blob, size):
         self.copies += 1
@@ -233,6 +239,7 @@ class RecordingDriver:
         pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
         ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int32))[0] for i in (4, 5, 6, 7)]
         self.launches.append(((gx, gy, gz), (bx, by, bz), smem, stream, ints))
+        self.workspace = ctypes.cast(pointers[13], ctypes.POINTER(ctypes.c_uint64))[0]
         return (0,)
 
 
@@ -266,3 +273,42 @@ def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
     ]
     matmul(a, b, out=out, stream=7)
     assert len(driver.launches) == 2 and len(driver.encoded) == 3 and driver.copies == 3
+
+
+def test_split_k_launch_gets_a_zeroed_workspace_per_stream(ctx, tmp_path, monkeypatch):
+    """A split-K launch: the grid deals out tiles x splits units, the
+    workspace (one f32 tile per unit, then one flag per unit and
+    consumer) is allocated and zeroed on the launch's stream once, grows
+    for a bigger problem, and is the kernel's last parameter; another
+    stream gets its own. A data-parallel launch passes none."""
+    from nvwgmma.kernel import runtime, tensormap
+    from nvwgmma.kernel.gemm import GemmConfig, launch, matmul
+
+    driver = RecordingDriver()
+    monkeypatch.setattr(tensormap, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(runtime, "_workspaces", {})
+    monkeypatch.setattr(launch, "_loaded", {})
+    monkeypatch.setattr(launch, "_recent", {})
+    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    config = GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)
+    a, b = Array((128, 14336), address=1 << 20), col_major(14336, 4096, address=1 << 28)
+    matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=7, config=config)
+    units = 32 * 4  # 1 x 32 tiles of 128 x 128, 4 parts each
+    size = units * 128 * 128 * 4 + units * 2 * 4
+    ((first, value, zeroed, stream),) = driver.zeroed
+    assert (value, zeroed, stream) == (0, size, 7) and size in driver.allocated
+    assert driver.launches[-1][0] == (128, 1, 1) and driver.workspace == first
+    # Same stream, a smaller problem: the same buffer; a bigger one: a new one.
+    matmul(Array((64, 14336), address=1 << 20), b,
+           out=Array((64, 4096), address=1 << 32), stream=7, config=config)  # fmt: skip
+    assert len(driver.zeroed) == 1 and driver.workspace == first
+    matmul(Array((256, 14336), address=1 << 20), b, out=Array((256, 4096), address=1 << 32),
+           stream=7, config=config)  # fmt: skip
+    assert driver.zeroed[1][2] == 2 * size and driver.workspace == driver.zeroed[1][0] != first
+    matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=9, config=config)
+    assert len(driver.zeroed) == 3 and driver.zeroed[-1][3] == 9
+    matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=9)
+    assert driver.workspace == 0 and len(driver.zeroed) == 3

@@ -448,6 +448,12 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
                 alpha=alpha, beta=beta, scale=scale))  # fmt: skip
     kernel, meta = load_kernel(config)
     p, boxes = problem, meta["boxes"]
+    if config.scheduler == "stream_k":
+        bm, bn, bk = meta["tile"]
+        iterations = p.batch * -(-p.m // bm) * -(-p.n // bn) * -(-p.k // bk)
+        if iterations >= 1 << 31:
+            _fail(f"stream_k counts tiles x K stages in 32 bits, so they must be below 2^31, "
+                  f"but this problem has {iterations}: use another scheduler")  # fmt: skip
     ta, tb, tc = o["a"], o["b"], o["c"]
     # A as (batch, M, K) K-major or (batch, K, M); B as (batch, N, K) or (batch, K, N).
     a_rows, a_cols = (p.m, p.k) if p.a_major == "K" else (p.k, p.m)
