@@ -243,21 +243,31 @@ class RecordingDriver:
         return (0,)
 
 
-def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
-    """matmul end to end against a recording driver: 3-D tensor maps of the
-    right extents, strides and boxes, the balanced grid, M, N, K and batch
-    in the kernel's parameters; a repeated call reuses its launch."""
+def _record(monkeypatch, tmp_path):
+    """A RecordingDriver in place of cuda-python's, fresh runtime and
+    launch caches, kernels compiled into `tmp_path`."""
     from nvwgmma.kernel import runtime, tensormap
-    from nvwgmma.kernel.gemm import launch, matmul
+    from nvwgmma.kernel.gemm import launch
 
     driver = RecordingDriver()
     monkeypatch.setattr(tensormap, "_driver", lambda: driver)
     monkeypatch.setattr(runtime, "_driver", lambda: driver)
     monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(runtime, "_workspaces", {})
     monkeypatch.setattr(launch, "_loaded", {})
     monkeypatch.setattr(launch, "_recent", {})
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    return driver
+
+
+def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
+    """matmul end to end against a recording driver: 3-D tensor maps of the
+    right extents, strides and boxes, the balanced grid, M, N, K and batch
+    in the kernel's parameters; a repeated call reuses its launch."""
+    from nvwgmma.kernel.gemm import matmul
+
+    driver = _record(monkeypatch, tmp_path)
     a = Array((1000, 4096), address=1 << 20)
     b = col_major(4096, 4104, address=1 << 28)  # the transpose of a 4104 x 4096 weight
     out = Array((1000, 4104), address=1 << 32)
@@ -281,18 +291,9 @@ def test_split_k_launch_gets_a_zeroed_workspace_per_stream(ctx, tmp_path, monkey
     consumer) is allocated and zeroed on the launch's stream once, grows
     for a bigger problem, and is the kernel's last parameter; another
     stream gets its own. A data-parallel launch passes none."""
-    from nvwgmma.kernel import runtime, tensormap
-    from nvwgmma.kernel.gemm import GemmConfig, launch, matmul
+    from nvwgmma.kernel.gemm import GemmConfig, matmul
 
-    driver = RecordingDriver()
-    monkeypatch.setattr(tensormap, "_driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
-    monkeypatch.setattr(runtime, "_workspaces", {})
-    monkeypatch.setattr(launch, "_loaded", {})
-    monkeypatch.setattr(launch, "_recent", {})
-    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    driver = _record(monkeypatch, tmp_path)
     config = GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)
     a, b = Array((128, 14336), address=1 << 20), col_major(14336, 4096, address=1 << 28)
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=7, config=config)

@@ -101,21 +101,11 @@ def main(argv=None) -> int:
             return 0
         if not args.ptx:
             parser.error("--ptx (or --precompile) is required")
+        fields = ("dtype", "out_dtype", "tile_n", "consumers", "stages", "group_m", "epilogue",
+                  "cluster_m", "a_major", "b_major", "schedule", "scheduler", "splits")  # fmt: skip
         config = GemmConfig(
-            dtype=args.dtype,
-            out_dtype=args.out_dtype,
-            tile_n=args.tile_n,
-            consumers=args.consumers,
-            stages=args.stages,
-            group_m=args.group_m,
-            epilogue=args.epilogue,
+            **{name: getattr(args, name) for name in fields},
             epilogue_chunks=args.epilogue_chunks or (2 if args.out_dtype == "f32" else 1),
-            cluster_m=args.cluster_m,
-            a_major=args.a_major,
-            b_major=args.b_major,
-            schedule=args.schedule,
-            scheduler=args.scheduler,
-            splits=args.splits,
         )
         with Context():
             module, meta = build_gemm(config)

@@ -80,7 +80,6 @@ class Workspace:
         flag it."""
         from ...dialects import llvm, scf
         from ...ir import InsertionPoint, VectorType
-        from .. import epilogue
 
         vector = VectorType.get([4], self.f32)
         base = self._part(slot, consumer, thread)
@@ -90,8 +89,7 @@ class Workspace:
                 x = llvm.extractvalue(self.f32, acc, [4 * q + lane])
                 v = llvm.insertelement(v, x, _i32(lane))
             llvm.store(v, self._gep(base, q * 128 * 4, self.f32), alignment=16)
-        epilogue._warpgroup_barrier(_i32(barrier) if isinstance(barrier, int) else barrier,
-                                    None, None)  # fmt: skip
+        _sync(barrier)
         signal = scf.IfOp(self._first_thread(thread))
         with InsertionPoint(signal.then_block):
             # A release fence, then a relaxed add: LLVM's NVPTX backend drops
@@ -111,7 +109,6 @@ class Workspace:
         """`acc` plus the part of the partial in `slot`, once it is flagged."""
         from ...dialects import arith, llvm, scf
         from ...ir import InsertionPoint, VectorType
-        from .. import epilogue
 
         flag = self._flag(slot, consumer)
         waiter = scf.IfOp(self._first_thread(thread))
@@ -130,8 +127,7 @@ class Workspace:
                 scf.YieldOp([])
             llvm.store(_i32(0), flag, alignment=4)
             scf.YieldOp([])
-        epilogue._warpgroup_barrier(_i32(barrier) if isinstance(barrier, int) else barrier,
-                                    None, None)  # fmt: skip
+        _sync(barrier)
         vector = VectorType.get([4], self.f32)
         base = self._part(slot, consumer, thread)
         for q in range(self.registers // 4):
@@ -148,3 +144,10 @@ def _i32(v):
     from .._ir import i32_constant
 
     return i32_constant(v)
+
+
+def _sync(barrier):
+    """The warpgroup's named barrier `barrier` (an int or i32 Value)."""
+    from .. import epilogue
+
+    epilogue._warpgroup_barrier(epilogue._named_barrier_id(barrier, None, None), None, None)

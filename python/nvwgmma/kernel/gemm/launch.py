@@ -439,6 +439,7 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
                            out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
+    stream = _stream(stream, o["a"])
     sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if config is None:
         config = problem_config(problem, sms)
@@ -465,7 +466,6 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
         tm_c = _map(tc, p.out_dtype, p.n, p.m * p.n, p.m, p.n, p.batch, boxes["C"])
     if grid is None:
         grid = grid_size(meta, p.m, p.n, p.k, sms, p.batch)
-    stream = _stream(stream, ta)
     scratch = runtime.workspace(workspace_bytes(meta, p.m, p.n, p.k, grid, p.batch), stream)
     bias_ptr = o["bias"].address if o["bias"] is not None else tc.address
     res_ptr = o["residual"].address if o["residual"] is not None else tc.address
@@ -507,8 +507,7 @@ def _tuned(problem, chosen, sms, a, b, stream, kwargs):
                        out_dtype=problem.out_dtype, a_major=problem.a_major,
                        b_major=problem.b_major, batch=problem.batch, fusion=problem.fusion,
                        c_aligned=problem.c_aligned, sms=sms)  # fmt: skip
-    stream_handle = _stream(stream, _Tensor(a, "a"))
-    measure = autotune.measure_on(trial, reference, stream_handle)
+    measure = autotune.measure_on(trial, reference, stream)
     return autotune.tune(problem, chosen, found, measure)
 
 

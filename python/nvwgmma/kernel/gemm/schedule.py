@@ -138,9 +138,8 @@ class _Roles:
             # With one group in flight, the previous group has completed
             # and its stage can be refilled; with none, this one has.
             wg.wait_group(c.inflight)
-            if c.inflight:
-                has_previous = arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k)
-                prev = scf.IfOp(has_previous)
+            if c.inflight:  # a previous K step exists exactly when this one accumulates
+                prev = scf.IfOp(accumulate)
                 with InsertionPoint(prev.then_block):
                     previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
                     self._release(previous_stage)
