@@ -29,6 +29,9 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
   gpuOptions.indexBitwidth = options.indexBitwidth;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(gpuOptions));
   pm.addPass(createConvertNVVMToLLVMPass());
+  // math ops (exp2, log, ...) become llvm intrinsics llc selects natively:
+  // left alone they reach mlir-translate, which has no math dialect.
+  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -41,7 +44,7 @@ void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
 void nvwgmma::registerNVWGMMAPipelines() {
   PassPipelineRegistration<PipelineOptions>(
       "nvwgmma-to-llvm-pipeline",
-      "Lower nvwgmma and the upstream dialects of a kernel (func, arith, scf, "
-      "cf, memref, gpu, nvvm) to LLVM dialect",
+      "Lower nvwgmma and the upstream dialects of a kernel (func, arith, math, "
+      "scf, cf, memref, gpu, nvvm) to LLVM dialect",
       buildPipeline);
 }

@@ -328,16 +328,37 @@ class SharedTile:
     swizzle: Swizzle
     major: str  # "K" or "MN"
     k_step_bytes: int  # start-address advance per instruction along K
+    k_atom_bytes: int = 0  # bytes between K-major swizzle atoms along K (0: one atom)
+    k_steps_per_atom: int = 0
 
     def descriptor(self, start_address: int, k_step: int = 0, base_offset: int = 0):
         """Descriptor of the instruction `k_step` of a K loop over this tile."""
         return encode_descriptor(
-            start_address + k_step * self.k_step_bytes,
+            start_address + k_step_offset(self, k_step),
             self.leading_byte_offset,
             self.stride_byte_offset,
             self.swizzle,
             base_offset,
         )
+
+
+def k_step_offset(tile, k_step: int) -> int:
+    """Bytes from a tile's base to instruction `k_step`'s slice: k steps
+    advance within a swizzle atom, then jump to the next atom along K."""
+    if not tile.k_atom_bytes:
+        return k_step * tile.k_step_bytes
+    atom, within = divmod(k_step, tile.k_steps_per_atom)
+    return atom * tile.k_atom_bytes + within * tile.k_step_bytes
+
+
+def _k_atoms(rows: int, k_bytes: int, swizzle) -> tuple[int, int]:
+    """(bytes between atoms, k steps per atom) of a K-major tile wider than
+    one swizzle atom; (0, 0) otherwise."""
+    swizzle = Swizzle.parse(swizzle)
+    width = swizzle_width(swizzle)
+    if swizzle == Swizzle.NONE or k_bytes <= width:
+        return 0, 0
+    return (-(-rows // 8)) * 8 * width, width // 32
 
 
 def _geometry(rows: int, k_bytes: int, row_bytes_major: bool, swizzle, k_groups: int):
@@ -351,12 +372,14 @@ def _geometry(rows: int, k_bytes: int, row_bytes_major: bool, swizzle, k_groups:
         if swizzle == Swizzle.NONE:
             lbo, sbo = 128, (k_bytes // 16) * 128
             return lbo, sbo, 2 * lbo, (-(-rows // 8)) * sbo
-        if k_bytes > width:
+        if k_bytes > width and k_bytes % width:
             raise ValueError(
-                f"a K-major tile with {width}-byte swizzling holds at most {width} "
-                f"bytes of K per row, but got {k_bytes}"
+                f"a K-major tile with {width}-byte swizzling holds a whole number of "
+                f"{width}-byte atoms of K per row, but got {k_bytes} bytes"
             )
-        return 16, 8 * width, 32, (-(-rows // 8)) * 8 * width
+        # Wider K: swizzle atoms (rows x width bytes) side by side along K.
+        atoms = max(1, k_bytes // width)
+        return 16, 8 * width, 32, atoms * (-(-rows // 8)) * 8 * width
     # MN-major: row bytes x K
     if swizzle == Swizzle.NONE:
         lbo, sbo = 128, k_groups * 128
@@ -376,7 +399,8 @@ def _byte_offsets(rows: int, k_bytes: int, row_bytes_major: bool, swizzle, k_gro
         if swizzle == Swizzle.NONE:
             off = (r // 8) * sbo + (kb // 16) * lbo + (r % 8) * 16 + kb % 16
             return off, lbo, sbo, step
-        off = (r // 8) * sbo + (r % 8) * width + kb
+        atom = (-(-rows // 8)) * sbo
+        off = (kb // width) * atom + (r // 8) * sbo + (r % 8) * width + kb % width
         return swizzle_address(off, swizzle), lbo, sbo, step
     rb, k = np.meshgrid(np.arange(rows), np.arange(k_groups * 8), indexing="ij")
     if swizzle == Swizzle.NONE:
@@ -432,7 +456,8 @@ def shared_tile(bits: np.ndarray, type_name: str, major: str = "K", swizzle="non
     size = -(-size // 1024) * 1024
     data = np.zeros(size, dtype=np.uint8)
     data[off] = src
-    return SharedTile(data, lbo, sbo, Swizzle.parse(swizzle), major, step)
+    atom_bytes, per_atom = _k_atoms(rows, k_bytes, swizzle) if major == "K" else (0, 0)
+    return SharedTile(data, lbo, sbo, Swizzle.parse(swizzle), major, step, atom_bytes, per_atom)
 
 
 def read_shared_tile(tile: SharedTile, rows: int, k: int, type_name: str) -> np.ndarray:

@@ -93,7 +93,7 @@ def test_tma_box_lands_the_canonical_layout(t, swizzle):
         (("bf16", 60, 16), "rows must be a multiple of 8"),
         (("bf16", 64, 24), "multiple of the instruction K 16"),
         (("s8", 64, 32, "MN"), "major must be K for s8"),
-        (("bf16", 64, 128, "K", "128B"), "at most 128 bytes of K per row"),
+        (("bf16", 64, 96, "K", "128B"), "whole number of 128-byte atoms of K"),
     ],
 )
 def test_geometry_refuses_what_has_no_layout(args, message):
@@ -108,5 +108,48 @@ def test_tma_refuses_unswizzled_and_partial_runs():
 
     with pytest.raises(ValueError, match="swizzle must be 32B, 64B or 128B"):
         tile_geometry("bf16", 64, 64, "K", "none").tma()
-    with pytest.raises(ValueError, match="contiguous run must be the 128-byte"):
+    with pytest.raises(ValueError, match="contiguous run must be whole 128-byte swizzle atoms"):
         tile_geometry("bf16", 64, 32, "K", "128B").tma()
+
+
+@pytest.mark.parametrize(
+    "t,rows,k,major",
+    [("bf16", 128, 128, "K"), ("bf16", 64, 256, "K"), ("e4m3", 128, 256, "K"),
+     ("bf16", 128, 64, "MN"), ("bf16", 256, 64, "MN"), ("bf16", 320, 64, "K")],
+)  # fmt: skip
+def test_wide_tiles_are_swizzle_atoms_side_by_side(t, rows, k, major):
+    """A tile wider than one 128-byte atom: each atom holds exactly what a
+    one-atom tile of its slice holds (so each k step's descriptor reads the
+    right data), the geometry agrees with shared_tile, and the TMA boxes at
+    their placements write the tile shared_tile lays out."""
+    from nvwgmma.kernel import tile_geometry
+    from nvwgmma.layouts import ELEMENT_BITS, shared_tile, swizzle_address
+
+    bits = ELEMENT_BITS[t]
+    rng = np.random.default_rng(7)
+    data = rng.integers(0, 1 << bits, (rows, k)).astype(np.uint64)
+    g = tile_geometry(t, rows, k, major, "128B")
+    tile = shared_tile(data, t, major, "128B")
+    box = g.tma()
+    assert box.boxes == len(g.tma_placements())
+    raw = data.astype({8: np.uint8, 16: np.uint16}[bits]).view(np.uint8).reshape(rows, -1)
+    written = np.zeros(g.tile_bytes, np.uint8)
+    inner, outer = box.box
+    for offset, di, do in g.tma_placements():
+        # The box's rows run along the outer dimension, 128 bytes each.
+        if major == "K":
+            chunk = raw[do : do + outer, di * bits // 8 : (di + inner) * bits // 8]
+        else:
+            elems = data[di : di + inner, do : do + outer].T  # (k, rows) of the box
+            chunk = np.ascontiguousarray(elems.astype(np.uint16)).view(np.uint8).reshape(outer, -1)
+        r, b = np.meshgrid(np.arange(chunk.shape[0]), np.arange(128), indexing="ij")
+        written[offset + swizzle_address(r * 128 + b, "128B")] = chunk
+    assert (written == tile.data[: g.tile_bytes]).all()
+    if major == "K":
+        per_atom = 128 * 8 // bits
+        for atom in range(k // per_atom):
+            narrow = shared_tile(data[:, atom * per_atom : (atom + 1) * per_atom], t, "K", "128B")
+            base = atom * g.k_atom_bytes
+            assert (tile.data[base : base + g.k_atom_bytes] == narrow.data[: g.k_atom_bytes]).all()
+        for step in range(g.k_steps):
+            assert g.descriptor(1024, step) == int(tile.descriptor(1024, step))

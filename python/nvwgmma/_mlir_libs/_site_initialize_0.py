@@ -7,6 +7,8 @@ It also unwinds, at interpreter exit, any Context, Location or
 InsertionPoint a script entered and never left (`ctx.__enter__()` at top
 level, a notebook cell): MLIR's bindings would otherwise tear them down
 during finalization without the GIL and abort the interpreter.
+
+And it turns on Python-line op locations (nvwgmma.locations).
 """
 
 import atexit
@@ -14,6 +16,15 @@ import atexit
 from . import _nvwgmma
 
 _nvwgmma.register_passes()
+
+
+def _python_locations():
+    from .. import locations
+
+    locations._default()
+
+
+_python_locations()
 
 
 def register_dialects(registry):

@@ -9,18 +9,26 @@
 * `pipeline`: a TMA + mbarrier ring buffer (init, stage/phase, producer
   acquire/expect/load, consumer wait/release) on upstream nvvm ops.
 * `tensormap`: the host-side CUtensorMap for a tile's TMA box (cuda-python).
+* `fragment`: the accumulator in registers: element coordinates, row
+  reductions and scaling, masking, conversion to wgmma A fragments.
+* `barrier`: named barriers with constant ids, and ping-pong turns.
+* `fastmath`: the SFU's exp2 / log2 / reciprocal.
+* `runtime`: loading and launching kernels with cuda-python.
 
-More (IR swizzling, mbarrier/TMA pipelines, epilogues) arrives with the
-kernel layer; each piece is a plain module importable on its own.
+Each piece is a plain module importable on its own; `nvwgmma.kernel.gemm`
+and `nvwgmma.kernel.attention` are kernels composed from them.
 """
 
-from . import epilogue, pipeline, smem, tensormap
+from . import barrier, epilogue, fastmath, fragment, pipeline, smem, tensormap
 from .geometry import TileGeometry, TmaBox, tile_geometry
 
 __all__ = [
     "TileGeometry",
     "TmaBox",
+    "barrier",
     "epilogue",
+    "fastmath",
+    "fragment",
     "pipeline",
     "smem",
     "tensormap",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .. import _checks
 from ..descriptors import Swizzle, encode_descriptor, swizzle_width
-from ..layouts import ELEMENT_BITS, _check_type, _geometry
+from ..layouts import ELEMENT_BITS, _check_type, _geometry, _k_atoms, k_step_offset
 
 __all__ = ["TileGeometry", "TmaBox", "tile_geometry"]
 
@@ -81,11 +81,15 @@ class TileGeometry:
     k_steps: int  # instructions along the tile's K
     tile_bytes: int  # bytes the tile spans (a multiple of the alignment)
     alignment: int  # required alignment of the tile's base address
+    # A K-major tile wider than one swizzle atom: atoms of rows x width bytes
+    # lie k_atom_bytes apart along K, k_steps_per_atom instructions each.
+    k_atom_bytes: int = 0
+    k_steps_per_atom: int = 0
 
     def k_offset(self, k_step: int) -> int:
         """Byte offset of instruction `k_step`'s slice from the tile base."""
         k_step = _checks.integer(k_step, "k_step", 0, self.k_steps - 1)
-        return k_step * self.k_step_bytes
+        return k_step_offset(self, k_step)
 
     def descriptor(self, start_address: int = 0, k_step: int = 0) -> int:
         """The 64-bit descriptor of instruction `k_step` of a tile at
@@ -111,14 +115,8 @@ class TileGeometry:
         run time (what `wg.descriptor` does in IR)."""
         return self.descriptor(0, 0)
 
-    def tma(self) -> TmaBox:
-        """The TMA box (and swizzle) that writes this tile in its layout.
-
-        A swizzled tile whose contiguous run (K bytes of a K-major tile, row
-        bytes of an MN-major one) is exactly the swizzle width is one TMA box
-        per 256 outer rows; other layouts interleave 16-byte core matrices,
-        which no single box produces.
-        """
+    def _run(self) -> tuple[int, int, int]:
+        """(swizzle width, contiguous run bytes, outer extent) for TMA."""
         if self.swizzle == Swizzle.NONE:
             raise ValueError(
                 "swizzle must be 32B, 64B or 128B for a TMA-loaded tile (the unswizzled "
@@ -130,21 +128,48 @@ class TileGeometry:
             run_bytes, outer = self.k * bits // 8, self.rows
         else:
             run_bytes, outer = self.rows * bits // 8, self.k
-        if run_bytes != width:
+        if run_bytes % width:
             raise ValueError(
-                f"the contiguous run must be the {width}-byte swizzle width for a TMA box, "
+                f"the contiguous run must be whole {width}-byte swizzle atoms for a TMA box, "
                 f"but got {run_bytes} bytes"
             )
-        inner = width * 8 // bits
-        box_outer = min(outer, 256)  # TMA boxes hold at most 256 per dimension
+        return width, run_bytes, outer
+
+    def tma(self) -> TmaBox:
+        """The TMA box (and swizzle) whose copies write this tile in its
+        layout: one box is one swizzle atom wide (the contiguous run's width)
+        and up to 256 outer rows deep (equal boxes: a divisor of the outer extent); `boxes` of them fill the tile, placed
+        by `tma_placements`. (Unswizzled canonical layouts interleave 16-byte
+        core matrices, which no box produces.)"""
+        width, run_bytes, outer = self._run()
+        bits = ELEMENT_BITS[self.elem_type]
+        # TMA boxes hold at most 256 per dimension; equal boxes tile the
+        # outer extent exactly (a partial last box would write past the tile).
+        box_outer = max(d for d in range(8, min(outer, 256) + 1, 8) if outer % d == 0)
         return TmaBox(
-            box=(inner, box_outer),
+            box=(width * 8 // bits, box_outer),
             swizzle=f"{width}B",
             element_strides=(1, 1),
             data_type=_TMA_DATA_TYPE[self.elem_type],
             bytes=width * box_outer,
-            boxes=-(-outer // box_outer),
+            boxes=(run_bytes // width) * (outer // box_outer),
         )
+
+    def tma_placements(self) -> list[tuple[int, int, int]]:
+        """Where each of the tile's `tma().boxes` boxes goes: (shared byte
+        offset from the tile base, inner and outer element offsets of its
+        coordinates). Boxes along the contiguous run are swizzle atoms (a
+        K-major tile's `k_atom_bytes`, an MN-major one's leading byte offset
+        apart); along the outer dimension, 256-row blocks one box apart."""
+        width, run_bytes, outer = self._run()
+        box = self.tma()
+        inner = box.box[0]
+        atom_bytes = self.k_atom_bytes if self.major == "K" else self.leading_byte_offset
+        return [
+            (atom * atom_bytes + block * box.bytes, atom * inner, block * box.box[1])
+            for atom in range(run_bytes // width)
+            for block in range(outer // box.box[1])
+        ]
 
 
 def tile_geometry(elem_type: str, rows: int, k: int, major: str = "K", swizzle="128B"):
@@ -173,8 +198,10 @@ def tile_geometry(elem_type: str, rows: int, k: int, major: str = "K", swizzle="
         raise ValueError(f"rows must be a multiple of 8, but got {rows}")
     if k % fam.k:
         raise ValueError(f"k must be a multiple of the instruction K {fam.k}, but got {k}")
+    atom_bytes, per_atom = 0, 0
     if major == "K":
         lbo, sbo, step, size = _geometry(rows, k * bits // 8, False, swizzle, 0)
+        atom_bytes, per_atom = _k_atoms(rows, k * bits // 8, swizzle)
     else:
         lbo, sbo, step, size = _geometry(rows * bits // 8, 0, True, swizzle, k // 8)
     alignment = 8 * swizzle_width(swizzle) if swizzle != Swizzle.NONE else 16
@@ -191,4 +218,6 @@ def tile_geometry(elem_type: str, rows: int, k: int, major: str = "K", swizzle="
         k_steps=k // fam.k,
         tile_bytes=-(-size // alignment) * alignment,
         alignment=alignment,
+        k_atom_bytes=atom_bytes,
+        k_steps_per_atom=per_atom,
     )

@@ -115,6 +115,14 @@ def step_descriptor(desc, geometry, *, k_step=0, stage=0, stage_bytes=None, loc=
         )
     if isinstance(k_step, int) and not isinstance(k_step, bool):
         _checks.integer(k_step, "k_step", 0, geometry.k_steps - 1)
+        if geometry.k_atom_bytes:  # a wide tile: the step may cross into the next atom
+            desc = _add_offset(desc, geometry.k_offset(k_step) // 16, loc, ip)
+            k_step = 0
+    elif geometry.k_atom_bytes:
+        raise TypeError(
+            "k_step must be an int for a tile wider than one swizzle atom (steps jump "
+            f"between atoms), but got a {k_step.type} Value"
+        )
     # The start-address field counts 16-byte units.
     for step, units, what in (
         (k_step, geometry.k_step_bytes // 16, "k_step"),
@@ -125,6 +133,15 @@ def step_descriptor(desc, geometry, *, k_step=0, stage=0, stage_bytes=None, loc=
         offset = _scaled(step, units, what, loc, ip)
         desc = llvm.add(desc, offset, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
     return desc
+
+
+def _add_offset(desc, units: int, loc, ip):
+    from ..dialects import llvm
+
+    if not units:
+        return desc
+    return llvm.add(desc, _scaled(1, units, "k_step", loc, ip), llvm.IntegerOverflowFlags.none,
+                    loc=loc, ip=ip)  # fmt: skip
 
 
 def aligned_base(base, alignment: int, *, loc=None, ip=None):

@@ -1,0 +1,140 @@
+"""Named barriers (`bar.sync` / `bar.arrive` with an id and a thread
+count) for syncing some warpgroups of a CTA, and the ping-pong order two
+consumer warpgroups take turns in.
+
+    from nvwgmma.kernel import barrier
+    barrier.sync(1, 128)                      # one warpgroup: bar.sync 1, 128
+    barrier.arrive(2, 256)                    # signal a 256-thread barrier
+    barrier.sync_of(consumer, (3, 4), 256)    # bar.sync 3 or 4 by consumer (an i32 Value)
+    turns = barrier.PingPong(consumer, ids=(5, 6))
+    turns.wait(first=...)  ...issue wgmmas...  turns.pass_on(last=...)
+
+Ids are always constants: a barrier id held in a register makes ptxas
+reserve all 16 barriers for the kernel. Id 0 is `__syncthreads`.
+"""
+
+from __future__ import annotations
+
+from .. import _checks
+from ._ir import i32_constant
+
+__all__ = ["PingPong", "arrive", "arrive_of", "sync", "sync_of"]
+
+
+def _id(barrier_id) -> int:
+    if not isinstance(barrier_id, int) or isinstance(barrier_id, bool):
+        raise TypeError(
+            f"barrier_id must be an int constant (an id in a register makes ptxas reserve "
+            f"all 16 barriers), but got {type(barrier_id).__name__}"
+        )
+    return _checks.integer(barrier_id, "barrier_id", 1, 15)
+
+
+def _threads(threads: int) -> int:
+    threads = _checks.integer(threads, "threads", 32, 1024)
+    if threads % 32:
+        raise ValueError(f"threads must be a multiple of 32 (whole warps), but got {threads}")
+    return threads
+
+
+def sync(barrier_id: int, threads: int, *, loc=None, ip=None) -> None:
+    """`bar.sync barrier_id, threads`: wait until `threads` threads
+    arrived or synced on the barrier."""
+    from ..dialects import nvvm
+
+    nvvm.BarrierOp(None, barrierId=i32_constant(_id(barrier_id), loc, ip),
+                   numberOfThreads=i32_constant(_threads(threads), loc, ip),
+                   loc=loc, ip=ip)  # fmt: skip
+
+
+def arrive(barrier_id: int, threads: int, *, loc=None, ip=None) -> None:
+    """`bar.arrive barrier_id, threads`: count this warp in, without
+    waiting."""
+    from ..dialects import nvvm
+
+    nvvm.barrier_arrive(i32_constant(_threads(threads), loc, ip),
+                        barrier_id=i32_constant(_id(barrier_id), loc, ip), loc=loc, ip=ip)  # fmt: skip
+
+
+def _of(index, ids, emit, loc, ip):
+    """emit(ids[i]) where i = `index` (an i32 Value), one constant-id branch
+    per entry."""
+    from ..dialects import arith, scf
+    from ..ir import InsertionPoint
+
+    index = _checks.integer_value(index, "index", (32,))
+    ids = [_id(i) for i in ids]
+    if not ids:
+        raise ValueError("ids must name at least one barrier, but got none")
+    if len(ids) == 1:
+        emit(ids[0])
+        return
+    is_first = arith.cmpi(arith.CmpIPredicate.eq, index, i32_constant(0, loc, ip), loc=loc, ip=ip)
+    branch = scf.IfOp(is_first, has_else=True, loc=loc, ip=ip)
+    with InsertionPoint(branch.then_block):
+        emit(ids[0])
+        scf.YieldOp([], loc=loc)
+    with InsertionPoint(branch.else_block):
+        rest = arith.subi(index, i32_constant(1, loc), loc=loc)
+        _of(rest, ids[1:], emit, loc, None)
+        scf.YieldOp([], loc=loc)
+
+
+def sync_of(index, ids, threads: int, *, loc=None, ip=None) -> None:
+    """`bar.sync ids[index], threads` with `index` an i32 Value (e.g. the
+    consumer warpgroup), every id a constant."""
+    _of(index, ids, lambda i: sync(i, threads, loc=loc), loc, ip)
+
+
+def arrive_of(index, ids, threads: int, *, loc=None, ip=None) -> None:
+    """`bar.arrive ids[index], threads`, as sync_of."""
+    _of(index, ids, lambda i: arrive(i, threads, loc=loc), loc, ip)
+
+
+class PingPong:
+    """Two consumer warpgroups (`consumer`: 0 or 1, an i32 Value) take turns
+    in a section (issuing their wgmmas), consumer 0 first -- FlashAttention-3's
+    warp scheduler barriers: while one consumer's softmax runs on the CUDA
+    cores, the other's GEMMs have the tensor cores.
+
+    Consumer c waits on barrier ids[c] before its section (not consumer 0's
+    first) and arrives on ids[1 - c] after it (not consumer 1's last):
+    every arrival meets exactly one wait, none is left pending at exit.
+    Both consumers must run the same number of sections."""
+
+    def __init__(self, consumer, *, ids=(5, 6)):
+        self.consumer = _checks.integer_value(consumer, "consumer", (32,))
+        if len(ids) != 2:
+            raise ValueError(f"ids must be two barrier ids, but got {len(ids)}")
+        self.ids = tuple(_id(i) for i in ids)
+        if self.ids[0] == self.ids[1]:
+            raise ValueError(f"ids must differ, but got {self.ids}")
+
+    def _skip(self, who: int, when):
+        """An i1: this is consumer `who` and `when` (an i1 Value) holds."""
+        from ..dialects import arith
+
+        me = arith.cmpi(arith.CmpIPredicate.eq, self.consumer, i32_constant(who))
+        return arith.andi(me, when)
+
+    def wait(self, *, first):
+        """Before the section; `first` (i1): this consumer's first one."""
+        self._guarded(self._skip(0, first), lambda: sync_of(self.consumer, self.ids, 256))
+
+    def pass_on(self, *, last):
+        """After the section; `last` (i1): this consumer's last one."""
+        from ..dialects import arith
+
+        other = arith.subi(i32_constant(1), self.consumer)
+        self._guarded(self._skip(1, last), lambda: arrive_of(other, self.ids, 256))
+
+    @staticmethod
+    def _guarded(skip, emit):
+        from ..dialects import arith, scf
+        from ..ir import InsertionPoint, IntegerType
+
+        go = arith.xori(skip, arith.constant(IntegerType.get_signless(1), 1))
+        branch = scf.IfOp(go)
+        with InsertionPoint(branch.then_block):
+            emit()
+            scf.YieldOp([])
