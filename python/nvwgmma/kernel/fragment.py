@@ -34,6 +34,7 @@ __all__ = [
     "mask_causal",
     "mask_columns",
     "pack",
+    "quad_reduce",
     "row_max",
     "row_reduce",
     "row_sum",
@@ -151,7 +152,7 @@ def row_reduce(values, kind: str, *, quad: bool = True, loc=None, ip=None) -> li
     each row (two butterfly shuffles) so every thread has the whole row's.
     Without, each thread keeps its partial (sum them once at the end: what
     an online softmax does with its denominators)."""
-    from ..dialects import llvm, nvvm
+    from ..dialects import llvm
 
     values = _elements(values)
     if kind not in _REDUCE:
@@ -165,22 +166,27 @@ def row_reduce(values, kind: str, *, quad: bool = True, loc=None, ip=None) -> li
         while len(mine) > 1:
             pairs = [combine(a, b, loc=loc, ip=ip) for a, b in zip(mine[::2], mine[1::2])]
             mine = pairs + ([mine[-1]] if len(mine) % 2 else [])
-        total = mine[0]
-        if quad:
-            for lane_xor in (1, 2):
-                other = nvvm.shfl_sync(
-                    total.type,
-                    i32_constant(-1, loc, ip),
-                    total,
-                    i32_constant(lane_xor, loc, ip),
-                    i32_constant(0x1F, loc, ip),
-                    nvvm.ShflKind.bfly,
-                    loc=loc,
-                    ip=ip,
-                )
-                total = combine(total, other, loc=loc, ip=ip)
-        out.append(total)
+        out.append(quad_reduce(mine[0], kind, loc=loc, ip=ip) if quad else mine[0])
     return out
+
+
+def quad_reduce(value, kind: str, *, loc=None, ip=None):
+    """`value` (f32) combined (`kind`: "max" or "sum") over the four
+    threads of this thread's quad -- the threads holding one accumulator
+    row: two butterfly shuffles. E.g. an online softmax's per-thread
+    denominators, summed once at the end."""
+    from ..dialects import llvm, nvvm
+
+    if kind not in _REDUCE:
+        raise ValueError(f"kind must be max or sum, but got {kind!r}")
+    combine = getattr(llvm, _REDUCE[kind])
+    total = _checks.value(value, "value")
+    for lane_xor in (1, 2):
+        other = nvvm.shfl_sync(total.type, i32_constant(-1, loc, ip), total,
+                               i32_constant(lane_xor, loc, ip), i32_constant(0x1F, loc, ip),
+                               nvvm.ShflKind.bfly, loc=loc, ip=ip)  # fmt: skip
+        total = combine(total, other, loc=loc, ip=ip)
+    return total
 
 
 def row_max(values, *, quad: bool = True, loc=None, ip=None) -> list:

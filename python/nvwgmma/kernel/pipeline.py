@@ -26,7 +26,7 @@ from __future__ import annotations
 from .. import _checks
 from ._ir import as_i32, gep, i32_constant
 
-__all__ = ["Barriers", "Ring"]
+__all__ = ["Barriers", "Ring", "expect_tx", "load_tile", "wait_parity"]
 
 _BARRIER_BYTES = 8  # one mbarrier object
 
@@ -65,6 +65,70 @@ class Barriers:
             nvvm.mbarrier_init(self.at(i), i32_constant(arrivals))
 
 
+def load_tile(tensor_map, dst, coordinates, barrier, *, bytes: int | None = None,
+              multicast_mask: int | None = None):  # fmt: skip
+    """A TMA tile load of the box at `coordinates` (innermost first) of
+    `tensor_map` (a generic pointer to the CUtensorMap) into `dst` (an
+    `!llvm.ptr<3>`), completing on the mbarrier at `barrier` (a ring
+    stage's, or a one-shot barrier's).
+
+    `bytes` (the box's `TmaBox.bytes`) is recorded on the op as
+    `nvwgmma.tx_bytes`: the box lives in the tensor map, out of the IR's
+    sight, and `--nvwgmma-check-protocol` compares it with the expect_tx
+    count (protocol_c8).
+
+    `multicast_mask` (bit r: cluster CTA r) writes the box to the same
+    offset in each of those CTAs and completes on the barrier in each;
+    every CTA of the mask is expected to multicast its own slice, so each
+    barrier receives popcount(mask) boxes."""
+    from ..dialects import llvm, nvvm
+    from ..ir import IntegerAttr, IntegerType
+
+    tensor_map = _checks.value(tensor_map, "tensor_map")
+    dst = _checks.value(dst, "dst")
+    coords = [as_i32(c, "coordinate") for c in coordinates]
+    if not 1 <= len(coords) <= 5:
+        raise ValueError(f"coordinates must have 1 to 5 entries, but got {len(coords)}")
+    if bytes is not None:
+        bytes = _checks.integer(bytes, "bytes", 1, (1 << 20) - 1)
+    if multicast_mask is None:
+        op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
+            dst, tensor_map, coords, barrier, [], is_cta_only=True
+        )
+    else:
+        mask = _checks.integer(multicast_mask, "multicast_mask", 1, (1 << 16) - 1)
+        op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
+            llvm.addrspacecast(llvm.PointerType.get(7), dst),
+            tensor_map,
+            coords,
+            barrier,
+            [],
+            multicast_mask=llvm.mlir_constant(IntegerAttr.get(IntegerType.get_signless(16), mask)),
+        )
+    if bytes is not None:
+        op.operation.attributes["nvwgmma.tx_bytes"] = IntegerAttr.get(
+            IntegerType.get_signless(64), bytes
+        )
+
+
+def expect_tx(barrier, tx_bytes: int):
+    """One arrival on the mbarrier at `barrier` announcing `tx_bytes`
+    (`mbarrier.arrive.expect_tx`)."""
+    from ..dialects import nvvm
+    from ..ir import IntegerType
+
+    tx_bytes = _checks.integer(tx_bytes, "tx_bytes", 1, (1 << 20) - 1)
+    nvvm.mbarrier_arrive_expect_tx(IntegerType.get_signless(64), barrier, i32_constant(tx_bytes))
+
+
+def wait_parity(barrier, parity):
+    """Wait until the phase of parity `parity` (an int or i32 Value) of the
+    mbarrier at `barrier` completed (`mbarrier.try_wait.parity` loop)."""
+    from ..dialects import nvvm
+
+    nvvm.mbarrier_try_wait_parity(barrier, as_i32(parity, "phase"), i32_constant(0))
+
+
 class Ring:
     """S stages guarded by a full and an empty barrier each: full[s]
     completes when the producer's expected bytes for stage s have landed
@@ -100,84 +164,26 @@ class Ring:
         phase = arith.andi(arith.divui(k, stages), i32_constant(1))
         return stage, phase
 
-    def _wait(self, barrier, parity):
-        from ..dialects import nvvm
-
-        nvvm.mbarrier_try_wait_parity(barrier, as_i32(parity, "phase"), i32_constant(0))
-
     def producer_acquire(self, stage, phase):
         """Wait until the consumers released `stage` in the previous round."""
         from ..dialects import arith
 
-        self._wait(self.empty.at(stage), arith.xori(as_i32(phase, "phase"), i32_constant(1)))
+        wait_parity(self.empty.at(stage), arith.xori(as_i32(phase, "phase"), i32_constant(1)))
 
     def producer_expect(self, stage, tx_bytes: int):
         """The producer's arrival on full[stage], announcing `tx_bytes`."""
-        from ..dialects import nvvm
-        from ..ir import IntegerType
+        expect_tx(self.full.at(stage), tx_bytes)
 
-        tx_bytes = _checks.integer(tx_bytes, "tx_bytes", 1, (1 << 20) - 1)
-        nvvm.mbarrier_arrive_expect_tx(
-            IntegerType.get_signless(64), self.full.at(stage), i32_constant(tx_bytes)
-        )
-
-    def load(
-        self,
-        tensor_map,
-        dst,
-        coordinates,
-        stage,
-        *,
-        bytes: int | None = None,
-        multicast_mask: int | None = None,
-    ):
-        """A TMA tile load of the box at `coordinates` (innermost first) of
-        `tensor_map` (a generic pointer to the CUtensorMap) into `dst` (an
-        `!llvm.ptr<3>`), completing on full[stage].
-
-        `bytes` (the box's `TmaBox.bytes`) is recorded on the op as
-        `nvwgmma.tx_bytes`: the box lives in the tensor map, out of the IR's
-        sight, and `--nvwgmma-check-protocol` compares it with the expect_tx
-        count (protocol_c8).
-
-        `multicast_mask` (bit r: cluster CTA r) writes the box to the same
-        offset in each of those CTAs and completes on full[stage] in each;
-        every CTA of the mask is expected to multicast its own slice, so each
-        full barrier receives popcount(mask) boxes."""
-        from ..dialects import llvm, nvvm
-        from ..ir import IntegerAttr, IntegerType
-
-        tensor_map = _checks.value(tensor_map, "tensor_map")
-        dst = _checks.value(dst, "dst")
-        coords = [as_i32(c, "coordinate") for c in coordinates]
-        if not 1 <= len(coords) <= 5:
-            raise ValueError(f"coordinates must have 1 to 5 entries, but got {len(coords)}")
-        if bytes is not None:
-            bytes = _checks.integer(bytes, "bytes", 1, (1 << 20) - 1)
-        if multicast_mask is None:
-            op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
-                dst, tensor_map, coords, self.full.at(stage), [], is_cta_only=True
-            )
-        else:
-            mask = _checks.integer(multicast_mask, "multicast_mask", 1, (1 << 16) - 1)
-            op = nvvm.cp_async_bulk_tensor_shared_cluster_global(
-                llvm.addrspacecast(llvm.PointerType.get(7), dst),
-                tensor_map,
-                coords,
-                self.full.at(stage),
-                [],
-                multicast_mask=llvm.mlir_constant(
-                    IntegerAttr.get(IntegerType.get_signless(16), mask)
-                ),
-            )
-        if bytes is not None:
-            op.operation.attributes["nvwgmma.tx_bytes"] = IntegerAttr.get(
-                IntegerType.get_signless(64), bytes
-            )
+    def load(self, tensor_map, dst, coordinates, stage, *, bytes: int | None = None,
+             multicast_mask: int | None = None):  # fmt: skip
+        """`load_tile` of the box at `coordinates` into `dst`, completing on
+        full[stage]."""
+        load_tile(tensor_map, dst, coordinates, self.full.at(stage), bytes=bytes,
+                  multicast_mask=multicast_mask)  # fmt: skip
 
     def consumer_wait(self, stage, phase):
         """Wait until the bytes of `stage` for this round have landed."""
-        self._wait(self.full.at(stage), phase)
+        wait_parity(self.full.at(stage), phase)
 
     def consumer_release(self, stage, *, peers=()):
         """One consumer arrival on empty[stage], and one on empty[stage] of

@@ -1,0 +1,107 @@
+"""What an attention kernel is built for: head dim, dtype, masking, tile
+sizes, ring depth and which of FlashAttention-3's techniques are on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+__all__ = ["AttentionConfig", "check_config", "default_config"]
+
+_SMEM_LIMIT = 227 * 1024
+
+
+@dataclass(frozen=True)
+class AttentionConfig:
+    """One forward-attention kernel.
+
+    head_dim       64, 128 or 256 (Q, K and V rows)
+    dtype          bf16 or f16 (inputs and output)
+    causal         mask keys after the query (bottom-right aligned)
+    varlen         sequences of a batch packed along tokens, with
+                   cumulative offsets (FlashAttention's varlen API)
+    block_n        keys per iteration (S = Q Kᵀ is 64 x block_n per consumer)
+    stages         K and V ring depth
+    overlap        issue QKᵀ of block j with P·V of block j-1, softmax
+                   while P·V runs (intra-warpgroup overlap)
+    pingpong       the two consumers take turns issuing their GEMMs
+                   (named barriers), so one's softmax hides the other's GEMMs
+    consumer_regs / producer_regs   setmaxnreg budgets
+
+    A CTA computes 128 query rows (two consumer warpgroups of 64) of one
+    head; one producer thread issues every TMA load."""
+
+    head_dim: int = 128
+    dtype: str = "bf16"
+    causal: bool = False
+    varlen: bool = False
+    block_n: int = 128
+    stages: int = 2
+    overlap: bool = True
+    pingpong: bool = True
+    consumer_regs: int = 240
+    producer_regs: int = 24
+
+    @property
+    def block_m(self) -> int:
+        return 128
+
+    @property
+    def name(self) -> str:
+        parts = [f"attn_d{self.head_dim}_{self.dtype}_n{self.block_n}_s{self.stages}"]
+        for flag in ("causal", "varlen", "overlap", "pingpong"):
+            if getattr(self, flag):
+                parts.append(flag)
+        return "_".join(parts)
+
+    @property
+    def shared_memory_bytes(self) -> int:
+        """Dynamic shared memory the kernel asks for."""
+        from ..geometry import tile_geometry
+
+        q = tile_geometry(self.dtype, 64, self.head_dim, "K").tile_bytes
+        k = tile_geometry(self.dtype, self.block_n, self.head_dim, "K").tile_bytes
+        v = tile_geometry(self.dtype, self.head_dim, self.block_n, "MN").tile_bytes
+        barriers = 8 * (4 * self.stages + 1)
+        return 2 * q + self.stages * (k + v) + barriers + 1024 - 16
+
+    def replace(self, **changes) -> AttentionConfig:
+        return replace(self, **changes)
+
+
+def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
+    """The configuration the library uses for a head dim: 128-key blocks
+    (64 at head dim 256, where P·V's accumulator takes 128 registers), two
+    stages (three at head dim 64, where they are small)."""
+    block_n = 64 if head_dim == 256 else 128
+    stages = 3 if head_dim == 64 else 2
+    return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
+                           block_n=block_n, stages=stages)  # fmt: skip
+
+
+def check_config(c: AttentionConfig) -> None:
+    """Raise ValueError naming the first field a kernel cannot be built
+    for."""
+    if not isinstance(c, AttentionConfig):
+        raise TypeError(f"config must be an AttentionConfig, but got {type(c).__name__}")
+    for f in fields(c):
+        value = getattr(c, f.name)
+        if f.type in ("bool",) and not isinstance(value, bool):
+            raise TypeError(f"{f.name} must be a bool, but got {value!r}")
+    if c.head_dim not in (64, 128, 256):
+        raise ValueError(f"head_dim must be 64, 128 or 256, but got {c.head_dim}")
+    if c.dtype not in ("bf16", "f16"):
+        raise ValueError(f"dtype must be bf16 or f16, but got {c.dtype!r}")
+    if c.block_n not in (64, 128, 176, 192) or c.block_n % 16:
+        raise ValueError(f"block_n must be 64, 128, 176 or 192, but got {c.block_n}")
+    if not 1 <= c.stages <= 4:
+        raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
+    if 2 * c.consumer_regs + c.producer_regs > 512 or c.consumer_regs % 8 or c.producer_regs % 8:
+        raise ValueError(
+            f"registers must be multiples of 8 that fit 64K per CTA (2 x consumer + producer "
+            f"<= 512), but got {c.consumer_regs} and {c.producer_regs}"
+        )
+    if c.shared_memory_bytes > _SMEM_LIMIT:
+        raise ValueError(
+            f"the Q tile and {c.stages} K/V stages must fit 227 KiB of shared memory, but need "
+            f"{c.shared_memory_bytes} bytes"
+        )

@@ -1,0 +1,558 @@
+"""`build_attention`: a FlashAttention-3-style forward kernel from the
+kernel layer's pieces -- TMA rings (`pipeline`), wide K-major / MN-major
+tiles (`geometry`, `smem`), the accumulator as P's A fragments and the
+online softmax (`fragment`, `fastmath`), ping-pong turns (`barrier`), the
+register epilogue (`epilogue`).
+
+A CTA owns 128 query rows of one head (grid: query blocks x heads x
+batch). Warpgroup 0 is the producer: one thread loads Q once (a one-shot
+barrier), then K and V block by block into two rings. Warpgroups 1 and 2
+are consumers of 64 rows each. With `overlap`, a consumer issues
+S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} back to back, waits for S_j only
+(wait_group 1), runs the softmax of block j while P·V runs, then waits
+for P·V and rescales O: the tensor cores never wait for the softmax.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from .config import AttentionConfig, check_config
+
+__all__ = ["SIGNATURE", "build_attention"]
+
+# The kernel's parameters, in order (what attention.launch passes).
+SIGNATURE = (
+    ("tmQ", "!llvm.ptr"),  # 4-D tensor maps (head dim, heads, tokens, batch)
+    ("tmK", "!llvm.ptr"),
+    ("tmV", "!llvm.ptr"),
+    ("O", "!llvm.ptr<1>"),  # output, strided like Q
+    ("LSE", "!llvm.ptr<1>"),  # f32 log-sum-exp per (batch, head, query)
+    ("cuQ", "!llvm.ptr<1>"),  # varlen: i32 cumulative query offsets (batch + 1)
+    ("cuK", "!llvm.ptr<1>"),  # varlen: i32 cumulative key offsets
+    ("Sq", "i32"),  # query / key length (dense)
+    ("Sk", "i32"),
+    ("group", "i32"),  # query heads per K/V head (GQA / MQA)
+    ("o_batch", "i64"),  # O strides in elements
+    ("o_row", "i32"),
+    ("o_head", "i32"),
+    ("lse_batch", "i64"),  # LSE strides in elements (its tokens are contiguous)
+    ("lse_head", "i32"),
+    ("scale_log2", "f32"),  # softmax scale x log2(e)
+)
+
+_LN2 = 0.6931471805599453
+
+
+class _Kernel:
+    """The IR of one kernel: the shared-memory plan and each role."""
+
+    def __init__(self, c: AttentionConfig):
+        from ..geometry import tile_geometry
+
+        self.c = c
+        d, bn = c.head_dim, c.block_n
+        self.q = tile_geometry(c.dtype, 64, d, "K")  # one consumer's rows
+        self.k = tile_geometry(c.dtype, bn, d, "K")  # B of S = Q Kᵀ (keys x d)
+        self.v = tile_geometry(c.dtype, d, bn, "MN")  # B of O = P V (d x keys, d contiguous)
+        self.q_at = 0
+        self.k_at = 2 * self.q.tile_bytes
+        self.v_at = self.k_at + c.stages * self.k.tile_bytes
+        self.barriers_at = self.v_at + c.stages * self.v.tile_bytes
+
+    # ------------------------------------------------------------------ IR
+    def const(self, v):
+        from .._ir import i32_constant
+
+        return i32_constant(v)
+
+    def smem(self, offset):
+        from .._ir import gep
+
+        return gep(self.base, offset)
+
+    def build(self, args):
+        from ...dialects import arith, llvm, nvvm, scf
+        from ...ir import InsertionPoint, IntegerType
+        from .. import pipeline, smem
+
+        c, const = self.c, self.const
+        i32 = IntegerType.get_signless(32)
+        self.args = args
+        self.base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), 1024)
+        ring_base = self.smem(self.barriers_at)
+        self.kring = pipeline.Ring(ring_base, c.stages, 2)
+        self.vring = pipeline.Ring(self.smem(self.barriers_at + self.kring.bytes), c.stages, 2)
+        self.qbar = pipeline.Barriers(self.smem(self.barriers_at + 2 * self.kring.bytes), 1)
+        tid = nvvm.read_ptx_sreg_tid_x(i32)
+        self.warpgroup = arith.divui(tid, const(128))
+        self.wg_thread = arith.remui(tid, const(128))
+        block = nvvm.read_ptx_sreg_ctaid_x(i32)
+        if c.causal:  # the longest query blocks first: the tail is short blocks
+            block = arith.subi(arith.subi(nvvm.read_ptx_sreg_nctaid_x(i32), block), const(1))
+        self.m0 = arith.muli(block, const(c.block_m))
+        self.head = nvvm.read_ptx_sreg_ctaid_y(i32)
+        self.batch = nvvm.read_ptx_sreg_ctaid_z(i32)
+        self.kv_head = arith.divui(self.head, args["group"])
+        self._sequence()
+        self._blocks()
+        valid = arith.andi(
+            arith.cmpi(arith.CmpIPredicate.slt, self.m0, self.sq),
+            arith.cmpi(arith.CmpIPredicate.sgt, self.sk, const(0)),
+        )
+        work = scf.IfOp(valid)
+        with InsertionPoint(work.then_block):
+            first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
+            init = scf.IfOp(first)
+            with InsertionPoint(init.then_block):
+                self.kring.init()
+                self.vring.init()
+                self.qbar.init(1)
+                scf.YieldOp([])
+            nvvm.barrier0()
+            roles = scf.IfOp(
+                arith.cmpi(arith.CmpIPredicate.eq, self.warpgroup, const(0)), has_else=True
+            )
+            with InsertionPoint(roles.then_block):
+                self.producer()
+                scf.YieldOp([])
+            with InsertionPoint(roles.else_block):
+                self.consumer(arith.subi(self.warpgroup, const(1)))
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    def _sequence(self):
+        """This batch entry's query/key start and length; the batch
+        coordinate of the tensor maps."""
+        from ...dialects import arith, llvm
+        from ...ir import IntegerType
+        from .._ir import gep
+
+        args, const = self.args, self.const
+        i32 = IntegerType.get_signless(32)
+        if not self.c.varlen:
+            self.q_start = self.k_start = const(0)
+            self.sq, self.sk = args["Sq"], args["Sk"]
+            self.tb = self.batch
+            return
+
+        def offsets(cu):
+            start = llvm.load(i32, gep(cu, self.batch, i32))
+            end = llvm.load(i32, gep(cu, arith.addi(self.batch, const(1)), i32))
+            return start, arith.subi(end, start)
+
+        self.q_start, self.sq = offsets(args["cuQ"])
+        self.k_start, self.sk = offsets(args["cuK"])
+        self.tb = const(0)
+
+    def _blocks(self):
+        """n: key blocks this CTA visits (causal: up to its last row's
+        diagonal, at least one); diag = Sk - Sq (bottom-right alignment)."""
+        from ...dialects import arith
+
+        c, const = self.c, self.const
+        bn = const(c.block_n)
+        self.diag = arith.subi(self.sk, self.sq)
+        n = arith.divui(arith.addi(self.sk, const(c.block_n - 1)), bn)
+        if c.causal:
+            reach = arith.addi(arith.addi(self.m0, const(c.block_m + c.block_n - 1)), self.diag)
+            n = arith.minsi(n, arith.maxsi(arith.divsi(reach, bn), const(1)))
+        self.n = n
+
+    # ------------------------------------------------------------ producer
+    def _load(self, tensor_map, geometry, at, token, head, barrier_or_ring, stage=None):
+        from ...dialects import arith
+        from .. import pipeline
+
+        box = geometry.tma()
+        for offset, inner, outer in geometry.tma_placements():
+            dst = self.smem(
+                at + offset if isinstance(at, int) else arith.addi(at, self.const(offset))
+            )
+            coords = (
+                self.const(inner),
+                head,
+                arith.addi(token, self.const(outer)) if outer else token,
+                self.tb,
+            )
+            if stage is None:
+                pipeline.load_tile(tensor_map, dst, coords, barrier_or_ring, bytes=box.bytes)
+            else:
+                barrier_or_ring.load(tensor_map, dst, coords, stage, bytes=box.bytes)
+
+    def producer(self):
+        from ...dialects import arith, nvvm, scf
+        from ...ir import IndexType, InsertionPoint, IntegerType
+        from .. import pipeline
+
+        c, const, args = self.c, self.const, self.args
+        nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
+        issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
+        with InsertionPoint(issuer.then_block):
+            pipeline.expect_tx(self.qbar.at(0), 2 * self.q.tile_bytes)
+            for consumer in range(2):
+                token = arith.addi(arith.addi(self.q_start, self.m0), const(64 * consumer))
+                self._load(args["tmQ"], self.q, self.q_at + consumer * self.q.tile_bytes,
+                           token, self.head, self.qbar.at(0))  # fmt: skip
+            index, i32 = IndexType.get(), IntegerType.get_signless(32)
+            loads = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.n),
+                              arith.constant(index, 1))  # fmt: skip
+            with InsertionPoint(loads.body):
+                j = arith.index_cast(i32, loads.induction_variable)
+                token = arith.addi(self.k_start, arith.muli(j, const(c.block_n)))
+                for ring, tm, geometry, at in (
+                    (self.kring, args["tmK"], self.k, self.k_at),
+                    (self.vring, args["tmV"], self.v, self.v_at),
+                ):
+                    stage, phase = ring.stage_and_phase(j)
+                    ring.producer_acquire(stage, phase)
+                    ring.producer_expect(stage, geometry.tile_bytes)
+                    stage_at = arith.addi(const(at), arith.muli(stage, const(geometry.tile_bytes)))
+                    self._load(tm, geometry, stage_at, token, self.kv_head, ring, stage)
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    # ------------------------------------------------------------ consumer
+    def consumer(self, index):
+        from ...dialects import arith, nvvm
+        from .. import smem
+        from ..barrier import PingPong
+
+        c, const = self.c, self.const
+        nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
+        self.index = index
+        q_at = arith.addi(const(self.q_at), arith.muli(index, const(self.q.tile_bytes)))
+        self.q_desc = smem.tile_descriptor(self.smem(q_at), self.q)
+        self.k_desc = smem.tile_descriptor(self.smem(self.k_at), self.k)
+        self.v_desc = smem.tile_descriptor(self.smem(self.v_at), self.v)
+        self.releaser = arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0))
+        self.row0 = arith.addi(self.m0, arith.muli(index, const(64)))
+        self.turns = PingPong(index) if c.pingpong else None
+        from .. import pipeline
+
+        pipeline.wait_parity(self.qbar.at(0), 0)
+        if c.overlap:
+            self._overlapped()
+        else:
+            self._serial()
+
+    def _true(self):
+        from ...dialects import arith
+        from ...ir import IntegerType
+
+        return arith.constant(IntegerType.get_signless(1), 1)
+
+    def _false(self):
+        from ...dialects import arith
+        from ...ir import IntegerType
+
+        return arith.constant(IntegerType.get_signless(1), 0)
+
+    def _turn(self, first=None, last=None):
+        if self.turns is None:
+            return
+        if first is not None:
+            self.turns.wait(first=first)
+        else:
+            self.turns.pass_on(last=last)
+
+    def _release(self, ring, stage):
+        from ...dialects import scf
+        from ...ir import InsertionPoint
+
+        rel = scf.IfOp(self.releaser)
+        with InsertionPoint(rel.then_block):
+            ring.consumer_release(stage)
+            scf.YieldOp([])
+
+    def _qk(self, j):
+        """Wait for K_j, fence, issue S = Q K_jᵀ (not committed)."""
+        from ...dialects import nvwgmma as wg
+        from .. import smem
+
+        c = self.c
+        stage, phase = self.kring.stage_and_phase(j)
+        self.kring.consumer_wait(stage, phase)
+        s = wg.zero_accumulator("f32", c.block_n)
+        wg.fence()  # after every register write the wgmmas read, the zero included
+        for step in range(self.q.k_steps):
+            s = wg.mma_async(
+                s,
+                smem.step_descriptor(self.q_desc, self.q, k_step=step),
+                smem.step_descriptor(
+                    self.k_desc, self.k, k_step=step, stage=stage, stage_bytes=self.k.tile_bytes
+                ),  # fmt: skip
+                shape=(64, c.block_n, 16),
+                a_type=c.dtype,
+                d_type="f32",
+                scale_d=step > 0,
+            )
+        return s, stage
+
+    def _pv(self, o, p, j, accumulate):
+        """Wait for V_j, fence, issue O (+)= P V_j (not committed)."""
+        from ...dialects import nvwgmma as wg
+        from .. import smem
+
+        c = self.c
+        stage, phase = self.vring.stage_and_phase(j)
+        self.vring.consumer_wait(stage, phase)
+        # P and O arrive through loop-carried registers: copies the compiler
+        # places after an earlier fence would need one of ptxas's own.
+        wg.fence()
+        for step, fragment in enumerate(p):
+            o = wg.mma_async(
+                o,
+                fragment,
+                smem.step_descriptor(
+                    self.v_desc, self.v, k_step=step, stage=stage, stage_bytes=self.v.tile_bytes
+                ),  # fmt: skip
+                shape=(64, c.head_dim, 16),
+                a_type=c.dtype,
+                d_type="f32",
+                transpose_b=True,
+                scale_d=accumulate if step == 0 else True,
+            )
+        return o, stage
+
+    def _masked(self, values, j):
+        """The scores of key block j, masked where the block needs it (the
+        ragged key tail; causal: past the diagonal), branch-free elsewhere."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+        from .. import fragment
+
+        c, const = self.c, self.const
+        first_key = arith.muli(j, const(c.block_n))
+        end_key = arith.addi(first_key, const(c.block_n))
+        needs = arith.cmpi(arith.CmpIPredicate.sgt, end_key, self.sk)
+        if c.causal:  # the block's last key lies past the CTA's first row's diagonal
+            past = arith.cmpi(arith.CmpIPredicate.sgt, end_key,
+                              arith.addi(arith.addi(self.m0, self.diag), const(1)))  # fmt: skip
+            needs = arith.ori(needs, past)
+        branch = scf.IfOp(needs, [v.type for v in values], has_else=True)
+        with InsertionPoint(branch.then_block):
+            at = fragment.Coordinates(c.block_n, row=self.row0, col=first_key,
+                                      thread=self.wg_thread)  # fmt: skip
+            masked = fragment.mask_columns(values, at, self.sk)
+            if c.causal:
+                masked = fragment.mask_causal(masked, at, diagonal=self.diag)
+            scf.YieldOp(masked)
+        with InsertionPoint(branch.else_block):
+            scf.YieldOp(values)
+        return list(branch.results)
+
+    def _softmax(self, s, j, m_old, l_old):
+        """(P fragments, row maxima m (log2 units), partial sums l,
+        correction of the old O) of scores s after block j."""
+        from ...dialects import llvm
+        from ...ir import F32Type, FloatAttr
+        from .. import fastmath, fragment
+
+        scale = self.args["scale_log2"]
+        values = self._masked(fragment.unpack(s), j)
+        f32 = F32Type.get()
+        ninf = llvm.mlir_constant(FloatAttr.get(f32, float("-inf")))
+        zero = llvm.mlir_constant(FloatAttr.get(f32, 0.0))
+        m = [llvm.fmul(x, scale) for x in fragment.row_max(values)]
+        if m_old is not None:
+            m = [llvm.intr_maxnum(a, b) for a, b in zip(m, m_old)]
+        # A row with no key yet (all -inf) subtracts 0, not -inf: no NaN.
+        safe = [llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, x, ninf), zero, x) for x in m]
+        neg = [llvm.fneg(x) for x in safe]
+        p = [fastmath.exp2(fastmath.fma(v, scale, neg[(e // 2) % 2])) for e, v in enumerate(values)]
+        sums = fragment.row_sum(p, quad=False)
+        if m_old is None:
+            corr, l_new = None, sums
+        else:
+            corr = [fastmath.exp2(llvm.fsub(a, b)) for a, b in zip(m_old, safe)]
+            l_new = [fastmath.fma(a, b, x) for a, b, x in zip(l_old, corr, sums)]
+        return fragment.to_a_fragments(p, self.c.dtype), m, l_new, corr
+
+    def _overlapped(self):
+        from ...dialects import arith, scf
+        from ...dialects import nvwgmma as wg
+        from ...ir import IndexType, InsertionPoint, IntegerType
+        from .. import fragment
+
+        c, const = self.c, self.const
+        i32, index = IntegerType.get_signless(32), IndexType.get()
+        # Block 0: S only.
+        self._turn(first=self._true())
+        s, k_stage = self._qk(const(0))
+        wg.commit_group()
+        self._turn(last=self._false())
+        wg.wait_group(0)
+        self._release(self.kring, k_stage)
+        p, m, l, _ = self._softmax(s, const(0), None, None)
+        o = wg.zero_accumulator("f32", c.head_dim)
+        carried = [o, *p, *m, *l]
+        loop = scf.ForOp(arith.constant(index, 1), arith.index_cast(index, self.n),
+                         arith.constant(index, 1), carried)  # fmt: skip
+        with InsertionPoint(loop.body):
+            it = list(loop.inner_iter_args)
+            o, p, m, l = it[0], it[1 : 1 + len(p)], it[-4:-2], it[-2:]
+            j = arith.index_cast(i32, loop.induction_variable)
+            prev = arith.subi(j, const(1))
+            self._turn(first=self._false())
+            s, k_stage = self._qk(j)
+            wg.commit_group()
+            o, v_stage = self._pv(o, p, prev, arith.cmpi(arith.CmpIPredicate.sgt, prev, const(0)))
+            wg.commit_group()
+            self._turn(last=self._false())
+            wg.wait_group(1)  # S_j is done; P·V of block j-1 may still run
+            self._release(self.kring, k_stage)
+            p_next, m_next, l_next, corr = self._softmax(s, j, m, l)
+            wg.wait_group(0)
+            self._release(self.vring, v_stage)
+            o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
+            scf.YieldOp([o, *p_next, *m_next, *l_next])
+        res = list(loop.results)
+        o, p, m, l = res[0], res[1 : 1 + len(p)], res[-4:-2], res[-2:]
+        last = arith.subi(self.n, const(1))
+        self._turn(first=self._false())
+        o, v_stage = self._pv(o, p, last, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
+        wg.commit_group()
+        self._turn(last=self._true())
+        wg.wait_group(0)
+        self._release(self.vring, v_stage)
+        self._finish(o, m, l)
+
+    def _serial(self):
+        """One block at a time: S, softmax, rescale, P·V, each waited for
+        (the ablation of `overlap`)."""
+        from ...dialects import arith, llvm, scf
+        from ...dialects import nvwgmma as wg
+        from ...ir import F32Type, FloatAttr, IndexType, InsertionPoint, IntegerType
+        from .. import fragment
+
+        c, const = self.c, self.const
+        i32, index = IntegerType.get_signless(32), IndexType.get()
+        f32 = F32Type.get()
+        o = wg.zero_accumulator("f32", c.head_dim)
+        m = [llvm.mlir_constant(FloatAttr.get(f32, float("-inf")))] * 2
+        l = [llvm.mlir_constant(FloatAttr.get(f32, 0.0))] * 2
+        loop = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.n),
+                         arith.constant(index, 1), [o, *m, *l])  # fmt: skip
+        with InsertionPoint(loop.body):
+            o, m0, m1, l0, l1 = loop.inner_iter_args
+            j = arith.index_cast(i32, loop.induction_variable)
+            first = arith.cmpi(arith.CmpIPredicate.eq, j, const(0))
+            self._turn(first=first)
+            s, k_stage = self._qk(j)
+            wg.commit_group()
+            wg.wait_group(0)
+            self._release(self.kring, k_stage)
+            p, m, l, corr = self._softmax(s, j, [m0, m1], [l0, l1])
+            o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
+            o, v_stage = self._pv(o, p, j, arith.cmpi(arith.CmpIPredicate.sgt, j, const(0)))
+            wg.commit_group()
+            last = arith.cmpi(arith.CmpIPredicate.eq, j, arith.subi(self.n, const(1)))
+            self._turn(last=last)
+            wg.wait_group(0)
+            self._release(self.vring, v_stage)
+            scf.YieldOp([o, *m, *l])
+        o, m0, m1, l0, l1 = loop.results
+        self._finish(o, [m0, m1], [l0, l1])
+
+    def _finish(self, o, m, l):
+        """O / l stored to this consumer's rows; LSE = (m + log2 l) ln 2."""
+        from ...dialects import arith, llvm, scf
+        from ...ir import F32Type, FloatAttr, InsertionPoint, IntegerType
+        from .. import epilogue, fastmath, fragment
+        from .._ir import gep
+
+        c, const, args = self.c, self.const, self.args
+        f32, i64 = F32Type.get(), IntegerType.get_signless(64)
+        zero = llvm.mlir_constant(FloatAttr.get(f32, 0.0))
+        one = llvm.mlir_constant(FloatAttr.get(f32, 1.0))
+        total = [fragment.quad_reduce(x, "sum") for x in l]
+        inverse = [
+            llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, t, zero), zero, llvm.fdiv(one, t))
+            for t in total
+        ]
+        o = fragment.pack(fragment.scale_rows(fragment.unpack(o), inverse))
+
+        def wide(v):
+            return arith.extsi(i64, v)
+
+        offset = arith.addi(
+            arith.addi(
+                arith.muli(wide(self.batch), args["o_batch"]),
+                arith.muli(wide(self.q_start), wide(args["o_row"])),
+            ),  # fmt: skip
+            wide(arith.muli(self.head, args["o_head"])),
+        )
+        from .._ir import element_type
+
+        base = gep(args["O"], offset, element_type(c.dtype))
+        epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,
+                                   out_type=c.dtype, row=self.row0, col=0,
+                                   thread=self.wg_thread,
+                                   bounds=(self.sq, const(c.head_dim)))  # fmt: skip
+        # One thread of each quad writes its two rows' LSE.
+        lse_offset = arith.addi(
+            arith.addi(
+                arith.muli(wide(self.batch), args["lse_batch"]),
+                wide(arith.muli(self.head, args["lse_head"])),
+            ),  # fmt: skip
+            wide(self.q_start),
+        )
+        lse = gep(args["LSE"], lse_offset, f32)
+        at = fragment.Coordinates(8, row=self.row0, thread=self.wg_thread)
+        lead = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(self.wg_thread, const(3)), const(0))
+        ln2 = llvm.mlir_constant(FloatAttr.get(f32, _LN2))
+        for row, mx, t in zip(at.rows(), m, total):
+            inside = arith.andi(lead, arith.cmpi(arith.CmpIPredicate.slt, row, self.sq))
+            put = scf.IfOp(inside)
+            with InsertionPoint(put.then_block):
+                value = llvm.fmul(llvm.fadd(mx, fastmath.log2(t)), ln2)
+                llvm.store(value, gep(lse, row, f32))
+                scf.YieldOp([])
+
+
+def build_attention(config: AttentionConfig | None = None):
+    """(module, meta) for `config`: the kernel `attention` with the
+    parameters of SIGNATURE; meta: block, grid rule, dynamic shared memory,
+    the TMA boxes of Q, K and V (4-D: head dim, heads, tokens, batch)."""
+    from ...ir import DenseI32ArrayAttr, InsertionPoint, Location, Module
+
+    c = AttentionConfig() if config is None else config
+    check_config(c)
+    kernel = _Kernel(c)
+    params = ", ".join(f"%{name}: {t}" for name, t in SIGNATURE)
+    with Location.unknown():
+        module = Module.parse(
+            f"""
+  llvm.mlir.global external @dsmem() {{addr_space = 3 : i32, alignment = 16 : i64}}
+      : !llvm.array<0 x i8>
+  llvm.func @attention({params}) attributes {{nvvm.kernel}} {{
+    llvm.return
+  }}"""
+        )
+        func = module.body.operations[1]
+        func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([384, 1, 1])
+        entry = func.regions[0].blocks[0]
+        args = dict(zip((name for name, _ in SIGNATURE), entry.arguments))
+        with InsertionPoint(entry.operations[0]):
+            kernel.build(args)
+    module.operation.verify()
+    dynamic_smem = kernel.barriers_at + 8 * (4 * c.stages + 1) + 1024 - 16
+    assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
+
+    def box(geometry):
+        b = geometry.tma()
+        return {"box": [b.box[0], 1, b.box[1], 1], "swizzle": b.swizzle, "data_type": b.data_type}
+
+    meta = {
+        "kernel": "attention",
+        "name": c.name,
+        "config": asdict(c),
+        "block": [384, 1, 1],
+        "grid": "(ceil(max query length / 128), query heads, batch)",
+        "block_m": c.block_m,
+        "dynamic_smem": dynamic_smem,
+        "boxes": {"Q": box(kernel.q), "K": box(kernel.k), "V": box(kernel.v)},
+        "signature": [list(p) for p in SIGNATURE],
+    }
+    return module, meta
