@@ -246,7 +246,7 @@ class RecordingDriver:
 def _record(monkeypatch, tmp_path):
     """A RecordingDriver in place of cuda-python's, fresh runtime and
     launch caches, kernels compiled into `tmp_path`."""
-    from nvwgmma.kernel import runtime, tensormap
+    from nvwgmma.kernel import cache, runtime, tensormap
     from nvwgmma.kernel.gemm import launch
 
     driver = RecordingDriver()
@@ -254,7 +254,7 @@ def _record(monkeypatch, tmp_path):
     monkeypatch.setattr(runtime, "_driver", lambda: driver)
     monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
     monkeypatch.setattr(runtime, "_workspaces", {})
-    monkeypatch.setattr(launch, "_loaded", {})
+    monkeypatch.setattr(cache, "_loaded", {})
     monkeypatch.setattr(launch, "_recent", {})
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)

@@ -342,8 +342,8 @@ class _Kernel:
             scf.YieldOp(values)
         return list(branch.results)
 
-    def _softmax(self, s, j, m_old, l_old):
-        """(P fragments, row maxima m (log2 units), partial sums l,
+    def _softmax(self, s, j, m_old, den_old):
+        """(P fragments, row maxima m (log2 units), partial sums den,
         correction of the old O) of scores s after block j."""
         from ...dialects import llvm
         from ...ir import F32Type, FloatAttr
@@ -363,11 +363,11 @@ class _Kernel:
         p = [fastmath.exp2(fastmath.fma(v, scale, neg[(e // 2) % 2])) for e, v in enumerate(values)]
         sums = fragment.row_sum(p, quad=False)
         if m_old is None:
-            corr, l_new = None, sums
+            corr, den_new = None, sums
         else:
             corr = [fastmath.exp2(llvm.fsub(a, b)) for a, b in zip(m_old, safe)]
-            l_new = [fastmath.fma(a, b, x) for a, b, x in zip(l_old, corr, sums)]
-        return fragment.to_a_fragments(p, self.c.dtype), m, l_new, corr
+            den_new = [fastmath.fma(a, b, x) for a, b, x in zip(den_old, corr, sums)]
+        return fragment.to_a_fragments(p, self.c.dtype), m, den_new, corr
 
     def _overlapped(self):
         from ...dialects import arith, scf
@@ -384,14 +384,14 @@ class _Kernel:
         self._turn(last=self._false())
         wg.wait_group(0)
         self._release(self.kring, k_stage)
-        p, m, l, _ = self._softmax(s, const(0), None, None)
+        p, m, den, _ = self._softmax(s, const(0), None, None)
         o = wg.zero_accumulator("f32", c.head_dim)
-        carried = [o, *p, *m, *l]
+        carried = [o, *p, *m, *den]
         loop = scf.ForOp(arith.constant(index, 1), arith.index_cast(index, self.n),
                          arith.constant(index, 1), carried)  # fmt: skip
         with InsertionPoint(loop.body):
             it = list(loop.inner_iter_args)
-            o, p, m, l = it[0], it[1 : 1 + len(p)], it[-4:-2], it[-2:]
+            o, p, m, den = it[0], it[1 : 1 + len(p)], it[-4:-2], it[-2:]
             j = arith.index_cast(i32, loop.induction_variable)
             prev = arith.subi(j, const(1))
             self._turn(first=self._false())
@@ -402,13 +402,13 @@ class _Kernel:
             self._turn(last=self._false())
             wg.wait_group(1)  # S_j is done; P·V of block j-1 may still run
             self._release(self.kring, k_stage)
-            p_next, m_next, l_next, corr = self._softmax(s, j, m, l)
+            p_next, m_next, den_next, corr = self._softmax(s, j, m, den)
             wg.wait_group(0)
             self._release(self.vring, v_stage)
             o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
-            scf.YieldOp([o, *p_next, *m_next, *l_next])
+            scf.YieldOp([o, *p_next, *m_next, *den_next])
         res = list(loop.results)
-        o, p, m, l = res[0], res[1 : 1 + len(p)], res[-4:-2], res[-2:]
+        o, p, m, den = res[0], res[1 : 1 + len(p)], res[-4:-2], res[-2:]
         last = arith.subi(self.n, const(1))
         self._turn(first=self._false())
         o, v_stage = self._pv(o, p, last, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
@@ -416,7 +416,7 @@ class _Kernel:
         self._turn(last=self._true())
         wg.wait_group(0)
         self._release(self.vring, v_stage)
-        self._finish(o, m, l)
+        self._finish(o, m, den)
 
     def _serial(self):
         """One block at a time: S, softmax, rescale, P·V, each waited for
@@ -431,11 +431,11 @@ class _Kernel:
         f32 = F32Type.get()
         o = wg.zero_accumulator("f32", c.head_dim)
         m = [llvm.mlir_constant(FloatAttr.get(f32, float("-inf")))] * 2
-        l = [llvm.mlir_constant(FloatAttr.get(f32, 0.0))] * 2
+        den = [llvm.mlir_constant(FloatAttr.get(f32, 0.0))] * 2
         loop = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.n),
-                         arith.constant(index, 1), [o, *m, *l])  # fmt: skip
+                         arith.constant(index, 1), [o, *m, *den])  # fmt: skip
         with InsertionPoint(loop.body):
-            o, m0, m1, l0, l1 = loop.inner_iter_args
+            o, m0, m1, den0, den1 = loop.inner_iter_args
             j = arith.index_cast(i32, loop.induction_variable)
             first = arith.cmpi(arith.CmpIPredicate.eq, j, const(0))
             self._turn(first=first)
@@ -443,7 +443,7 @@ class _Kernel:
             wg.commit_group()
             wg.wait_group(0)
             self._release(self.kring, k_stage)
-            p, m, l, corr = self._softmax(s, j, [m0, m1], [l0, l1])
+            p, m, den, corr = self._softmax(s, j, [m0, m1], [den0, den1])
             o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
             o, v_stage = self._pv(o, p, j, arith.cmpi(arith.CmpIPredicate.sgt, j, const(0)))
             wg.commit_group()
@@ -451,12 +451,12 @@ class _Kernel:
             self._turn(last=last)
             wg.wait_group(0)
             self._release(self.vring, v_stage)
-            scf.YieldOp([o, *m, *l])
-        o, m0, m1, l0, l1 = loop.results
-        self._finish(o, [m0, m1], [l0, l1])
+            scf.YieldOp([o, *m, *den])
+        o, m0, m1, den0, den1 = loop.results
+        self._finish(o, [m0, m1], [den0, den1])
 
-    def _finish(self, o, m, l):
-        """O / l stored to this consumer's rows; LSE = (m + log2 l) ln 2."""
+    def _finish(self, o, m, den):
+        """O / den stored to this consumer's rows; LSE = (m + log2 den) ln 2."""
         from ...dialects import arith, llvm, scf
         from ...ir import F32Type, FloatAttr, InsertionPoint, IntegerType
         from .. import epilogue, fastmath, fragment
@@ -466,7 +466,7 @@ class _Kernel:
         f32, i64 = F32Type.get(), IntegerType.get_signless(64)
         zero = llvm.mlir_constant(FloatAttr.get(f32, 0.0))
         one = llvm.mlir_constant(FloatAttr.get(f32, 1.0))
-        total = [fragment.quad_reduce(x, "sum") for x in l]
+        total = [fragment.quad_reduce(x, "sum") for x in den]
         inverse = [
             llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, t, zero), zero, llvm.fdiv(one, t))
             for t in total

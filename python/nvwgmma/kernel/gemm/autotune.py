@@ -38,9 +38,9 @@ def shape_class(problem) -> str:
 
 
 def _cache_file() -> str:
-    from .launch import _cache_dir
+    from ..cache import cache_dir
 
-    return os.path.join(_cache_dir(), "autotune.json")
+    return os.path.join(cache_dir(), "autotune.json")
 
 
 def _load() -> dict:

@@ -25,9 +25,6 @@ written to the cache.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from dataclasses import asdict, dataclass
 
 from ...layouts import ELEMENT_BITS
@@ -200,72 +197,31 @@ def kernel_key(config: GemmConfig) -> str:
     """The file stem of `config`'s PTX: its name and a digest of every field
     and of the kernel's parameter list (a cached PTX of another signature
     is never launched)."""
+    from .. import cache
     from .kernel import KERNEL_SIGNATURE
 
-    digest = hashlib.sha1(repr((asdict(config), KERNEL_SIGNATURE)).encode()).hexdigest()[:10]
-    return f"{config.name}-{digest}"
+    return cache.key(config.name, (asdict(config), KERNEL_SIGNATURE))
 
 
-def _cache_dir() -> str:
-    return os.environ.get("NVWGMMA_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "nvwgmma"
-    )
-
-
-def _compile(config: GemmConfig):
-    from ...compile import compile_to_ptx
-    from ...ir import Context
+def _build(config: GemmConfig):
     from .kernel import build_gemm
 
-    with Context():
-        module, meta = build_gemm(config)
-        return compile_to_ptx(module), meta
+    return lambda: build_gemm(config)
 
 
 def write_kernel(directory: str, config: GemmConfig) -> str:
     """Compile `config` and write its PTX and metadata to `directory`."""
-    ptx, meta = _compile(config)
-    os.makedirs(directory, exist_ok=True)
-    stem = os.path.join(directory, kernel_key(config))
-    with open(stem + ".json", "w") as f:
-        json.dump(meta, f, indent=1)
-    with open(stem + ".ptx", "w") as f:  # last: its presence marks the pair complete
-        f.write(ptx)
-    return stem + ".ptx"
+    from .. import cache
 
-
-_loaded: dict = {}
+    return cache.write(directory, kernel_key(config), _build(config))
 
 
 def load_kernel(config: GemmConfig):
     """(runtime.Kernel, meta) for `config`, loaded once per process."""
-    from .. import runtime
+    from .. import cache
 
-    key = kernel_key(config)
-    if key in _loaded:
-        return _loaded[key]
-    directories = [d for d in (os.environ.get("NVWGMMA_PTX_DIR"), _cache_dir()) if d]
-    for directory in directories:
-        stem = os.path.join(directory, key)
-        if os.path.exists(stem + ".ptx"):
-            break
-    else:
-        try:
-            write_kernel(_cache_dir(), config)
-        except ImportError as error:
-            raise RuntimeError(
-                f"the kernel {key} must be precompiled or compilable, but it is not in "
-                f"{' or '.join(directories)} and this nvwgmma has no compiler ({error}); run "
-                f"`python -m nvwgmma.kernel.gemm --precompile DIR` where nvwgmma is built and "
-                f"set NVWGMMA_PTX_DIR=DIR"
-            ) from None
-        stem = os.path.join(_cache_dir(), key)
-    with open(stem + ".json") as f:
-        meta = json.load(f)
-    with open(stem + ".ptx") as f:
-        kernel = runtime.Kernel(f.read(), meta["kernel"], dynamic_smem=meta["dynamic_smem"])
-    _loaded[key] = kernel, meta
-    return _loaded[key]
+    return cache.load(kernel_key(config), _build(config),
+                      "python -m nvwgmma.kernel.gemm --precompile DIR")  # fmt: skip
 
 
 def precompile(directory: str, problems) -> list[str]:

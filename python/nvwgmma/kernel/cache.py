@@ -1,0 +1,77 @@
+"""Compiled kernels on disk: PTX and its launch metadata, written once per
+configuration and loaded once per process, from a precompiled directory
+($NVWGMMA_PTX_DIR) where no compiler exists (a GPU machine with only the
+pure-Python runtime), else from the user cache ($NVWGMMA_CACHE_DIR,
+default ~/.cache/nvwgmma), compiling on a miss."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+__all__ = ["cache_dir", "key", "load", "write"]
+
+
+def key(name: str, fields) -> str:
+    """A file stem: `name` and a digest of `fields` (every configuration
+    field and the kernel's parameter list, so a cached PTX of another
+    signature is never launched)."""
+    return f"{name}-{hashlib.sha1(repr(fields).encode()).hexdigest()[:10]}"
+
+
+def cache_dir() -> str:
+    return os.environ.get("NVWGMMA_CACHE_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "nvwgmma"
+    )
+
+
+def write(directory: str, stem: str, build) -> str:
+    """Compile (`build()` -> (module, meta) in a Context) and write
+    `stem`.ptx and `stem`.json to `directory`."""
+    from ..compile import compile_to_ptx
+    from ..ir import Context
+
+    with Context():
+        module, meta = build()
+        ptx = compile_to_ptx(module)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, stem)
+    with open(path + ".json", "w") as f:
+        json.dump(meta, f, indent=1)
+    with open(path + ".ptx", "w") as f:  # last: its presence marks the pair complete
+        f.write(ptx)
+    return path + ".ptx"
+
+
+_loaded: dict = {}
+
+
+def load(stem: str, build, precompile_hint: str):
+    """(runtime.Kernel, meta) of `stem`, loaded once per process; compiled
+    with `build` on a miss, where a compiler exists."""
+    from . import runtime
+
+    if stem in _loaded:
+        return _loaded[stem]
+    directories = [d for d in (os.environ.get("NVWGMMA_PTX_DIR"), cache_dir()) if d]
+    for directory in directories:
+        path = os.path.join(directory, stem)
+        if os.path.exists(path + ".ptx"):
+            break
+    else:
+        try:
+            write(cache_dir(), stem, build)
+        except ImportError as error:
+            raise RuntimeError(
+                f"the kernel {stem} must be precompiled or compilable, but it is not in "
+                f"{' or '.join(directories)} and this nvwgmma has no compiler ({error}); run "
+                f"`{precompile_hint}` where nvwgmma is built and set NVWGMMA_PTX_DIR=DIR"
+            ) from None
+        path = os.path.join(cache_dir(), stem)
+    with open(path + ".json") as f:
+        meta = json.load(f)
+    with open(path + ".ptx") as f:
+        kernel = runtime.Kernel(f.read(), meta["kernel"], dynamic_smem=meta["dynamic_smem"])
+    _loaded[stem] = kernel, meta
+    return _loaded[stem]

@@ -1,0 +1,202 @@
+"""nvwgmma.kernel.attention without a GPU: every shipped configuration and
+each technique's ablation builds, passes the strict protocol checker and
+assembles with 0 spills and no wgmma serialisation; the launcher's checks
+raise before anything is loaded; a launch against a recording driver
+passes the 4-D tensor maps, grid and parameters the kernel expects.
+(Numbers on the GPU: bench/attention/run.py.)"""
+
+import ctypes
+import re
+
+import pytest
+from test_gemm_launch import Array, RecordingDriver
+
+
+def _assert_clean(config):
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.attention import build_attention
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.tools import find_tool
+
+    module, meta = build_attention(config)
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    assert meta["dynamic_smem"] == config.shared_memory_bytes <= 227 * 1024
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    messages = run_ptxas(ptx, extra_args=["-v"])
+    assert "0 bytes spill stores, 0 bytes spill loads" in messages, messages
+    assert "serialized" not in messages.lower(), messages
+    # No wgmma.fence (warpgroup.arrive) that ptxas had to add itself.
+    assert "injected" not in messages, messages
+    return meta, ptx
+
+
+def _configs():
+    from nvwgmma.kernel.attention import shipped_configs
+
+    shipped = [c for c in shipped_configs() if c.dtype == "bf16"]
+    ablations = [
+        shipped[4].replace(overlap=False),
+        shipped[4].replace(pingpong=False),
+        shipped[4].replace(overlap=False, pingpong=False),
+        shipped[4].replace(dtype="f16", causal=True),
+    ]
+    return shipped + ablations
+
+
+@pytest.mark.parametrize("config", _configs(), ids=lambda c: c.name)
+def test_every_configuration_is_clean(ctx, config):
+    meta, ptx = _assert_clean(config)
+    d, bn = config.head_dim, config.block_n
+    # S = Q Kᵀ: m64n{bn}k16 from shared memory; O += P V: m64n{d}k16 with
+    # P from registers ({4 registers}) and V transposed (MN-major).
+    s_mma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.{config.dtype}", ptx)
+    pv = re.findall(
+        rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.{config.dtype}\.{config.dtype} "
+        r"\{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1,\s+1, 1;",
+        ptx,
+    )
+    assert s_mma and pv, "both GEMMs, P·V with A from registers and a transposed B"
+    assert "ex2.approx.ftz.f32" in ptx and "shfl.sync.bfly.b32" in ptx
+    ids = set(re.findall(r"bar(?:rier)?\.(?:sync|arrive)(?:\.aligned)?\s+(\S+),", ptx))
+    assert all(i.isdigit() for i in ids), ids  # named-barrier ids are immediates
+    if config.pingpong:
+        assert {"5", "6"} <= ids
+    assert meta["boxes"]["Q"]["box"] == [64, 1, 64, 1]
+    assert meta["boxes"]["K"]["box"] == [64, 1, bn, 1]
+    assert meta["boxes"]["V"]["box"] == [64, 1, bn, 1]
+
+
+def q(b=2, s=256, h=4, d=128, **kw):
+    return Array((b, s, h, d), "<V2", **kw)
+
+
+@pytest.mark.parametrize(
+    "args,kwargs,message",
+    [
+        ((q(), q(), q(d=64)), {}, "the head dim must be 64, 128 or 256 for q, k and v"),
+        ((q(d=96), q(d=96), q(d=96)), {}, "the head dim must be 64, 128 or 256"),
+        ((q(), q(h=3), q(h=3)), {}, "q's heads must be a multiple of k's heads"),
+        ((q(), q(b=1), q(b=1)), {}, "k must have q's batch 2"),
+        ((q(), q(), q(s=128)), {}, "k and v must have one shape"),
+        ((Array((2, 256, 4, 128), "<f4"),) * 3, {}, "q must be bf16 or f16"),
+        ((q(), Array((2, 256, 4, 128), "<f2"), q()), {}, "k must have q's dtype bf16"),
+        ((Array((256, 4, 128), "<V2"), q(), q()), {}, r"q must be \(batch, seq, heads, head dim\)"),
+        ((q(strides=(256 * 512 * 2, 512 * 2, 128 * 2, 4)), q(), q()), {},
+         r"q must have a contiguous head dimension"),
+        ((q(strides=(256 * 4 * 130 * 2, 4 * 130 * 2, 130 * 2 + 2, 2)), q(), q()), {},
+         "strides must be multiples of 16 bytes"),
+        ((q(address=(1 << 20) + 8), q(), q()), {}, "q must be 16-byte aligned"),
+        ((q(s=0), q(), q()), {}, "the problem must not be empty"),
+        ((Array((100, 4, 128), "<V2"),) * 3, {"cu_seqlens_q": Array((3,), "<i4")},
+         "varlen attention needs cu_seqlens_q, cu_seqlens_k and max_seqlen_q"),
+        ((Array((100, 4, 128), "<V2"),) * 3,
+         {"cu_seqlens_q": Array((3,), "<i8"), "cu_seqlens_k": Array((3,), "<i4"), "max_seqlen_q": 60},
+         "cu_seqlens_q must be a contiguous int32 vector"),
+    ],
+)  # fmt: skip
+def test_bad_calls_raise_before_launch(args, kwargs, message, monkeypatch):
+    from nvwgmma.kernel.attention import launch
+
+    monkeypatch.setattr(launch, "load_kernel", lambda c: pytest.fail("loaded"))
+    # cupy presents bf16 as "<V2"; the tensor reader names it bf16 here.
+    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    with pytest.raises(ValueError, match=message):
+        launch.attention(*args, **kwargs)
+
+
+def _bf16_tensor(read):
+    def tensor(value, what):
+        t = read(value, what)
+        if t.dtype == "<V2":
+            t.dtype = "bf16"
+        if t.dtype == "<i4":
+            t.dtype = "int32"
+        return t
+
+    return tensor
+
+
+class _Driver(RecordingDriver):
+    def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        from nvwgmma.kernel.attention import SIGNATURE
+
+        pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        kinds = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "f32": ctypes.c_float}
+        values = {
+            name: ctypes.cast(pointers[i], ctypes.POINTER(kinds.get(t, ctypes.c_uint64)))[0]
+            for i, (name, t) in enumerate(SIGNATURE)
+        }
+        self.launches.append(((gx, gy, gz), (bx, by, bz), smem, stream, values))
+        return (0,)
+
+
+@pytest.mark.parametrize("varlen", [False, True])
+def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
+    """GQA (8 query heads on 2 K/V heads), Sq != Sk, against a recording
+    driver: the tensor maps are 4-D (head dim, heads, tokens, batch) over
+    the tensors' own strides, the grid covers the query blocks, heads and
+    batch, and the parameters are in SIGNATURE's order."""
+    from nvwgmma.kernel import cache, runtime, tensormap
+    from nvwgmma.kernel.attention import launch
+
+    driver = _Driver()
+    for module in (tensormap, runtime):
+        monkeypatch.setattr(module, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    d = 128
+    if varlen:
+        qa, ka = Array((300, 8, d), "<V2"), Array((500, 2, d), "<V2", address=2 << 20)
+        va = Array((500, 2, d), "<V2", address=4 << 20)
+        kwargs = {"cu_seqlens_q": Array((3,), "<i4", address=5 << 20),
+                  "cu_seqlens_k": Array((3,), "<i4", address=6 << 20), "max_seqlen_q": 200}  # fmt: skip
+        out, lse = Array((300, 8, d), "<V2", address=3 << 20), Array((8, 300), "<f4")
+    else:
+        qa, ka = Array((2, 300, 8, d), "<V2"), Array((2, 500, 2, d), "<V2", address=2 << 20)
+        va = Array((2, 500, 2, d), "<V2", address=4 << 20)
+        kwargs = {}
+        out, lse = Array((2, 300, 8, d), "<V2", address=3 << 20), Array((2, 8, 300), "<f4")
+    launch.attention(qa, ka, va, causal=True, out=out, lse=lse, **kwargs)
+    (grid, block, smem, _, values), = driver.launches  # fmt: skip
+    assert block == (384, 1, 1) and smem == launch.load_kernel(launch.plan(
+        qa, ka, ka, causal=True, **kwargs)["config"])[1]["dynamic_smem"]  # fmt: skip
+    if varlen:
+        assert grid == (2, 8, 2)  # ceil(200 / 128) query blocks
+        assert [e[2] for e in driver.encoded] == [(d, 8, 300, 1), (d, 2, 500, 1), (d, 2, 500, 1)]
+        assert [e[1] for e in driver.encoded] == [1 << 20, 2 << 20, 4 << 20]
+        assert values["cuQ"] == 5 << 20 and values["cuK"] == 6 << 20
+        assert (values["o_batch"], values["o_row"], values["lse_batch"], values["lse_head"]) == (
+            0, 8 * d, 0, 300)  # fmt: skip
+    else:
+        assert grid == (3, 8, 2)
+        assert [e[2] for e in driver.encoded] == [(d, 8, 300, 2), (d, 2, 500, 2), (d, 2, 500, 2)]
+        assert driver.encoded[0][3] == (d * 2, 8 * d * 2, 300 * 8 * d * 2)
+        assert (values["Sq"], values["Sk"], values["o_row"], values["o_head"]) == (
+            300,
+            500,
+            8 * d,
+            d,
+        )
+        assert (values["lse_batch"], values["lse_head"]) == (8 * 300, 300)
+    assert [e[4] for e in driver.encoded] == [(64, 1, 64, 1), (64, 1, 128, 1), (64, 1, 128, 1)]
+    assert values["group"] == 4
+    assert values["scale_log2"] == pytest.approx(1.4426950408889634 / d**0.5)
+    assert values["O"] == 3 << 20
+
+
+def test_precompile_writes_every_shipped_configuration(tmp_path, monkeypatch):
+    from nvwgmma.kernel.attention import __main__ as cli
+    from nvwgmma.kernel.attention import launch
+
+    written = []
+    monkeypatch.setattr(launch, "write_kernel", lambda d, c: written.append(c) or f"{d}/{c.name}")
+    assert cli.main(["--precompile", str(tmp_path)]) == 0
+    assert {(c.head_dim, c.dtype, c.causal, c.varlen) for c in written} == {
+        (d, t, c, v) for d in (64, 128, 256) for t in ("bf16", "f16")
+        for c in (False, True) for v in (False, True)
+    }  # fmt: skip
