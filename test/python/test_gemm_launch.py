@@ -163,15 +163,16 @@ def test_precompile_writes_what_a_table_needs(tmp_path):
 
 
 def test_missing_kernel_without_compiler_says_how_to_precompile(tmp_path, monkeypatch):
+    from nvwgmma.kernel import cache
     from nvwgmma.kernel.gemm import GemmConfig, launch
 
     monkeypatch.setenv("NVWGMMA_PTX_DIR", str(tmp_path / "none"))
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path / "cache"))
 
-    def no_compiler(directory, config):
+    def no_compiler(directory, stem, build):
         raise ImportError("No module named 'nvwgmma.ir'")
 
-    monkeypatch.setattr(launch, "write_kernel", no_compiler)
+    monkeypatch.setattr(cache, "write", no_compiler)
     with pytest.raises(RuntimeError, match="python -m nvwgmma.kernel.gemm --precompile DIR"):
         launch.load_kernel(GemmConfig(tile_n=128, stages=5))
 

@@ -1,0 +1,202 @@
+"""Attention speed and accuracy: nvwgmma.kernel.attention against
+torch.nn.functional.scaled_dot_product_attention with the cuDNN and the
+flash backends, same process, same inputs, paired per round, on
+FlashAttention-3's grid -- 16k tokens per batch (batch = 16384 / S),
+hidden 2048 (heads = 2048 / head dim), S = 512 ... 16k, head dim 64 / 128 /
+256, causal and not -- plus a GQA row and a varlen row.
+
+    # here (nvwgmma built): the PTX of every shipped configuration and ablation
+    python bench/attention/run.py generate .device/attention
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/attention/run.py run .device/attention [--quick]
+
+Every case is first checked against a float32 reference (max abs and
+relative error, next to SDPA's own bf16 error); results, with the GPU,
+clocks and driver, go to $OUT/attention-results.json (or the directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gemm"))
+
+SEQS = (512, 1024, 2048, 4096, 8192, 16384)
+HEAD_DIMS = (64, 128, 256)
+
+
+def grid(quick: bool = False):
+    """(label, batch, S, heads, kv heads, head dim, causal) of every row."""
+    rows = []
+    for d in HEAD_DIMS if not quick else (128,):
+        for s in SEQS if not quick else (1024, 4096):
+            for causal in (False, True):
+                rows.append((f"d{d} S={s}{' causal' if causal else ''}", 16384 // s, s,
+                             2048 // d, 2048 // d, d, causal))  # fmt: skip
+    rows.append(("GQA d128 S=4096 32q/8kv", 4, 4096, 32, 8, 128, False))
+    return rows
+
+
+def ablations():
+    """(label, config changes) of each technique turned off, head dim 128."""
+    return [("no overlap", {"overlap": False}), ("no ping-pong", {"pingpong": False}),
+            ("neither", {"overlap": False, "pingpong": False})]  # fmt: skip
+
+
+def generate(directory: str) -> None:
+    from nvwgmma.kernel.attention import default_config, launch
+
+    launch.precompile(directory)
+    for causal in (False, True):
+        base = default_config(128, causal=causal)
+        for _, changes in ablations():
+            launch.write_kernel(directory, base.replace(**changes))
+    print(f"wrote {len(os.listdir(directory)) // 2} kernels to {directory}")
+
+
+def _reference(q, k, v, causal, scale):
+    """float32 attention per head, (batch, seq, heads, d) in and out."""
+    import torch
+
+    group = q.shape[2] // k.shape[2]
+    k = k.repeat_interleave(group, dim=2)
+    v = v.repeat_interleave(group, dim=2)
+    qf, kf, vf = (x.float().transpose(1, 2) for x in (q, k, v))
+    s = (qf @ kf.transpose(-1, -2)) * scale
+    if causal:
+        sq, sk = s.shape[-2], s.shape[-1]
+        mask = torch.ones(sq, sk, dtype=torch.bool, device=s.device).tril(sk - sq)
+        s = s.masked_fill(~mask, float("-inf"))
+    return (s.softmax(-1) @ vf).transpose(1, 2)
+
+
+def _errors(out, ref):
+    diff = (out.float() - ref).abs()
+    return {"max_abs": float(diff.max()), "rel": float(diff.norm() / ref.norm())}
+
+
+def _check(q, k, v, causal, ours, sdpa):
+    """Ours and SDPA's errors against float32 on the first batch entry."""
+    scale = 1 / math.sqrt(q.shape[-1])
+    ref = _reference(q[:1], k[:1], v[:1], causal, scale)
+    return {"ours": _errors(ours[:1], ref), "sdpa": _errors(sdpa[:1], ref)}
+
+
+def run(directory: str, quick: bool) -> None:
+    import torch
+    from run import _gpu_info, _time, _use_source_tree
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    _use_source_tree(directory)
+    from nvwgmma.kernel.attention import attention, default_config
+
+    info = _gpu_info()
+    print(json.dumps(info))
+    results = {"info": info, "rows": [], "ablations": [], "varlen": None}
+    torch.manual_seed(0)
+    for label, b, s, h, hkv, d, causal in grid(quick):
+        q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(b, s, hkv, d, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(b, s, hkv, d, device="cuda", dtype=torch.bfloat16)
+        # SDPA takes (batch, heads, seq, d): the same memory, transposed views.
+        qt, kt, vt = (x.transpose(1, 2) for x in (q, k, v))
+        gqa = {"enable_gqa": True} if hkv != h else {}
+        ours = attention(q, k, v, causal=causal)
+        row = {"label": label, "batch": b, "seq": s, "heads": h, "kv_heads": hkv, "d": d,
+               "causal": causal}  # fmt: skip
+        backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
+        outs = {}
+        for name, backend in backends.items():
+            try:
+                with sdpa_kernel(backend):
+                    outs[name] = sdpa(qt, kt, vt, is_causal=causal, **gqa).transpose(1, 2)
+            except RuntimeError as error:
+                row[f"{name}_error"] = str(error)[:200]
+        reference = outs.get("cudnn", outs.get("flash"))
+        row["errors"] = _check(q, k, v, causal, ours, reference if reference is not None else ours)
+        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        rounds = {"ours": [], **{n: [] for n in outs}}
+        for _ in range(3 if quick else 5):
+            t = _time(lambda: attention(q, k, v, causal=causal))
+            rounds["ours"].append(t)
+            for name in outs:
+                with sdpa_kernel(backends[name]):
+                    rounds[name].append(_time(lambda: sdpa(qt, kt, vt, is_causal=causal, **gqa)))
+        row["ms"] = {n: statistics.median(ts) for n, ts in rounds.items()}
+        row["tflops"] = {n: flops / (ms * 1e9) for n, ms in row["ms"].items()}
+        for name in outs:
+            ratios = [o / x for o, x in zip(rounds[name], rounds["ours"])]
+            row[f"vs_{name}"] = statistics.median(ratios)  # >1: ours faster
+        results["rows"].append(row)
+        print(json.dumps(row))
+    # Ablations at head dim 128, S = 4096.
+    q = torch.randn(4, 4096, 16, 128, device="cuda", dtype=torch.bfloat16)
+    k, v = torch.randn_like(q), torch.randn_like(q)
+    for causal in (False, True):
+        base = default_config(128, causal=causal)
+        t_base = _time(lambda: attention(q, k, v, causal=causal, config=base))
+        for label, changes in ablations():
+            config = base.replace(**changes)
+            t = _time(lambda: attention(q, k, v, causal=causal, config=config))
+            entry = {"label": label, "causal": causal, "ms": t, "default_ms": t_base,
+                     "slowdown": t / t_base}  # fmt: skip
+            results["ablations"].append(entry)
+            print(json.dumps(entry))
+    # Varlen: four sequences of different lengths, against per-sequence SDPA.
+    lengths = [1000, 3000, 517, 2048]
+    cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32,
+                      device="cuda")  # fmt: skip
+    total = sum(lengths)
+    q = torch.randn(total, 16, 128, device="cuda", dtype=torch.bfloat16)
+    k, v = torch.randn_like(q), torch.randn_like(q)
+    out = attention(q, k, v, causal=True, cu_seqlens_q=cu, cu_seqlens_k=cu,
+                    max_seqlen_q=max(lengths))  # fmt: skip
+    worst = 0.0
+    for i, n in enumerate(lengths):
+        sl = slice(int(cu[i]), int(cu[i + 1]))
+        ref = _reference(q[None, sl], k[None, sl], v[None, sl], True, 1 / math.sqrt(128))[0]
+        worst = max(worst, _errors(out[sl], ref)["max_abs"])
+    t = _time(lambda: attention(q, k, v, causal=True, cu_seqlens_q=cu, cu_seqlens_k=cu,
+                                max_seqlen_q=max(lengths)))  # fmt: skip
+    results["varlen"] = {"lengths": lengths, "max_abs": worst, "ms": t}
+    print(json.dumps(results["varlen"]))
+    ratios = {}
+    for name in ("cudnn", "flash"):
+        for d in HEAD_DIMS:
+            values = [r[f"vs_{name}"] for r in results["rows"]
+                      if r["d"] == d and f"vs_{name}" in r and r["kv_heads"] == r["heads"]]  # fmt: skip
+            if values:
+                ratios[f"d{d} vs {name}"] = {
+                    "geomean": math.exp(sum(map(math.log, values)) / len(values)),
+                    "min": min(values),
+                }
+    results["summary"] = ratios
+    print(json.dumps(ratios, indent=1))
+    target = os.environ.get("OUT", directory)
+    with open(os.path.join(target, "attention-results.json"), "w") as f:
+        json.dump(results, f, indent=1)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/attention/run.py")
+    parser.add_argument("action", choices=("generate", "run"))
+    parser.add_argument("directory")
+    parser.add_argument("--quick", action="store_true", help="head dim 128, S = 1k and 4k")
+    args = parser.parse_args(argv)
+    if args.action == "generate":
+        generate(args.directory)
+    else:
+        run(args.directory, args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
