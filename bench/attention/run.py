@@ -125,11 +125,13 @@ def run(directory: str, quick: bool) -> None:
         flops = 4 * b * h * s * s * d / (2 if causal else 1)
         rounds = {"ours": [], **{n: [] for n in outs}}
         for _ in range(3 if quick else 5):
-            t = _time(lambda: attention(q, k, v, causal=causal))
+            t = _time(lambda q=q, k=k, v=v, c=causal: attention(q, k, v, causal=c))
             rounds["ours"].append(t)
             for name in outs:
                 with sdpa_kernel(backends[name]):
-                    rounds[name].append(_time(lambda: sdpa(qt, kt, vt, is_causal=causal, **gqa)))
+                    rounds[name].append(
+                        _time(lambda a=(qt, kt, vt), c=causal, g=gqa: sdpa(*a, is_causal=c, **g))
+                    )
         row["ms"] = {n: statistics.median(ts) for n, ts in rounds.items()}
         row["tflops"] = {n: flops / (ms * 1e9) for n, ms in row["ms"].items()}
         for name in outs:
@@ -142,10 +144,10 @@ def run(directory: str, quick: bool) -> None:
     k, v = torch.randn_like(q), torch.randn_like(q)
     for causal in (False, True):
         base = default_config(128, causal=causal)
-        t_base = _time(lambda: attention(q, k, v, causal=causal, config=base))
+        t_base = _time(lambda c=causal, b=base: attention(q, k, v, causal=c, config=b))
         for label, changes in ablations():
             config = base.replace(**changes)
-            t = _time(lambda: attention(q, k, v, causal=causal, config=config))
+            t = _time(lambda c=causal, x=config: attention(q, k, v, causal=c, config=x))
             entry = {"label": label, "causal": causal, "ms": t, "default_ms": t_base,
                      "slowdown": t / t_base}  # fmt: skip
             results["ablations"].append(entry)
@@ -160,7 +162,7 @@ def run(directory: str, quick: bool) -> None:
     out = attention(q, k, v, causal=True, cu_seqlens_q=cu, cu_seqlens_k=cu,
                     max_seqlen_q=max(lengths))  # fmt: skip
     worst = 0.0
-    for i, n in enumerate(lengths):
+    for i in range(len(lengths)):
         sl = slice(int(cu[i]), int(cu[i + 1]))
         ref = _reference(q[None, sl], k[None, sl], v[None, sl], True, 1 / math.sqrt(128))[0]
         worst = max(worst, _errors(out[sl], ref)["max_abs"])
