@@ -1,5 +1,5 @@
 """IR helpers the kernel-layer modules share: i32 constants, i32 operands,
-pointer offsets and the element type of a dtype name."""
+pointer offsets, the element type of a dtype name, and an empty kernel."""
 
 from __future__ import annotations
 
@@ -62,3 +62,29 @@ def element_type(dtype: str):
     if dtype == "s32":
         return IntegerType.get_signless(32)
     return {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}[dtype].get()
+
+
+def kernel_shell(name: str, signature, threads: int, cluster: int = 1):
+    """(module, entry block, {parameter name: Value}) of an empty kernel
+    `name` with the parameters `signature` ((name, type) pairs), at most
+    `threads` threads per CTA, `cluster` CTAs per cluster along x, and the
+    dynamic shared memory `@dsmem` (declared 16-aligned: see
+    smem.aligned_base). Build the body before the entry's llvm.return."""
+    from ..ir import DenseI32ArrayAttr, Location, Module
+
+    params = ", ".join(f"%{n}: {t}" for n, t in signature)
+    with Location.unknown():
+        module = Module.parse(
+            f"""
+  llvm.mlir.global external @dsmem() {{addr_space = 3 : i32, alignment = 16 : i64}}
+      : !llvm.array<0 x i8>
+  llvm.func @{name}({params}) attributes {{nvvm.kernel}} {{
+    llvm.return
+  }}"""
+        )
+    func = module.body.operations[1]
+    func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
+    if cluster > 1:
+        func.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([cluster, 1, 1])
+    entry = func.regions[0].blocks[0]
+    return module, entry, dict(zip((n for n, _ in signature), entry.arguments))

@@ -515,25 +515,14 @@ def build_attention(config: AttentionConfig | None = None):
     """(module, meta) for `config`: the kernel `attention` with the
     parameters of SIGNATURE; meta: block, grid rule, dynamic shared memory,
     the TMA boxes of Q, K and V (4-D: head dim, heads, tokens, batch)."""
-    from ...ir import DenseI32ArrayAttr, InsertionPoint, Location, Module
+    from ...ir import InsertionPoint, Location
+    from .._ir import kernel_shell
 
     c = AttentionConfig() if config is None else config
     check_config(c)
     kernel = _Kernel(c)
-    params = ", ".join(f"%{name}: {t}" for name, t in SIGNATURE)
+    module, entry, args = kernel_shell("attention", SIGNATURE, 384)
     with Location.unknown():
-        module = Module.parse(
-            f"""
-  llvm.mlir.global external @dsmem() {{addr_space = 3 : i32, alignment = 16 : i64}}
-      : !llvm.array<0 x i8>
-  llvm.func @attention({params}) attributes {{nvvm.kernel}} {{
-    llvm.return
-  }}"""
-        )
-        func = module.body.operations[1]
-        func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([384, 1, 1])
-        entry = func.regions[0].blocks[0]
-        args = dict(zip((name for name, _ in SIGNATURE), entry.arguments))
         with InsertionPoint(entry.operations[0]):
             kernel.build(args)
     module.operation.verify()

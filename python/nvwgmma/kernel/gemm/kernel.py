@@ -36,9 +36,9 @@ def build_gemm(config: GemmConfig | None = None):
     KERNEL_SIGNATURE. meta: kernel name, block, dynamic shared memory,
     tile, cluster, the TMA boxes of A, B and C (for tensormap.encode_tiled)."""
     from ...dialects import llvm, nvvm, scf
-    from ...ir import DenseI32ArrayAttr, InsertionPoint, Location, Module
+    from ...ir import InsertionPoint, Location
     from .. import pipeline, smem
-    from .._ir import gep
+    from .._ir import gep, kernel_shell
     from .fixup import Workspace
     from .mainloop import Mainloop
     from .schedule import cooperative, pingpong
@@ -59,23 +59,8 @@ def build_gemm(config: GemmConfig | None = None):
             f"{mainloop.stage_bytes} bytes need {dynamic_smem}"
         )
     threads = 128 * (1 + c.consumers)
-    params = ", ".join(f"%{name}: {t}" for name, t in KERNEL_SIGNATURE)
-
+    module, entry, args = kernel_shell("gemm", KERNEL_SIGNATURE, threads, c.cluster_m)
     with Location.unknown():
-        module = Module.parse(
-            f"""
-  llvm.mlir.global external @dsmem() {{addr_space = 3 : i32, alignment = 16 : i64}}
-      : !llvm.array<0 x i8>
-  llvm.func @gemm({params}) attributes {{nvvm.kernel}} {{
-    llvm.return
-  }}"""
-        )
-        kernel = module.body.operations[1]
-        kernel.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
-        if c.cluster_m > 1:
-            kernel.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([c.cluster_m, 1, 1])
-        entry = kernel.regions[0].blocks[0]
-        args = dict(zip((name for name, _ in KERNEL_SIGNATURE), entry.arguments))
         with InsertionPoint(entry.operations[0]):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
             mainloop.bind(base)
