@@ -91,7 +91,7 @@ def _check(q, k, v, causal, ours, sdpa):
 
 def run(directory: str, quick: bool) -> None:
     import torch
-    from run import _gpu_info, _time, _use_source_tree
+    from run import _gpu_info, _time, _use_source_tree, write_results
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
@@ -182,9 +182,7 @@ def run(directory: str, quick: bool) -> None:
                 }
     results["summary"] = ratios
     print(json.dumps(ratios, indent=1))
-    target = os.environ.get("OUT", directory)
-    with open(os.path.join(target, "attention-results.json"), "w") as f:
-        json.dump(results, f, indent=1)
+    write_results(directory, "attention-results.json", results)
 
 
 def main(argv=None) -> int:

@@ -432,7 +432,7 @@ def check_readme(rows):
 
 def run(out_dir: str) -> int:
     import torch
-    from run import _gpu_info
+    from run import _gpu_info, write_results
 
     # The device has no nvwgmma build: the checkout's pure-Python runtime.
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -444,9 +444,7 @@ def run(out_dir: str) -> int:
     rows = []
     failed = check_cases(rows) + check_errors(rows) + check_readme(rows)
     speed(out_dir, rows)
-    target = os.environ.get("OUT", out_dir)
-    with open(os.path.join(target, "library-results.json"), "w") as f:
-        json.dump({"info": info, "rows": rows}, f, indent=1)
+    write_results(out_dir, "library-results.json", {"info": info, "rows": rows})
     print("failed:", failed)
     return 1 if failed else 0
 

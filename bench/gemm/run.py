@@ -69,6 +69,15 @@ def _gpu_info():
     }
 
 
+def write_results(out_dir: str, name: str, results: dict) -> str:
+    """Write `results` as JSON to `name` in $OUT (what the device tool
+    brings back) or else `out_dir`; returns the path."""
+    path = os.path.join(os.environ.get("OUT", out_dir), name)
+    with open(path, "w") as f:
+        json.dump(results, f, indent=1)
+    return path
+
+
 def _time(fn, warm_ms: float = 150.0, batch_ms: float = 40.0, batches: int = 5) -> float:
     """Milliseconds per call of fn() at steady state: run it for `warm_ms`
     first (under a power cap, a kernel timed right after a lighter one runs

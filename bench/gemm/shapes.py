@@ -93,7 +93,7 @@ def run(out_dir: str) -> int:
     import numpy as np
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
-    from run import _gpu_info, _interleaved
+    from run import _gpu_info, _interleaved, write_results
 
     torch.backends.cuda.matmul.allow_tf32 = False
     info = _gpu_info()
@@ -198,10 +198,8 @@ def run(out_dir: str) -> int:
         if chosen:
             geo = float(np.exp(np.mean(np.log(chosen))))
             print(f"{dtype}: geometric mean {geo:.3f}, worst {min(chosen):.3f} over {len(chosen)}")
-    target = os.environ.get("OUT", out_dir)
-    with open(os.path.join(target, "shapes-results.json"), "w") as f:
-        json.dump({"info": info, "names": {k: v["name"] for k, v in metas.items()}, "rows": rows},
-                  f, indent=1)  # fmt: skip
+    names = {k: v["name"] for k, v in metas.items()}
+    write_results(out_dir, "shapes-results.json", {"info": info, "names": names, "rows": rows})
     print("failed:", failed)
     return 1 if failed else 0
 

@@ -164,7 +164,7 @@ def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
     launch.attention(qa, ka, va, causal=True, out=out, lse=lse, **kwargs)
     (grid, block, smem, _, values), = driver.launches  # fmt: skip
     assert block == (384, 1, 1) and smem == launch.load_kernel(launch.plan(
-        qa, ka, ka, causal=True, **kwargs)["config"])[1]["dynamic_smem"]  # fmt: skip
+        qa, ka, ka, causal=True, **kwargs).config)[1]["dynamic_smem"]  # fmt: skip
     if varlen:
         assert grid == (2, 8, 2)  # ceil(200 / 128) query blocks
         assert [e[2] for e in driver.encoded] == [(d, 8, 300, 1), (d, 2, 500, 1), (d, 2, 500, 1)]

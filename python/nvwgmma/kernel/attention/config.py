@@ -91,7 +91,7 @@ def check_config(c: AttentionConfig) -> None:
         raise ValueError(f"head_dim must be 64, 128 or 256, but got {c.head_dim}")
     if c.dtype not in ("bf16", "f16"):
         raise ValueError(f"dtype must be bf16 or f16, but got {c.dtype!r}")
-    if c.block_n not in (64, 128, 176, 192) or c.block_n % 16:
+    if c.block_n not in (64, 128, 176, 192):
         raise ValueError(f"block_n must be 64, 128, 176 or 192, but got {c.block_n}")
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")

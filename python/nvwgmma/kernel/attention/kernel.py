@@ -248,12 +248,14 @@ class _Kernel:
 
         return arith.constant(IntegerType.get_signless(1), 0)
 
-    def _turn(self, first=None, last=None):
-        if self.turns is None:
-            return
-        if first is not None:
+    def _wait_turn(self, first):
+        """Ping-pong: wait for this consumer's turn (`first`: i1)."""
+        if self.turns is not None:
             self.turns.wait(first=first)
-        else:
+
+    def _pass_turn(self, last):
+        """Ping-pong: hand the tensor cores on (`last`: i1)."""
+        if self.turns is not None:
             self.turns.pass_on(last=last)
 
     def _release(self, ring, stage):
@@ -378,10 +380,10 @@ class _Kernel:
         c, const = self.c, self.const
         i32, index = IntegerType.get_signless(32), IndexType.get()
         # Block 0: S only.
-        self._turn(first=self._true())
+        self._wait_turn(self._true())
         s, k_stage = self._qk(const(0))
         wg.commit_group()
-        self._turn(last=self._false())
+        self._pass_turn(self._false())
         wg.wait_group(0)
         self._release(self.kring, k_stage)
         p, m, den, _ = self._softmax(s, const(0), None, None)
@@ -394,12 +396,12 @@ class _Kernel:
             o, p, m, den = it[0], it[1 : 1 + len(p)], it[-4:-2], it[-2:]
             j = arith.index_cast(i32, loop.induction_variable)
             prev = arith.subi(j, const(1))
-            self._turn(first=self._false())
+            self._wait_turn(self._false())
             s, k_stage = self._qk(j)
             wg.commit_group()
             o, v_stage = self._pv(o, p, prev, arith.cmpi(arith.CmpIPredicate.sgt, prev, const(0)))
             wg.commit_group()
-            self._turn(last=self._false())
+            self._pass_turn(self._false())
             wg.wait_group(1)  # S_j is done; P·V of block j-1 may still run
             self._release(self.kring, k_stage)
             p_next, m_next, den_next, corr = self._softmax(s, j, m, den)
@@ -410,10 +412,10 @@ class _Kernel:
         res = list(loop.results)
         o, p, m, den = res[0], res[1 : 1 + len(p)], res[-4:-2], res[-2:]
         last = arith.subi(self.n, const(1))
-        self._turn(first=self._false())
+        self._wait_turn(self._false())
         o, v_stage = self._pv(o, p, last, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
         wg.commit_group()
-        self._turn(last=self._true())
+        self._pass_turn(self._true())
         wg.wait_group(0)
         self._release(self.vring, v_stage)
         self._finish(o, m, den)
@@ -438,7 +440,7 @@ class _Kernel:
             o, m0, m1, den0, den1 = loop.inner_iter_args
             j = arith.index_cast(i32, loop.induction_variable)
             first = arith.cmpi(arith.CmpIPredicate.eq, j, const(0))
-            self._turn(first=first)
+            self._wait_turn(first)
             s, k_stage = self._qk(j)
             wg.commit_group()
             wg.wait_group(0)
@@ -448,7 +450,7 @@ class _Kernel:
             o, v_stage = self._pv(o, p, j, arith.cmpi(arith.CmpIPredicate.sgt, j, const(0)))
             wg.commit_group()
             last = arith.cmpi(arith.CmpIPredicate.eq, j, arith.subi(self.n, const(1)))
-            self._turn(last=last)
+            self._pass_turn(last)
             wg.wait_group(0)
             self._release(self.vring, v_stage)
             scf.YieldOp([o, *m, *den])

@@ -12,12 +12,12 @@ nvwgmma.kernel.cache), launch on the caller's stream.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 
 from .config import AttentionConfig, default_config
 
 __all__ = [
-    "attention", "kernel_key", "load_kernel", "plan", "precompile", "shipped_configs",
+    "Plan", "attention", "kernel_key", "load_kernel", "plan", "precompile", "shipped_configs",
     "write_kernel",
 ]  # fmt: skip
 
@@ -65,6 +65,22 @@ def precompile(directory: str, configs=None) -> list[str]:
     return [write_kernel(directory, c) for c in (configs or shipped_configs())]
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What attention's checks decided (tensors as read by the launcher)."""
+
+    q: object
+    k: object
+    v: object
+    varlen: bool
+    batch: int
+    sq: int
+    sk: int
+    config: AttentionConfig
+    cu_q: object = None
+    cu_k: object = None
+
+
 def _fail(message):
     raise ValueError(message)
 
@@ -108,11 +124,10 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
 
     p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
              max_seqlen_q=max_seqlen_q, config=config)  # fmt: skip
-    tq, tk, tv, varlen, batch, sq, sk, c = (p[n] for n in
-                                             ("q", "k", "v", "varlen", "batch", "sq", "sk", "config"))  # fmt: skip
+    tq, tk, tv, varlen, batch, sq, sk = p.q, p.k, p.v, p.varlen, p.batch, p.sq, p.sk
+    cq, ck = p.cu_q, p.cu_k
     d, hq, hkv = tq.shape[-1], tq.shape[-2], tk.shape[-2]
-    cq, ck = p.get("cu_q"), p.get("cu_k")
-    kernel, meta = load_kernel(c)
+    kernel, meta = load_kernel(p.config)
     # Output and LSE, contiguous.
     o = out if out is not None else tq.empty(tq.shape, tq.dtype)
     to = _tensor(o, "out")
@@ -165,7 +180,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
 
 
 def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
-         config=None) -> dict:  # fmt: skip
+         config=None) -> Plan:  # fmt: skip
     """attention's checks (each a ValueError before anything is loaded or
     launched) and what they decide: the tensors, varlen, batch, Sq, Sk and
     the configuration."""
@@ -180,9 +195,10 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
             _fail(f"{t.what} must have q's dtype {tq.dtype}, but got {t.dtype}")
         if t.device != tq.device:
             _fail(f"{t.what} must be on q's device {tq.device_name}, but got {t.device_name}")
-        _check_strides(t, t.what)
     if tq.dtype not in ("bf16", "f16"):
         _fail(f"q must be bf16 or f16, but got {tq.dtype}")
+    for t in (tq, tk, tv):  # 2-byte elements from here on
+        _check_strides(t, t.what)
     d = tq.shape[-1]
     if d not in (64, 128, 256) or tk.shape[-1] != d or tv.shape[-1] != d:
         _fail(f"the head dim must be 64, 128 or 256 for q, k and v, but got "
@@ -209,8 +225,5 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
     if sq == 0 or batch == 0 or (not varlen and sk == 0):
         _fail(f"the problem must not be empty, but got batch {batch}, Sq {sq}, Sk {sk}")
     c = config or default_config(d, dtype=tq.dtype, causal=bool(causal), varlen=varlen)
-    found = {"q": tq, "k": tk, "v": tv, "varlen": varlen, "batch": batch, "sq": sq, "sk": sk,
-             "config": c}  # fmt: skip
-    if varlen:
-        found.update(cu_q=cq, cu_k=ck)
-    return found
+    return Plan(tq, tk, tv, varlen, batch, sq, sk, c,
+                cq if varlen else None, ck if varlen else None)  # fmt: skip
