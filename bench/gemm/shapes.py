@@ -89,7 +89,7 @@ def _config_of(meta):
     return GemmConfig(**{**meta["config"], "fusion": ()})
 
 
-def run(out_dir: str) -> int:
+def run(out_dir: str, rounds: int = 5) -> int:
     import numpy as np
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
@@ -158,7 +158,10 @@ def run(out_dir: str) -> int:
             deterministic.values()
         )
         failed += not ok
-        times, per = _interleaved(impls, rounds=5)
+        if not ok:
+            print(f"    failing: errors {errors} (bound {limit:.2e}), deterministic {deterministic}",
+                  flush=True)  # fmt: skip
+        times, per = _interleaved(impls, rounds=rounds)
         flop = 2.0 * m * n * k
         ratios = {
             name: statistics.median(t / o for o, t in zip(per[name], per[base_name]))
@@ -208,6 +211,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("mode", choices=["generate", "run"])
     parser.add_argument("dir")
+    parser.add_argument("--rounds", type=int, default=5, help="timing rounds per row (run)")
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir)
@@ -216,7 +220,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
     os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
-    return run(args.dir)
+    return run(args.dir, args.rounds)
 
 
 if __name__ == "__main__":

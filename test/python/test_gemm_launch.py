@@ -182,7 +182,7 @@ class RecordingDriver:
 
     def __init__(self):
         self.encoded, self.launches, self.copies = [], [], 0
-        self.allocated, self.zeroed, self.workspace = [], [], None
+        self.allocated, self.zeroed, self.workspace, self.flags = [], [], None, None
 
     def __getattr__(self, name):  # enums: CU_* names come back as themselves
         return type(name, (), {"__getattr__": lambda self, attr: attr})()
@@ -240,7 +240,9 @@ class RecordingDriver:
         pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
         ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int32))[0] for i in (4, 5, 6, 7)]
         self.launches.append(((gx, gy, gz), (bx, by, bz), smem, stream, ints))
-        self.workspace = ctypes.cast(pointers[13], ctypes.POINTER(ctypes.c_uint64))[0]
+        self.workspace, self.flags = (
+            ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in (13, 14)
+        )
         return (0,)
 
 
@@ -286,12 +288,13 @@ def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
     assert len(driver.launches) == 2 and len(driver.encoded) == 3 and driver.copies == 3
 
 
-def test_split_k_launch_gets_a_zeroed_workspace_per_stream(ctx, tmp_path, monkeypatch):
-    """A split-K launch: the grid deals out tiles x splits units, the
-    workspace (one f32 tile per unit, then one flag per unit and
-    consumer) is allocated and zeroed on the launch's stream once, grows
-    for a bigger problem, and is the kernel's last parameter; another
-    stream gets its own. A data-parallel launch passes none."""
+def test_split_k_launch_gets_scratch_and_zeroed_flags_per_stream(ctx, tmp_path, monkeypatch):
+    """A split-K launch: the grid deals out tiles x splits units; the
+    partials (one f32 tile per unit) and the flags (one i32 per unit and
+    consumer) are two buffers, each allocated and zeroed on the launch's
+    stream once, grown for a bigger problem, and the kernel's last two
+    parameters; another stream gets its own. A data-parallel launch passes
+    none."""
     from nvwgmma.kernel.gemm import GemmConfig, matmul
 
     driver = _record(monkeypatch, tmp_path)
@@ -299,18 +302,45 @@ def test_split_k_launch_gets_a_zeroed_workspace_per_stream(ctx, tmp_path, monkey
     a, b = Array((128, 14336), address=1 << 20), col_major(14336, 4096, address=1 << 28)
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=7, config=config)
     units = 32 * 4  # 1 x 32 tiles of 128 x 128, 4 parts each
-    size = units * 128 * 128 * 4 + units * 2 * 4
-    ((first, value, zeroed, stream),) = driver.zeroed
-    assert (value, zeroed, stream) == (0, size, 7) and size in driver.allocated
-    assert driver.launches[-1][0] == (128, 1, 1) and driver.workspace == first
-    # Same stream, a smaller problem: the same buffer; a bigger one: a new one.
+    partials, flags = units * 128 * 128 * 4, units * 2 * 4
+    assert [(v, n, s) for _, v, n, s in driver.zeroed] == [(0, partials, 7), (0, flags, 7)]
+    assert driver.launches[-1][0] == (128, 1, 1)
+    assert (driver.workspace, driver.flags) == (driver.zeroed[0][0], driver.zeroed[1][0])
+    first = driver.workspace, driver.flags
+    # Same stream, a smaller problem: the same buffers; a bigger one: new ones.
     matmul(Array((64, 14336), address=1 << 20), b,
            out=Array((64, 4096), address=1 << 32), stream=7, config=config)  # fmt: skip
-    assert len(driver.zeroed) == 1 and driver.workspace == first
+    assert len(driver.zeroed) == 2 and (driver.workspace, driver.flags) == first
     matmul(Array((256, 14336), address=1 << 20), b, out=Array((256, 4096), address=1 << 32),
            stream=7, config=config)  # fmt: skip
-    assert driver.zeroed[1][2] == 2 * size and driver.workspace == driver.zeroed[1][0] != first
+    assert [z[2] for z in driver.zeroed[2:]] == [2 * partials, 2 * flags]
+    assert (driver.workspace, driver.flags) == (driver.zeroed[2][0], driver.zeroed[3][0])
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=9, config=config)
-    assert len(driver.zeroed) == 3 and driver.zeroed[-1][3] == 9
+    assert len(driver.zeroed) == 6 and {z[3] for z in driver.zeroed[-2:]} == {9}
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=9)
-    assert driver.workspace == 0 and len(driver.zeroed) == 3
+    assert driver.workspace == 0 and driver.flags == 0 and len(driver.zeroed) == 6
+
+
+def test_no_launch_writes_partials_over_flags(ctx, tmp_path, monkeypatch):
+    """Split-K and stream-K kernels of different tiles and shapes share a
+    stream's buffers: every launch's flags lie outside every launch's
+    partials (the H200 run where they did not -- flags placed after the
+    partials in one buffer -- found split-K wrong and not deterministic
+    after a stream-K launch of another shape)."""
+    from nvwgmma.kernel.gemm import GemmConfig, matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    configs = [GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=2),
+               GemmConfig(scheduler="stream_k"),
+               GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)]  # fmt: skip
+    b = col_major(4096, 4096, address=1 << 28)
+    spans = []
+    for m in (128, 512):
+        for config in configs:
+            a = Array((m, 4096), address=1 << 20)
+            matmul(a, b, out=Array((m, 4096), address=1 << 32), stream=7, config=config)
+            spans.append((driver.workspace, driver.flags))
+    sizes = {address: size for address, _, size, _ in driver.zeroed}
+    scratch = {(w, w + sizes[w]) for w, _ in spans}
+    for _, f in spans:
+        assert all(not lo <= f < hi for lo, hi in scratch)

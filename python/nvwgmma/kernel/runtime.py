@@ -176,18 +176,21 @@ def tensor_map(address: int, data_type: str, *, sizes, strides, box, swizzle: st
 _workspaces: dict = {}
 
 
-def workspace(nbytes: int, stream: int = 0) -> int:
-    """The address of at least `nbytes` of zeroed device memory for kernels
-    on `stream` that leave it zeroed when they finish (split-K and
-    stream-K flags): one buffer per context and stream, so launches that
-    may run concurrently never share one; it grows, never shrinks, and is
-    never freed (launchers prepared earlier keep pointing into it)."""
+def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
+    """The address of at least `nbytes` of device memory, zeroed when
+    allocated, for the kernels on `stream`: one buffer per context, stream
+    and `purpose`, so launches that may run concurrently never share one,
+    and one purpose's contents never land in another's. A "flags" buffer
+    stays zero only if every kernel that uses it leaves it zero (split-K
+    and stream-K reset their flags); scratch ("partials") need not. It
+    grows, never shrinks, and is never freed (launchers prepared earlier
+    keep pointing into it)."""
     if nbytes <= 0:
         return 0
     driver = _driver()
     ensure_context()
     context = int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
-    key = (context, int(stream))
+    key = (context, int(stream), purpose)
     with _lock:
         found = _workspaces.get(key)
         if found is None or found[1] < nbytes:

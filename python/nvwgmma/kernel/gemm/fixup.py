@@ -1,18 +1,21 @@
 """The fix-up of split-K and stream-K: partial f32 accumulators passed
 between CTAs through a global workspace.
 
-    ws = Workspace(config, pointer, slots)   # slots: i32 Value
+    ws = Workspace(config, partials, flags)   # two !llvm.ptr<1> Values
     ws.store(acc, slot=, consumer=, thread=, barrier=)  # a writer unit
     acc = ws.add(acc, slot=, consumer=, thread=, barrier=)  # the finisher, per slot
 
-Layout: `slots` f32 tiles (tile_m x tile_n, one 64-row part per consumer
-warpgroup on the tile), then one i32 flag per slot and consumer. A partial is kept in
+Layout: `partials` holds one f32 tile per slot (tile_m x tile_n, one
+64-row part per consumer warpgroup on the tile), `flags` one i32 per slot
+and consumer -- a separate buffer, so that no other launch's partials ever
+land on a flag (the launcher shares each buffer among the launches of a
+stream, whatever their shape). A partial is kept in
 the accumulator's own register order -- thread t's registers 4q .. 4q+3
 at float (q * 128 + t) * 4 of its part -- so a warp's 16-byte stores and
 loads cover 512 contiguous bytes, and the finisher, which holds the same
 fragment, adds element to element without a shuffle.
 
-Flags start at 0 (the launcher zeroes the workspace once): a writer's
+Flags start at 0 (the launcher zeroes their buffer once): a writer's
 warpgroup stores its part, syncs on its named barrier, and its thread 0
 adds 1 after a release fence at GPU scope; the finisher's thread 0 spins
 with acquire loads until the flag is 1, sets it back to 0 for the next
@@ -26,19 +29,16 @@ __all__ = ["Workspace"]
 
 
 class Workspace:
-    def __init__(self, config, pointer, slots):
-        from ...dialects import arith
+    def __init__(self, config, partials, flags):
         from ...ir import F32Type, IntegerType
 
         self.config = c = config
-        self.pointer = pointer
+        self.pointer, self.flags = partials, flags
         self.i32, self.i64 = IntegerType.get_signless(32), IntegerType.get_signless(64)
         self.f32 = F32Type.get()
         self.part_floats = 64 * c.tile_n
         self.registers = c.tile_n // 2  # f32 accumulator registers per thread
         self.parts = c.tile_m // 64  # warpgroups on one tile
-        floats = arith.muli(arith.extui(self.i64, slots), self._i64(self.parts * self.part_floats))
-        self.flags = self._gep(pointer, floats, self.f32)
 
     def _i64(self, v):
         from ...dialects import arith

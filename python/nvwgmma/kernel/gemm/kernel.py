@@ -26,8 +26,12 @@ KERNEL_SIGNATURE = (
     ("alpha", "f32"),
     ("beta", "f32"),
     ("scale", "f32"),
-    # split-K / stream-K partials and flags, zeroed once (scheduler.workspace_bytes)
+    # split-K / stream-K partials (scheduler.workspace_bytes): scratch
     ("workspace", "!llvm.ptr<1>"),
+    # their flags (scheduler.flag_bytes): zero before and after every launch. A
+    # buffer of their own: partials of another shape or kernel on the same
+    # stream would land where these flags are and leave them non-zero.
+    ("flags", "!llvm.ptr<1>"),
 )
 
 
@@ -85,7 +89,7 @@ def build_gemm(config: GemmConfig | None = None):
             )
             workspace = None
             if scheduler.fixup:
-                workspace = Workspace(c, args["workspace"], scheduler.slots())
+                workspace = Workspace(c, args["workspace"], args["flags"])
             schedule = cooperative if c.schedule == "cooperative" else pingpong
             schedule(c, v, ring, mainloop, ep, scheduler, workspace)
             if v.rank is not None:

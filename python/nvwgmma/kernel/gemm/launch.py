@@ -391,7 +391,7 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     often as wanted (a loop, a benchmark, a CUDA graph capture). `grid`
     overrides the persistent grid's CTA count (a multiple of the cluster)."""
     from .. import runtime
-    from .scheduler import grid_size, workspace_bytes
+    from .scheduler import flag_bytes, grid_size, workspace_bytes
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
                            out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
@@ -422,7 +422,9 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
         tm_c = _map(tc, p.out_dtype, p.n, p.m * p.n, p.m, p.n, p.batch, boxes["C"])
     if grid is None:
         grid = grid_size(meta, p.m, p.n, p.k, sms, p.batch)
-    scratch = runtime.workspace(workspace_bytes(meta, p.m, p.n, p.k, grid, p.batch), stream)
+    shape = (meta, p.m, p.n, p.k, grid, p.batch)
+    scratch = runtime.workspace(workspace_bytes(*shape), stream, "partials")
+    flags = runtime.workspace(flag_bytes(*shape), stream, "flags")
     bias_ptr = o["bias"].address if o["bias"] is not None else tc.address
     res_ptr = o["residual"].address if o["residual"] is not None else tc.address
     launch = kernel.launcher(
@@ -443,6 +445,7 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
             ("f32", o["beta"]),
             ("f32", o["scale"]),
             ("u64", scratch),
+            ("u64", flags),
         ],  # fmt: skip
         stream=stream,
     )

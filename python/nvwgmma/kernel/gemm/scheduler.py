@@ -60,19 +60,28 @@ def grid_size(meta: dict, m: int, n: int, k: int, sms: int, batch: int = 1) -> i
     return _ceil(units, waves) * cluster
 
 
-def workspace_bytes(meta: dict, m: int, n: int, k: int, grid: int, batch: int = 1) -> int:
-    """Bytes of the zero-initialised workspace a split-K or stream-K launch
-    of `grid` CTAs needs (0 for data-parallel): one f32 tile per slot, then
-    one i32 flag per slot and consumer."""
+def _slots(meta: dict, m: int, n: int, grid: int, batch: int) -> int:
+    """Partial slots of a split-K or stream-K launch (0 for data-parallel)."""
     scheduler = meta.get("scheduler", "persistent")
     if scheduler == "persistent":
         return 0
-    bm, bn, _ = meta["tile"]
     if scheduler == "split_k":
-        slots = batch * _ceil(m, bm) * _ceil(n, bn) * meta["splits"]
-    else:
-        slots = grid
-    return slots * bm * bn * 4 + slots * (bm // 64) * 4
+        bm, bn, _ = meta["tile"]
+        return batch * _ceil(m, bm) * _ceil(n, bn) * meta["splits"]
+    return grid
+
+
+def workspace_bytes(meta: dict, m: int, n: int, k: int, grid: int, batch: int = 1) -> int:
+    """Bytes of scratch a split-K or stream-K launch of `grid` CTAs needs
+    for its partials (0 for data-parallel): one f32 tile per slot."""
+    bm, bn, _ = meta["tile"]
+    return _slots(meta, m, n, grid, batch) * bm * bn * 4
+
+
+def flag_bytes(meta: dict, m: int, n: int, k: int, grid: int, batch: int = 1) -> int:
+    """Bytes of zeroed flags the launch needs (0 for data-parallel): one
+    i32 per slot and consumer warpgroup; the kernel leaves them zero."""
+    return _slots(meta, m, n, grid, batch) * (meta["tile"][0] // 64) * 4
 
 
 @dataclass
@@ -187,9 +196,6 @@ class SplitK(Persistent):
     def units(self):
         return self.cta, self._index(self.count), self.ctas
 
-    def slots(self):
-        return self.count
-
     def _bound(self, part):
         """The first K stage of part `part` (i32): part * k_tiles / splits."""
         from ...dialects import arith
@@ -257,9 +263,6 @@ class StreamK(Persistent):
         from ...dialects import arith
 
         return arith.addi(arith.muli(g, self.share), arith.minui(g, self.extra))
-
-    def slots(self):
-        return self.ctas_i32
 
     def units(self):
         """The tiles this CTA's range touches (empty if the range is)."""
