@@ -106,23 +106,25 @@ def _config(case):
     config = problem_config(_problem(case))
     if len(case) < 10:
         return config
-    changes = dict(case[9])
+    changes = {"splits": 1, **case[9]}  # a scheduler named without splits: none
     return with_tile(replace(config, **changes), changes.pop("tile_n", config.tile_n))
 
 
 def generate(out_dir: str, baseline: str | None) -> None:
     from nvwgmma.kernel.gemm import GemmConfig
-    from nvwgmma.kernel.gemm.launch import Problem, precompile, write_kernel
+    from nvwgmma.kernel.gemm.launch import precompile, write_kernel
 
     problems = [_problem(c) for c in CASES if len(c) == 9]
     for case in CASES:
         if len(case) == 10:
             write_kernel(os.path.join(out_dir, "ptx"), _config(case))
-    # The speed rows' kernels: the defaults, and the fused Linear.
-    problems += [
-        Problem(1, 1, 1, 1, "bf16", "bf16", "K", "K", True, ()),
-        _problem((1, 1, 1, 1, "bf16", "bf16", "K", "K", ("bias", "gelu"))),  # also README's
-    ]
+    # The speed rows' kernels at their own shapes (the rule picks by shape):
+    # the defaults, ragged M and its neighbour, the fused Linear and README's.
+    plain = [*SPEED, *((m, 4096, 4096) for pair in RAGGED for m in pair)]
+    fused = [*FUSED, (1000, 14336, 4096)]
+    problems += [_problem((1, m, n, k, "bf16", "bf16", "K", "K", ())) for m, n, k in plain]
+    problems += [_problem((1, m, n, k, "bf16", "bf16", "K", "K", ("bias", "gelu")))
+                 for m, n, k in fused]  # fmt: skip
     written = precompile(os.path.join(out_dir, "ptx"), problems)
     print(len(written), "kernels")
     if baseline:  # the pre-split generator's default kernel (PTX + JSON)
@@ -134,12 +136,17 @@ def generate(out_dir: str, baseline: str | None) -> None:
 
 # ---------------------------------------------------------------------------- on the GPU
 def _operand(batch, rows, cols, dtype, row_major, gen):
-    """A (batch x rows x cols) operand, row- or column-major, 2-D when batch is 1."""
+    """A (batch x rows x cols) operand, row- or column-major, 2-D when batch
+    is 1; a contiguous dimension TMA cannot stride over (not a multiple of
+    16 bytes) is padded, the operand a view of the first elements."""
     import torch
     from nvwgmma.kernel.gemm.launch import torch_dtype
 
-    shape = (batch, rows, cols) if row_major else (batch, cols, rows)
-    x = torch.randn(shape, device="cuda", generator=gen).to(torch_dtype(dtype))
+    t = torch_dtype(dtype)
+    outer, inner = (rows, cols) if row_major else (cols, rows)
+    unit = 16 // t.itemsize
+    padded = -(-inner // unit) * unit
+    x = torch.randn((batch, outer, padded), device="cuda", generator=gen).to(t)[:, :, :inner]
     x = x if row_major else x.transpose(1, 2)
     return x[0] if batch == 1 else x
 

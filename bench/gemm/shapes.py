@@ -89,7 +89,7 @@ def _config_of(meta):
     return GemmConfig(**{**meta["config"], "fusion": ()})
 
 
-def run(out_dir: str, rounds: int = 5) -> int:
+def run(out_dir: str, rounds: int = 5, only: str | None = None) -> int:
     import numpy as np
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
@@ -107,6 +107,8 @@ def run(out_dir: str, rounds: int = 5) -> int:
     plan = json.load(open(os.path.join(out_dir, "plan.json")))
     rows, failed = [], 0
     for entry in plan:
+        if only and only not in entry["label"]:
+            continue
         m, n, k, dtype = entry["m"], entry["n"], entry["k"], entry["dtype"]
         gen = torch.Generator(device="cuda").manual_seed(m + n + k)
         fp8 = dtype == "e4m3"
@@ -212,6 +214,7 @@ def main(argv=None) -> int:
     parser.add_argument("mode", choices=["generate", "run"])
     parser.add_argument("dir")
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds per row (run)")
+    parser.add_argument("--only", help="rows whose label contains this (run)")
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir)
@@ -220,7 +223,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
     os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
-    return run(args.dir, args.rounds)
+    return run(args.dir, args.rounds, args.only)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,6 @@ import pytest
 LLAMA = {"QKV": (6144, 4096), "O": (4096, 4096), "gate/up": (28672, 4096), "down": (4096, 14336)}
 
 
-@pytest.fixture
-def split_k_on(monkeypatch):
-    from nvwgmma.kernel.gemm import selector
-
-    monkeypatch.setattr(selector, "SPLIT_K_VERIFIED", True)
-
-
 def _pick(m, name, **kw):
     from nvwgmma.kernel.gemm import select_config
 
@@ -40,20 +33,26 @@ def _pick(m, name, **kw):
         (128, "down", (128, 128, 6, "split_k", 4)),
     ],
 )
-def test_select_config_on_llama_projections(split_k_on, m, name, expected):
+def test_select_config_on_llama_projections(m, name, expected):
     assert _pick(m, name) == expected
 
 
-def test_split_k_waits_for_the_gpu_and_keeps_parts_long():
-    from nvwgmma.kernel.gemm import select_config, selector
+def test_split_k_keeps_parts_long():
+    from nvwgmma.kernel.gemm import select_config
 
-    assert not selector.SPLIT_K_VERIFIED  # until bench/gemm/shapes.py has run it
-    assert _pick(128, "down") == (128, 128, 6, "persistent", 1)
     # 7 x 7 x 64: one K stage, nothing to split.
     assert select_config(7, 7, 64).scheduler == "persistent"
+    # 128 x 4096 x 1024: 32 tiles ask for 4 parts; 16 K stages allow 4 of 4.
+    c = select_config(128, 4096, 1024)
+    assert (c.scheduler, c.splits) == ("split_k", 4)
+    # 128 x 4096 x 512: 8 stages allow only 2 of 4.
+    c = select_config(128, 4096, 512)
+    assert (c.scheduler, c.splits) == ("split_k", 2)
+    # 128 x 4096 x 448: 7 stages, one part of 4: no split.
+    assert select_config(128, 4096, 448).scheduler == "persistent"
 
 
-def test_select_config_follows_the_problem(split_k_on):
+def test_select_config_follows_the_problem():
     from nvwgmma.kernel.gemm import select_config
 
     c = select_config(1000, 1001, 1000, out_dtype="f32", c_aligned=False, a_major="M")
@@ -98,22 +97,18 @@ def _returnable():
     dtype pairings, layouts and C alignments (split-K included)."""
     from nvwgmma.kernel.gemm import selector
 
-    saved, selector.SPLIT_K_VERIFIED = selector.SPLIT_K_VERIFIED, True
-    try:
-        found = []
-        pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
-                 ("bf16", "e4m3")]  # fmt: skip
-        for m, n, k in ((4096, 4096, 4096), (512, 4096, 4096), (128, 4096, 14336)):
-            for dtype, out in pairs:
-                for aligned in (True, False):
-                    for a_major in ("K", "M") if dtype != "e4m3" else ("K",):
-                        c = selector.select_config(m, n, k, dtype=dtype, out_dtype=out,
-                                                   c_aligned=aligned, a_major=a_major)  # fmt: skip
-                        if c not in found:
-                            found.append(c)
-        return found
-    finally:
-        selector.SPLIT_K_VERIFIED = saved
+    found = []
+    pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
+             ("bf16", "e4m3")]  # fmt: skip
+    for m, n, k in ((4096, 4096, 4096), (512, 4096, 4096), (128, 4096, 14336)):
+        for dtype, out in pairs:
+            for aligned in (True, False):
+                for a_major in ("K", "M") if dtype != "e4m3" else ("K",):
+                    c = selector.select_config(m, n, k, dtype=dtype, out_dtype=out,
+                                               c_aligned=aligned, a_major=a_major)  # fmt: skip
+                    if c not in found:
+                        found.append(c)
+    return found
 
 
 def test_returnable_configurations_cover_every_rule():
@@ -128,7 +123,7 @@ def test_returnable_configuration_assembles_cleanly(ctx, index):
     assert_clean(_returnable()[index])
 
 
-def test_performance_md_table_is_what_the_rule_picks(split_k_on):
+def test_performance_md_table_is_what_the_rule_picks():
     """docs/performance.md's selector table: each cell is select_config's
     tile and stages, and its split-K (in parentheses, once verified)."""
     import pathlib

@@ -12,15 +12,16 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    (5 stages), data-parallel: twice the tiles, so most SMs work.
 3. Else (few output tiles: small M and N): 128 x 128 tiles with their K
    split in S parts so that tiles x S is about one wave, each part keeping
-   at least 4 K stages (split-K; S = 1 falls back to rule 2's kernel) --
-   once split-K has run correctly on a GPU (`SPLIT_K_VERIFIED`); until
-   then rule 2's kernel.
+   at least 4 K stages (split-K; S = 1 falls back to rule 2's kernel).
 
 Stages: as many as fit 227 KiB beside the epilogue's staging.
 
 Why: at M = 128 the 128 x 256 tile gives the Llama-3-8B projections 16 to
 112 tiles for 132 SMs, and the 128 x 128 tile measured 1.0-1.8x faster
 there (bench/gemm ablation); from a full wave up, the wide tile wins.
+Where even 128 x 128 tiles leave most SMs idle (QKV, O and down at
+M = 128), split-K measured 1.16-1.79x faster than rule 2's kernel on an
+H200 (bench/gemm/shapes.py, paired against torch.matmul; docs/gemm.md).
 bench/gemm/shapes.py measures the choice against every candidate.
 """
 
@@ -36,10 +37,6 @@ H100_SMS = 132
 # The fewest K stages a split-K part keeps: below it, the fix-up's
 # partial traffic outweighs the parallelism bought.
 MIN_PART_STAGES = 4
-# Split-K's fix-up passes the CPU replay of its schedule and the protocol
-# checker, but has not yet run on a GPU: the rule does not pick it until
-# bench/gemm/shapes.py has shown it correct (and deterministic) there.
-SPLIT_K_VERIFIED = False
 
 
 def _ceil(a: int, b: int) -> int:
@@ -91,7 +88,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return with_tile(base, 128)
     k_stages = _ceil(k, base.k_tile)
     splits = min(sms // narrow, k_stages // MIN_PART_STAGES)
-    if splits < 2 or not SPLIT_K_VERIFIED:
+    if splits < 2:
         return with_tile(base, 128)
     return with_tile(base, 128, scheduler="split_k", splits=splits)
 
