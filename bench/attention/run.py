@@ -29,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench", "gemm"))
 
 SEQS = (512, 1024, 2048, 4096, 8192, 16384)
+ABLATION_SEQS = (1024, 4096)
 HEAD_DIMS = (64, 128, 256)
 
 
@@ -52,7 +53,9 @@ def ablations():
         rows += [(d, "no overlap", {"overlap": False}), (d, "no ping-pong", {"pingpong": False}),
                  (d, "neither", {"overlap": False, "pingpong": False})]  # fmt: skip
     rows += [(128, "block_n 176", {"block_n": 176}), (64, "block_n 192", {"block_n": 192}),
-             (128, "stages 3", {"stages": 3}), (64, "stages 2", {"stages": 2})]  # fmt: skip
+             (128, "stages 3", {"stages": 3}), (64, "stages 2", {"stages": 2}),
+             (128, "block_n 176, no ping-pong", {"block_n": 176, "pingpong": False}),
+             (128, "3 stages, no ping-pong", {"stages": 3, "pingpong": False})]  # fmt: skip
     return rows
 
 
@@ -150,25 +153,39 @@ def run(directory: str, quick: bool) -> None:
             row[f"vs_{name}"] = statistics.median(ratios)  # >1: ours faster
         results["rows"].append(row)
         print(json.dumps(row))
-    # Ablations at S = 4096, 16k tokens: default and variant paired per round.
+    # Ablations at S = 1024 and 4096, 16k tokens: default and variant paired
+    # per round, the variant checked against float32 like the grid's rows.
+    references = {}
     for d, label, changes in ablations() if not quick else [a for a in ablations() if a[0] == 128]:
-        q = torch.randn(4, 4096, 2048 // d, d, device="cuda", dtype=torch.bfloat16)
-        k, v = torch.randn_like(q), torch.randn_like(q)
-        for causal in (False, True):
-            base = default_config(d, causal=causal)
-            config = base.replace(**changes)
-            if not os.path.exists(os.path.join(directory, launch.kernel_key(config) + ".ptx")):
-                continue
-            args = (q, k, v)
-            pairs = [(_time(lambda a=args, c=causal, x=base: attention(*a, causal=c, config=x)),
-                      _time(lambda a=args, c=causal, x=config: attention(*a, causal=c, config=x)))
-                     for _ in range(3)]  # fmt: skip
-            entry = {"d": d, "label": label, "causal": causal,
-                     "default_ms": statistics.median(p[0] for p in pairs),
-                     "ms": statistics.median(p[1] for p in pairs),
-                     "slowdown": statistics.median(p[1] / p[0] for p in pairs)}  # fmt: skip
-            results["ablations"].append(entry)
-            print(json.dumps(entry))
+        for s in ABLATION_SEQS:
+            gen = torch.Generator(device="cuda").manual_seed(d + s)
+            q = torch.randn(16384 // s, s, 2048 // d, d, device="cuda", dtype=torch.bfloat16,
+                            generator=gen)  # fmt: skip
+            k = torch.randn(q.shape, device="cuda", dtype=torch.bfloat16, generator=gen)
+            v = torch.randn(q.shape, device="cuda", dtype=torch.bfloat16, generator=gen)
+            for causal in (False, True):
+                base = default_config(d, causal=causal)
+                config = base.replace(**changes)
+                if not os.path.exists(os.path.join(directory, launch.kernel_key(config) + ".ptx")):
+                    continue
+                key = (d, s, causal)
+                if key not in references:
+                    references[key] = _reference(q[:1], k[:1], v[:1], causal, 1 / math.sqrt(d))
+                out = attention(q, k, v, causal=causal, config=config)
+                errors = _errors(out[:1], references[key])
+                args = (q, k, v)
+                pairs = [(_time(lambda a=args, c=causal, x=base: attention(*a, causal=c, config=x)),
+                          _time(lambda a=args, c=causal, x=config: attention(*a, causal=c, config=x)))
+                         for _ in range(3)]  # fmt: skip
+                entry = {"d": d, "seq": s, "label": label, "causal": causal, "errors": errors,
+                         "correct": errors["rel"] <= 4e-3 and errors["max_abs"] <= 2e-2,
+                         "default_ms": statistics.median(p[0] for p in pairs),
+                         "ms": statistics.median(p[1] for p in pairs),
+                         "slowdown": statistics.median(p[1] / p[0] for p in pairs)}  # fmt: skip
+                results["ablations"].append(entry)
+                print(json.dumps(entry))
+            del q, k, v
+        references = {key: r for key, r in references.items() if key[0] == d}
     # Varlen: four sequences of different lengths, against per-sequence SDPA.
     lengths = [1000, 3000, 517, 2048]
     cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()], dtype=torch.int32,
