@@ -370,9 +370,19 @@ bool AddressModel::isOne(Value v) {
 
 std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
   std::optional<int64_t> stages = constant(op->getOperand(1));
-  auto base = counterPlus(op->getOperand(0));
-  if (!stages || *stages <= 0 || !base || !counterStep(base->first))
+  if (!stages || *stages <= 0)
     return std::nullopt;
+  // A constant index (a peeled first block) names one slot of the ring.
+  if (std::optional<int64_t> c = constant(op->getOperand(0)))
+    return *stages > 1
+               ? std::optional<StageExpr>(StageExpr{
+                     Value(), ((*c % *stages) + *stages) % *stages, *stages})
+               : std::nullopt;
+  auto base = counterPlus(op->getOperand(0));
+  if (!base)
+    return std::nullopt;
+  // Any other index (a peeled last block, (n - 1) mod S) is symbolic: the
+  // slot the same value names, whatever it is; the loop rules leave it be.
   return StageExpr{base->first, base->second, *stages};
 }
 

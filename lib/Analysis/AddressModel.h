@@ -24,14 +24,17 @@ namespace nvwgmma {
 
 /// (counter + offset) mod stages, where `counter` is a loop counter (an
 /// scf.for body argument or a CFG loop header argument) that advances by
-/// `step` per iteration. A null counter with
-/// stages == 1 is a fixed slot (no staging).
+/// `step` per iteration, or any other value (a symbolic index: the same
+/// value names the same slot). A null counter with stages == 1 is a fixed
+/// slot (no staging); with stages > 1, the constant slot `offset`.
 struct StageExpr {
   Value counter;
   int64_t offset = 0;
   int64_t stages = 1;
 
+  /// No counter: a fixed slot or a constant one.
   bool isFixed() const { return !counter; }
+  bool isConstant() const { return !counter && stages > 1; }
   /// Whether both name the same slot in every iteration.
   bool sameSlot(const StageExpr &o) const;
   /// Whether the two slots are related at all (same counter and ring size).

@@ -62,6 +62,8 @@ std::optional<int64_t> PipelineModel::tmaBytes(Operation *load) {
 }
 
 std::string mlir::nvwgmma::describeStage(const StageExpr &stage) {
+  if (stage.isConstant())
+    return llvm::formatv("{0} of {1}", stage.offset, stage.stages).str();
   if (stage.isFixed())
     return "a fixed slot";
   if (stage.offset == 0)
@@ -87,6 +89,7 @@ PipelineModel::PipelineModel(FunctionOpInterface fn) : fn(fn) {
       tmaLoads.push_back(op);
   });
   learnRings();
+  learnReleases();
   learnEmptyBarriers();
 }
 
@@ -144,26 +147,62 @@ void PipelineModel::learnRings() {
   }
 }
 
+/// Ops before `op` in its block and every enclosing one, innermost first.
+static void forEachEarlier(Operation *op, Operation *fn,
+                           llvm::function_ref<void(Operation *)> visit) {
+  for (Operation *at = op; at && at != fn; at = at->getParentOp())
+    for (Operation *prev = at->getPrevNode(); prev; prev = prev->getPrevNode())
+      visit(prev);
+}
+
+void PipelineModel::learnReleases() {
+  // Consumers release a stage once they have read it: an arrive on a
+  // barrier slot after an mma_async that read the same slot of a ring
+  // makes the barrier that ring's release (its empty barrier).
+  fn->walk([&](Operation *op) {
+    if (events.kind(op) != EventKind::Arrive)
+      return;
+    std::optional<SlotRef> slot = barrierOf(op);
+    if (!slot || slot->stage.stages <= 1 || isFull(slot->id))
+      return;
+    SmallVector<int, 2> &read = releasedAfter[slot->id];
+    forEachEarlier(op, fn.getOperation(), [&](Operation *prev) {
+      prev->walk([&](Operation *inner) {
+        if (events.kind(inner) != EventKind::Mma)
+          return;
+        for (const SlotRef &r : readsOf(inner))
+          if (r.stage.sameSlot(slot->stage) && !llvm::is_contained(read, r.id))
+            read.push_back(r.id);
+      });
+    });
+  });
+}
+
 void PipelineModel::learnEmptyBarriers() {
   // A producer waits on the empty barrier of a stage before refilling it:
-  // a wait on the same slot earlier in the load's block or an enclosing one.
+  // a wait on the same slot earlier in the load's block or an enclosing one
+  // -- unless the consumers are seen releasing that barrier only after
+  // reading other rings (FlashAttention's K and V rings: the wait before
+  // the V load in one block is K's).
   for (Operation *load : tmaLoads) {
     std::optional<SlotRef> slot = ringAt(events.of(load).destination);
     if (!slot)
       continue;
     Ring &ring = rings[slot->id];
-    for (Operation *at = load; at && at != fn.getOperation();
-         at = at->getParentOp())
-      for (Operation *prev = at->getPrevNode(); prev;
-           prev = prev->getPrevNode()) {
-        if (events.kind(prev) != EventKind::ParityWait)
-          continue;
-        std::optional<SlotRef> barrier = barrierOf(prev);
-        if (barrier && barrier->stage.sameSlot(slot->stage) &&
-            !llvm::is_contained(ring.full, barrier->id) &&
-            !llvm::is_contained(ring.empty, barrier->id))
-          ring.empty.push_back(barrier->id);
-      }
+    forEachEarlier(load, fn.getOperation(), [&](Operation *prev) {
+      if (events.kind(prev) != EventKind::ParityWait)
+        return;
+      std::optional<SlotRef> barrier = barrierOf(prev);
+      if (!barrier || !barrier->stage.sameSlot(slot->stage) ||
+          llvm::is_contained(ring.full, barrier->id) ||
+          llvm::is_contained(ring.empty, barrier->id))
+        return;
+      auto released = releasedAfter.find(barrier->id);
+      if (released != releasedAfter.end() && !released->second.empty() &&
+          !llvm::is_contained(released->second, slot->id))
+        return;
+      ring.empty.push_back(barrier->id);
+    });
   }
 }
 
@@ -200,12 +239,19 @@ void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
         slot && !slot->stage.isFixed() && !isFull(slot->id))
       releases.push_back({op, *slot});
   });
-  for (Ring &ring : rings) {
+  for (auto [id, ring] : llvm::enumerate(rings)) {
     if (!ring.empty.empty() || ring.full.empty())
       continue;
+    // The release seen after a read of this ring, else any of its size.
     auto release = llvm::find_if(releases, [&](const auto &r) {
-      return r.second.stage.stages == ring.stages;
+      auto read = releasedAfter.find(r.second.id);
+      return read != releasedAfter.end() &&
+             llvm::is_contained(read->second, static_cast<int>(id));
     });
+    if (release == releases.end())
+      release = llvm::find_if(releases, [&](const auto &r) {
+        return r.second.stage.stages == ring.stages;
+      });
     if (release == releases.end())
       continue;
     ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, ring.firstWrite,

@@ -78,7 +78,12 @@ private:
   std::map<std::pair<std::string, std::array<int64_t, 3>>, int> barrierIds;
   llvm::SmallVector<Operation *> tmaLoads;
 
+  /// For each barrier the consumers arrive on: the rings whose slots they
+  /// read just before (see learnReleases).
+  std::map<int, llvm::SmallVector<int, 2>> releasedAfter;
+
   void learnRings();
+  void learnReleases();
   void learnEmptyBarriers();
   /// protocol_c6, producer side: refills wait for the consumers' release.
   void checkRefillsWait(llvm::SmallVectorImpl<ProtocolViolation> &out);

@@ -915,14 +915,31 @@ private:
   State backEdge(Block *header, State s) {
     s.rebase([&](StageExpr &e) {
       auto arg = dyn_cast_or_null<BlockArgument>(e.counter);
-      if (!arg || arg.getOwner() != header)
+      if (!arg || arg.getOwner() != header) {
+        // A symbolic index computed in the loop is another value in the
+        // next iteration: what was said of its slot no longer applies.
+        if (e.counter && !model.addresses.counterStep(e.counter) &&
+            definedInLoop(e.counter, header))
+          e = unknownStage();
         return;
+      }
       std::optional<int64_t> step = model.addresses.counterStep(e.counter);
       e.offset -= step ? *step : 0;
       if (!step || e.offset < -kMaxAge * std::max<int64_t>(1, *step))
         e = unknownStage();
     });
     return s;
+  }
+
+  /// Whether `v` is computed inside the loop headed by `header` (an scf.for
+  /// body or a CFG loop header, which dominates its loop's blocks).
+  bool definedInLoop(Value v, Block *header) {
+    Block *b = v.getParentBlock();
+    while (b && b->getParent() != header->getParent()) {
+      Operation *parent = b->getParentOp();
+      b = parent ? parent->getBlock() : nullptr;
+    }
+    return b && (b == header || model.addresses.isBackEdge(b, header));
   }
 
   /// A wait keeps its stage filled until the stage is released. A fact
