@@ -368,6 +368,9 @@ bool AddressModel::isOne(Value v) {
   return c && (*c == 1 || (*c == -1 && v.getType().isInteger(1)));
 }
 
+/// The deepest ring a symbolic index is taken to name a stage of.
+constexpr int64_t kMaxSymbolicStages = 16;
+
 std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
   std::optional<int64_t> stages = constant(op->getOperand(1));
   if (!stages || *stages <= 0)
@@ -381,8 +384,13 @@ std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
   auto base = counterPlus(op->getOperand(0));
   if (!base)
     return std::nullopt;
+  if (counterStep(base->first))
+    return StageExpr{base->first, base->second, *stages};
   // Any other index (a peeled last block, (n - 1) mod S) is symbolic: the
   // slot the same value names, whatever it is; the loop rules leave it be.
+  // Only ring depths: a thread index mod 128 or 32 names no stage.
+  if (*stages > kMaxSymbolicStages)
+    return std::nullopt;
   return StageExpr{base->first, base->second, *stages};
 }
 

@@ -89,6 +89,7 @@ PipelineModel::PipelineModel(FunctionOpInterface fn) : fn(fn) {
       tmaLoads.push_back(op);
   });
   learnRings();
+  learnOneShotFills();
   learnReleases();
   learnEmptyBarriers();
 }
@@ -145,6 +146,58 @@ void PipelineModel::learnRings() {
         !llvm::is_contained(rings[slot->id].full, barrier->id))
       rings[slot->id].full.push_back(barrier->id);
   }
+}
+
+/// How far an unknown index term may move a read (warpgroups of a CTA).
+constexpr int64_t kSmallIndex = 4;
+
+void PipelineModel::learnOneShotFills() {
+  for (Operation *load : tmaLoads) {
+    std::optional<StagedAddress> a =
+        addresses.staged(events.of(load).destination);
+    std::optional<SlotRef> barrier = barrierOf(load);
+    std::optional<int64_t> bytes = statedBytes(load);
+    if (!a || a->stride != 0 || !barrier || !barrier->stage.isFixed() ||
+        barrier->stage.stages != 1 || !bytes || *bytes <= 0)
+      continue;
+    oneShotFills.push_back({a->rest, *bytes, barrier->id, load});
+  }
+}
+
+SmallVector<const OneShotFill *, 1>
+PipelineModel::oneShotReadsOf(Operation *mma) {
+  SmallVector<const OneShotFill *, 1> found;
+  for (Value d : events.of(mma).descriptors) {
+    if (ringAt(d, /*descriptor=*/true))
+      continue;
+    std::optional<StagedAddress> a = addresses.staged(d, /*descriptor=*/true);
+    if (!a || a->stride != 0)
+      continue;
+    for (const OneShotFill &fill : oneShotFills) {
+      if (fill.dest.terms.empty() || !contains(a->rest, fill.dest) ||
+          llvm::is_contained(found, &fill))
+        continue;
+      // The read may carry one term the fill lacks: a warpgroup's own part,
+      // index * bytes, with a small index (FlashAttention's consumers read
+      // Q's halves at (warpgroup - 1) * bytes).
+      SmallVector<int64_t, 1> extra;
+      for (auto &[atom, coeff] : a->rest.terms)
+        if (fill.dest.terms.lookup(atom) != coeff)
+          extra.push_back(coeff);
+      if (extra.size() > 1)
+        continue;
+      int64_t step = extra.empty() ? 0 : extra.front();
+      for (int64_t t = extra.empty() ? 0 : -kSmallIndex;
+           t <= (extra.empty() ? 0 : kSmallIndex); ++t) {
+        int64_t at = a->rest.constant + t * step;
+        if (at >= fill.dest.constant && at < fill.dest.constant + fill.bytes) {
+          found.push_back(&fill);
+          break;
+        }
+      }
+    }
+  }
+  return found;
 }
 
 /// Ops before `op` in its block and every enclosing one, innermost first.

@@ -39,12 +39,24 @@ struct Ring {
   Operation *firstWrite = nullptr;
 };
 
+/// A TMA load into shared memory outside any ring (FlashAttention's Q,
+/// loaded once): the bytes [dest, dest + bytes) complete on `barrier`.
+struct OneShotFill {
+  Linear dest;
+  int64_t bytes = 0;
+  int barrier = -1;
+  Operation *load = nullptr;
+};
+
 class PipelineModel {
 public:
   explicit PipelineModel(FunctionOpInterface fn);
 
   /// The ring slots a wgmma reads through its descriptors.
   llvm::SmallVector<SlotRef, 2> readsOf(Operation *mma);
+  /// The one-shot fills a wgmma's descriptors (outside every ring) may
+  /// read: same base, start inside the filled bytes.
+  llvm::SmallVector<const OneShotFill *, 1> oneShotReadsOf(Operation *mma);
   /// The ring slot a shared-memory address falls in, if any.
   std::optional<SlotRef> ringAt(Value address, bool descriptor = false);
   /// The barrier slot an mbarrier address (or nvgpu group and index) names.
@@ -77,12 +89,14 @@ private:
   llvm::SmallVector<Ring, 4> rings;
   std::map<std::pair<std::string, std::array<int64_t, 3>>, int> barrierIds;
   llvm::SmallVector<Operation *> tmaLoads;
+  llvm::SmallVector<OneShotFill, 2> oneShotFills;
 
   /// For each barrier the consumers arrive on: the rings whose slots they
   /// read just before (see learnReleases).
   std::map<int, llvm::SmallVector<int, 2>> releasedAfter;
 
   void learnRings();
+  void learnOneShotFills();
   void learnReleases();
   void learnEmptyBarriers();
   /// protocol_c6, producer side: refills wait for the consumers' release.

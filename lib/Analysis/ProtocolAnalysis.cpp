@@ -374,6 +374,7 @@ private:
   bool strict;
   /// Per mma_async: the ring slots it reads.
   DenseMap<Operation *, SmallVector<SlotRef, 2>> reads;
+  DenseMap<Operation *, SmallVector<const OneShotFill *, 1>> oneShotReads;
   /// Value -> mma ops whose registers it may carry.
   DenseMap<Value, OpSet> carries;
   /// Values whose registers an mma_async reads (acc / A fragment), with
@@ -406,6 +407,7 @@ private:
         return;
       carries[op->getResult(0)].insert(op);
       reads[op] = model.readsOf(op);
+      oneShotReads[op] = model.oneShotReadsOf(op);
     });
     while (changed) {
       changed = false;
@@ -628,6 +630,21 @@ private:
       emitOnce(v, emit);
       // Reported once: the later mma_async ops of this round read it too.
       s.ready.push_back(SlotRef{ring.full.front(), r.stage});
+    }
+    for (const OneShotFill *fill : oneShotReads[op]) {
+      if (llvm::any_of(s.ready,
+                       [&](const SlotRef &w) { return w.id == fill->barrier; }))
+        continue;
+      ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op, nullptr};
+      v.text = "an mma_async must read shared memory a TMA load fills only "
+               "after a wait on that load's barrier, but got no such wait "
+               "(protocol_c6)";
+      v.notes.push_back({fill->load, "the shared memory is filled by this "
+                                     "TMA load, which completes on that "
+                                     "barrier"});
+      emitOnce(v, emit);
+      // Reported once: the later mma_async ops read it too.
+      s.ready.push_back(SlotRef{fill->barrier, StageExpr{}});
     }
     for (Operation *store : s.unsynced) {
       if (!storeFeeds(store, op))

@@ -1,6 +1,6 @@
 // RUN: nvwgmma-opt %s --nvwgmma-check-protocol=strict=true -verify-diagnostics
 //
-// Two rings (FlashAttention's K and V) with their first and last blocks
+// Two rings (FlashAttention's K and V) and a one-shot Q, with the first and last blocks
 // peeled out of the loop: K stage 0 mod 2 (a constant index) waited for and
 // read before the loop, V stage (n - 1) mod 2 (a symbolic index) after it;
 // the producer waits on each ring's own empty barrier. No diagnostic, in
@@ -31,8 +31,15 @@ func.func @two_rings_peeled(%smem: !llvm.ptr<3>, %tmK: !llvm.ptr, %tmV: !llvm.pt
   // P's stand-in (the A operand of P V): shared memory outside both rings.
   %c3072_i64 = llvm.mlir.constant(3072 : i64) : i64
   %pdesc = llvm.add %kdesc0, %c3072_i64 : i64
+  // Q, loaded once outside both rings, completes on its own barrier.
+  %qbar = llvm.getelementptr %fullK[8] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i64
+  %qdst = llvm.getelementptr %smem[40960] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  %c2560_i64 = llvm.mlir.constant(2560 : i64) : i64
+  %qdesc = llvm.add %kdesc0, %c2560_i64 : i64
   %n_idx = arith.index_cast %n : i32 to index
   scf.if %producer {
+    %tq = nvvm.mbarrier.arrive.expect_tx %qbar, %tx : !llvm.ptr<3>, i32 -> i64
+    nvvm.cp.async.bulk.tensor.shared.cluster.global %qdst, %tmK, %qbar, box[%c0_i32, %c0_i32] {isCTAOnly = true, nvwgmma.tx_bytes = 8192 : i64} : !llvm.ptr<3>, !llvm.ptr
     scf.for %j = %c0 to %n_idx step %c1 {
       %ji = arith.index_cast %j : index to i32
       %s = arith.remui %ji, %c2 : i32
@@ -55,6 +62,7 @@ func.func @two_rings_peeled(%smem: !llvm.ptr<3>, %tmK: !llvm.ptr, %tmV: !llvm.pt
     }
   } else {
     %zero = llvm.mlir.zero : !acc
+    nvvm.mbarrier.try_wait.parity %qbar, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32
     // Block 0, peeled: S = Q K_0^T reads stage 0 mod 2.
     %s0 = arith.remui %c0_i32, %c2 : i32
     %r0 = arith.divui %c0_i32, %c2 : i32
@@ -65,7 +73,7 @@ func.func @two_rings_peeled(%smem: !llvm.ptr<3>, %tmK: !llvm.ptr, %tmV: !llvm.pt
     %u0_64 = arith.extui %u0 : i32 to i64
     %kd0 = llvm.add %kdesc0, %u0_64 : i64
     nvwgmma.fence
-    %a0 = nvwgmma.mma_async %kd0, %kd0, %zero, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+    %a0 = nvwgmma.mma_async %qdesc, %kd0, %zero, #nvwgmma.shape<m = 64, n = 8, k = 16>,
            D [f32, zero], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
     nvwgmma.commit_group
     nvwgmma.wait_group 0
@@ -83,7 +91,7 @@ func.func @two_rings_peeled(%smem: !llvm.ptr<3>, %tmK: !llvm.ptr, %tmV: !llvm.pt
       %u64 = arith.extui %u : i32 to i64
       %kd = llvm.add %kdesc0, %u64 : i64
       nvwgmma.fence
-      %sj = nvwgmma.mma_async %kd, %kd, %zero, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+      %sj = nvwgmma.mma_async %qdesc, %kd, %zero, #nvwgmma.shape<m = 64, n = 8, k = 16>,
              D [f32, zero], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
       nvwgmma.commit_group
       %prev = arith.subi %ji, %c1_i32 : i32
