@@ -90,6 +90,25 @@ def test_candidates_start_with_the_choice():
     # A small problem: no ping-pong or cluster (not a wave of wide tiles).
     small = candidates(128, 4096, 14336)
     assert all(c.schedule == "cooperative" and c.cluster_m == 1 for c in small)
+    # QKV at M = 128: 32 tiles of 128 x 192 split in 4 fill 128 of 132 SMs.
+    qkv = {(c.tile_n, c.scheduler, c.splits) for c in candidates(128, 6144, 4096)}
+    assert {(192, "persistent", 1), (192, "split_k", 4)} <= qkv
+    # Enough tiles: the 192 tile data-parallel only.
+    assert {c.splits for c in candidates(4096, 4096, 4096) if c.tile_n == 192} == {1}
+
+
+@pytest.mark.parametrize("config", [
+    ("bf16", 192, "persistent", 1), ("bf16", 192, "split_k", 4),
+    ("e4m3", 192, "persistent", 1), ("e4m3", 192, "split_k", 2)],
+    ids=lambda c: "-".join(map(str, c)))  # fmt: skip
+def test_192_candidates_assemble_cleanly(ctx, config):
+    from gemm_checks import assert_clean
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.selector import with_tile
+
+    dtype, tile_n, scheduler, splits = config
+    base = GemmConfig(dtype=dtype, out_dtype="bf16")
+    assert_clean(with_tile(base, tile_n, scheduler=scheduler, splits=splits))
 
 
 def _returnable():

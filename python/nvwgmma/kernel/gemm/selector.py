@@ -98,8 +98,11 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                c_aligned: bool = True, sms: int = H100_SMS) -> list[GemmConfig]:  # fmt: skip
     """Configurations worth trying on this problem, the rule's choice
     first: both tiles data-parallel, split-K in 2 and 4 parts, stream-K on
-    both tiles, and, from a full wave of wide tiles up, ping-pong and the
-    2 x 1 cluster (each only where it applies)."""
+    both tiles, the 128 x 192 tile (data-parallel, and split about a wave
+    where its tiles are few: 6144 / 192 = 32 tiles x 4 parts fill 128 of
+    132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), and, from
+    a full wave of wide tiles up, ping-pong and the 2 x 1 cluster (each
+    only where it applies)."""
     out_dtype = _out_default(dtype, out_dtype)
     chosen = select_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                            b_major=b_major, batch=batch, fusion=fusion, c_aligned=c_aligned,
@@ -113,7 +116,12 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     found += [
         with_tile(base, 256, scheduler="stream_k"),
         with_tile(base, 128, scheduler="stream_k"),
+        with_tile(base, 192),
     ]
+    tiles_192 = batch * _ceil(m, 128) * _ceil(n, 192)
+    splits_192 = min(sms // tiles_192, k_stages // MIN_PART_STAGES)
+    if splits_192 >= 2:
+        found.append(with_tile(base, 192, scheduler="split_k", splits=splits_192))
     if batch * _ceil(m, 128) * _ceil(n, 256) >= sms:
         found.append(with_tile(base, 256, schedule="pingpong"))
         if m >= 256:
