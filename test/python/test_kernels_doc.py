@@ -57,3 +57,22 @@ def test_tutorial_kernels_assemble(name, out_type):
 
     messages = run_ptxas(run_doc(out_type)[name], extra_args=["-v"])
     assert "0 bytes spill stores" in messages and "serialized" not in messages
+
+
+def test_attention_part_builds_p_v_from_registers():
+    ptx = run_doc()["attn_ptx"]
+    mma = r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16"
+    # S = Q Kᵀ: both operands descriptors; O += P V: A in four registers.
+    assert len(re.findall(mma + r" \{[^}]*\}, %rd\d+, %rd\d+", ptx)) == 4
+    assert len(re.findall(mma + r" \{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+", ptx)) == 4
+    assert ptx.count("cvt.rn.bf16x2.f32") == 16  # P: 32 f32 per thread into 16 bf16 pairs
+    assert "rcp.approx.ftz.f32" in ptx and "mbarrier.try_wait.parity" in ptx
+
+
+@pytest.mark.ptxas
+def test_attention_part_assembles():
+    from nvwgmma.compile import run_ptxas
+
+    messages = run_ptxas(run_doc()["attn_ptx"], extra_args=["-v"])
+    assert "0 bytes spill stores" in messages and "serialized" not in messages
+    assert "injected" not in messages
