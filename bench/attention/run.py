@@ -56,6 +56,9 @@ def ablations():
              (128, "stages 3", {"stages": 3}), (64, "stages 2", {"stages": 2}),
              (128, "block_n 176, no ping-pong", {"block_n": 176, "pingpong": False}),
              (128, "3 stages, no ping-pong", {"stages": 3, "pingpong": False})]  # fmt: skip
+    rows += [(d, "persistent", {"persistent": True}) for d in HEAD_DIMS]
+    rows += [(d, "persistent, no ping-pong", {"persistent": True, "pingpong": False})
+             for d in HEAD_DIMS]  # fmt: skip
     return rows
 
 

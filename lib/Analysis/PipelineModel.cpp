@@ -5,6 +5,7 @@
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -216,7 +217,25 @@ void PipelineModel::learnReleases() {
     if (events.kind(op) != EventKind::Arrive)
       return;
     std::optional<SlotRef> slot = barrierOf(op);
-    if (!slot || slot->stage.stages <= 1 || isFull(slot->id))
+    if (!slot || isFull(slot->id))
+      return;
+    if (slot->stage.isFixed() && slot->stage.stages == 1) {
+      // A fixed barrier arrived on after reading a one-shot tile releases it.
+      forEachEarlier(op, fn.getOperation(), [&](Operation *prev) {
+        prev->walk([&](Operation *inner) {
+          if (events.kind(inner) != EventKind::Mma)
+            return;
+          for (const OneShotFill *fill : oneShotReadsOf(inner)) {
+            auto &releases = oneShotFills[fill - oneShotFills.data()].releases;
+            if (llvm::none_of(releases,
+                              [&](const auto &r) { return r.first == op; }))
+              releases.push_back({op, slot->id});
+          }
+        });
+      });
+      return;
+    }
+    if (slot->stage.stages <= 1)
       return;
     SmallVector<int, 2> &read = releasedAfter[slot->id];
     forEachEarlier(op, fn.getOperation(), [&](Operation *prev) {
@@ -280,6 +299,38 @@ SmallVector<SlotRef, 2> PipelineModel::readsOf(Operation *mma) {
   return reads;
 }
 
+void PipelineModel::checkOneShotRefills(
+    SmallVectorImpl<ProtocolViolation> &out) {
+  // A one-shot tile its readers release, loaded again in a loop (the next
+  // persistent tile's Q), must first wait on that release.
+  for (const OneShotFill &fill : oneShotFills) {
+    if (fill.releases.empty() ||
+        !fill.load->getParentOfType<LoopLikeOpInterface>())
+      continue;
+    bool waited = false;
+    forEachEarlier(fill.load, fn.getOperation(), [&](Operation *prev) {
+      prev->walk([&](Operation *inner) {
+        if (events.kind(inner) != EventKind::ParityWait)
+          return;
+        std::optional<SlotRef> barrier = barrierOf(inner);
+        waited |= barrier && llvm::any_of(fill.releases, [&](const auto &r) {
+                    return r.second == barrier->id;
+                  });
+      });
+    });
+    if (waited)
+      continue;
+    ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, fill.load,
+                        nullptr};
+    v.text = "a TMA load must refill a one-shot tile only after a wait on the "
+             "barrier its readers release it on, but got no such wait "
+             "(protocol_c6)";
+    v.notes.push_back({fill.releases.front().first,
+                       "the readers release the tile on this barrier"});
+    out.push_back(v);
+  }
+}
+
 void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
   // Consumers release stages by arriving on an array of barriers no ring
   // fills; a ring of that many stages whose producer never waits on an
@@ -323,6 +374,7 @@ void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
 void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
                           bool strict) {
   checkRefillsWait(out);
+  checkOneShotRefills(out);
   fn->walk([&](Operation *op) {
     if (events.kind(op) == EventKind::ExpectTx)
       checkExpectTx(op, out, strict);

@@ -46,6 +46,9 @@ struct OneShotFill {
   int64_t bytes = 0;
   int barrier = -1;
   Operation *load = nullptr;
+  /// Arrives (and their barriers) seen after an mma_async read it: where
+  /// its readers release it for a refill (a persistent kernel's next Q).
+  llvm::SmallVector<std::pair<Operation *, int>, 2> releases;
 };
 
 class PipelineModel {
@@ -101,6 +104,7 @@ private:
   void learnEmptyBarriers();
   /// protocol_c6, producer side: refills wait for the consumers' release.
   void checkRefillsWait(llvm::SmallVectorImpl<ProtocolViolation> &out);
+  void checkOneShotRefills(llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkExpectTx(Operation *expect,
                      llvm::SmallVectorImpl<ProtocolViolation> &out,
                      bool strict);

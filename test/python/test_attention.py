@@ -43,6 +43,9 @@ def _configs():
         d128.replace(pingpong=False),
         d128.replace(overlap=False, pingpong=False),
     ]
+    # Persistent scheduling (not shipped until a GPU run checks it).
+    ablations += [c.replace(persistent=True) for c in shipped
+                  if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     return shipped + ablations
 
 

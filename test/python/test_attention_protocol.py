@@ -1,6 +1,7 @@
 """The protocol checker on the attention kernels (the checker issue's test
 cases): every barrier wait of a kernel -- the producer's empty-barrier
-acquires of K and V, the consumers' one-shot wait for Q, their full-barrier
+acquires of K and V (and, persistent, of the next tile's Q), the consumers'
+one-shot wait for Q, their full-barrier
 waits for the peeled first K block, the loop's K and V blocks and the peeled
 last V block -- deleted one at a time is reported, and the kernel itself is
 clean."""
@@ -21,6 +22,8 @@ def _configs():
         default_config(128, causal=True, varlen=True),
         d128.replace(overlap=False),
         d128.replace(pingpong=False),
+        d128.replace(persistent=True),
+        default_config(256, causal=True).replace(persistent=True),
     ]
 
 
@@ -43,9 +46,10 @@ def test_every_deleted_barrier_wait_is_caught(ctx, config):
     module, _ = build_attention(config)
     lines = str(module).split("\n")
     waits = [i for i, line in enumerate(lines) if WAIT in line]
-    # Producer: K and V acquires; consumer: Q, K block 0, the loop's K and
-    # V, the last V (the serial schedule has no peeled blocks).
-    assert len(waits) == (5 if not config.overlap else 7)
+    # Producer: K and V acquires (and, persistent, Q's release by the last
+    # tile); consumer: Q, K block 0, the loop's K and V, the last V (the
+    # serial schedule has no peeled blocks).
+    assert len(waits) == (5 if not config.overlap else 7) + config.persistent
     assert _errors("\n".join(lines)) == []
     missed = []
     for i in waits:

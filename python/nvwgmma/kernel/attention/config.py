@@ -25,6 +25,9 @@ class AttentionConfig:
                    while P·V runs (intra-warpgroup overlap)
     pingpong       the two consumers take turns issuing their GEMMs
                    (named barriers), so one's softmax hides the other's GEMMs
+    persistent     one CTA per SM walks the tiles (query block, head, batch):
+                   the next tile's Q and K/V load while this one's epilogue
+                   runs (dense, with overlap)
     consumer_regs / producer_regs   setmaxnreg budgets
 
     A CTA computes 128 query rows (two consumer warpgroups of 64) of one
@@ -38,6 +41,7 @@ class AttentionConfig:
     stages: int = 2
     overlap: bool = True
     pingpong: bool = True
+    persistent: bool = False
     consumer_regs: int = 240
     producer_regs: int = 24
 
@@ -48,7 +52,7 @@ class AttentionConfig:
     @property
     def name(self) -> str:
         parts = [f"attn_d{self.head_dim}_{self.dtype}_n{self.block_n}_s{self.stages}"]
-        for flag in ("causal", "varlen", "overlap", "pingpong"):
+        for flag in ("causal", "varlen", "overlap", "pingpong", "persistent"):
             if getattr(self, flag):
                 parts.append(flag)
         return "_".join(parts)
@@ -61,7 +65,8 @@ class AttentionConfig:
         q = tile_geometry(self.dtype, 64, self.head_dim, "K").tile_bytes
         k = tile_geometry(self.dtype, self.block_n, self.head_dim, "K").tile_bytes
         v = tile_geometry(self.dtype, self.head_dim, self.block_n, "MN").tile_bytes
-        barriers = 8 * (4 * self.stages + 1)
+        # K and V rings (full, empty), Q's barrier, and Q's release when persistent.
+        barriers = 8 * (4 * self.stages + 1 + self.persistent)
         return 2 * q + self.stages * (k + v) + barriers + 1024 - 16
 
     def replace(self, **changes) -> AttentionConfig:
@@ -93,6 +98,11 @@ def check_config(c: AttentionConfig) -> None:
         raise ValueError(f"dtype must be bf16 or f16, but got {c.dtype!r}")
     if c.block_n not in (64, 128, 176, 192):
         raise ValueError(f"block_n must be 64, 128, 176 or 192, but got {c.block_n}")
+    if c.persistent and (c.varlen or not c.overlap):
+        raise ValueError(
+            f"persistent needs dense sequences and overlap, but got varlen={c.varlen}, "
+            f"overlap={c.overlap}"
+        )
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
     if 2 * c.consumer_regs + c.producer_regs > 512 or c.consumer_regs % 8 or c.producer_regs % 8:

@@ -39,6 +39,8 @@ SIGNATURE = (
     ("lse_batch", "i64"),  # LSE strides in elements (its tokens are contiguous)
     ("lse_head", "i32"),
     ("scale_log2", "f32"),  # softmax scale x log2(e)
+    ("heads", "i32"),  # query heads and batch entries (the persistent tile count)
+    ("batches", "i32"),
 )
 
 _LN2 = 0.6931471805599453
@@ -84,22 +86,25 @@ class _Kernel:
         self.kring = pipeline.Ring(ring_base, c.stages, 2)
         self.vring = pipeline.Ring(self.smem(self.barriers_at + self.kring.bytes), c.stages, 2)
         self.qbar = pipeline.Barriers(self.smem(self.barriers_at + 2 * self.kring.bytes), 1)
+        # Persistent: the consumers release Q (one arrival each) before the
+        # producer loads the next tile's.
+        after_q = self.barriers_at + 2 * self.kring.bytes + 8
+        self.qfree = pipeline.Barriers(self.smem(after_q), 1) if c.persistent else None
         tid = nvvm.read_ptx_sreg_tid_x(i32)
         self.warpgroup = arith.divui(tid, const(128))
         self.wg_thread = arith.remui(tid, const(128))
-        block = nvvm.read_ptx_sreg_ctaid_x(i32)
-        if c.causal:  # the longest query blocks first: the tail is short blocks
-            block = arith.subi(arith.subi(nvvm.read_ptx_sreg_nctaid_x(i32), block), const(1))
-        self.m0 = arith.muli(block, const(c.block_m))
-        self.head = nvvm.read_ptx_sreg_ctaid_y(i32)
-        self.batch = nvvm.read_ptx_sreg_ctaid_z(i32)
-        self.kv_head = arith.divui(self.head, args["group"])
-        self._sequence()
-        self._blocks()
-        valid = arith.andi(
-            arith.cmpi(arith.CmpIPredicate.slt, self.m0, self.sq),
-            arith.cmpi(arith.CmpIPredicate.sgt, self.sk, const(0)),
-        )
+        if c.persistent:
+            self.sq, self.sk = args["Sq"], args["Sk"]
+            valid = arith.cmpi(arith.CmpIPredicate.sgt, self.sk, const(0))
+        else:
+            block = nvvm.read_ptx_sreg_ctaid_x(i32)
+            if c.causal:  # the longest query blocks first: the tail is short blocks
+                block = arith.subi(arith.subi(nvvm.read_ptx_sreg_nctaid_x(i32), block), const(1))
+            self._tile(block, nvvm.read_ptx_sreg_ctaid_y(i32), nvvm.read_ptx_sreg_ctaid_z(i32))
+            valid = arith.andi(
+                arith.cmpi(arith.CmpIPredicate.slt, self.m0, self.sq),
+                arith.cmpi(arith.CmpIPredicate.sgt, self.sk, const(0)),
+            )
         work = scf.IfOp(valid)
         with InsertionPoint(work.then_block):
             first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
@@ -108,6 +113,8 @@ class _Kernel:
                 self.kring.init()
                 self.vring.init()
                 self.qbar.init(1)
+                if self.qfree is not None:
+                    self.qfree.init(2)
                 scf.YieldOp([])
             nvvm.barrier0()
             roles = scf.IfOp(
@@ -120,6 +127,49 @@ class _Kernel:
                 self.consumer(arith.subi(self.warpgroup, const(1)))
                 scf.YieldOp([])
             scf.YieldOp([])
+
+    def _tile(self, block, head, batch):
+        """This tile's query block, head and batch entry (i32 Values), and
+        what follows from them."""
+        from ...dialects import arith
+
+        self.m0 = arith.muli(block, self.const(self.c.block_m))
+        self.head, self.batch = head, batch
+        self.kv_head = arith.divui(self.head, self.args["group"])
+        self._sequence()
+        self._blocks()
+
+    def _tiles(self, role):
+        """Persistent: `role(it)` for each tile t = ctaid, ctaid + nctaid, ...
+        of the (query block, head, batch) grid, `it` (i32) counting the K/V
+        blocks of this CTA's earlier tiles (the rings' running index) and
+        `self.tile_count` the tiles before this one. Causal: the longest
+        query blocks first; else a head's query blocks side by side (its K
+        and V stay in L2)."""
+        from ...dialects import arith, nvvm, scf
+        from ...ir import IndexType, InsertionPoint, IntegerType
+
+        c, const, args = self.c, self.const, self.args
+        i32, index = IntegerType.get_signless(32), IndexType.get()
+        blocks = arith.divui(arith.addi(args["Sq"], const(c.block_m - 1)), const(c.block_m))
+        heads = args["heads"]
+        per_block = arith.muli(heads, args["batches"])
+        total = arith.muli(blocks, per_block)
+        first = arith.index_cast(index, nvvm.read_ptx_sreg_ctaid_x(i32))
+        step = arith.index_cast(index, nvvm.read_ptx_sreg_nctaid_x(i32))
+        loop = scf.ForOp(first, arith.index_cast(index, total), step, [const(0), const(0)])
+        with InsertionPoint(loop.body):
+            t = arith.index_cast(i32, loop.induction_variable)
+            it, self.tile_count = loop.inner_iter_args
+            if c.causal:
+                block = arith.subi(arith.subi(blocks, arith.divui(t, per_block)), const(1))
+                rest = arith.remui(t, per_block)
+            else:
+                block = arith.remui(t, blocks)
+                rest = arith.divui(t, blocks)
+            self._tile(block, arith.remui(rest, heads), arith.divui(rest, heads))
+            role(it)
+            scf.YieldOp([arith.addi(it, self.n), arith.addi(self.tile_count, const(1))])
 
     def _sequence(self):
         """This batch entry's query/key start and length; the batch
@@ -182,35 +232,55 @@ class _Kernel:
 
     def producer(self):
         from ...dialects import arith, nvvm, scf
+        from ...ir import InsertionPoint
+
+        c, const = self.c, self.const
+        nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
+        issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
+        with InsertionPoint(issuer.then_block):
+            if c.persistent:
+                self._tiles(self._produce)
+            else:
+                self._produce(None)
+            scf.YieldOp([])
+
+    def _produce(self, it):
+        """One tile's loads: Q, then K and V block by block; `it`: the
+        rings' running index at its first block (persistent), else None."""
+        from ...dialects import arith, scf
         from ...ir import IndexType, InsertionPoint, IntegerType
         from .. import pipeline
 
         c, const, args = self.c, self.const, self.args
-        nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
-        issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
-        with InsertionPoint(issuer.then_block):
-            pipeline.expect_tx(self.qbar.at(0), 2 * self.q.tile_bytes)
-            for consumer in range(2):
-                token = arith.addi(arith.addi(self.q_start, self.m0), const(64 * consumer))
-                self._load(args["tmQ"], self.q, self.q_at + consumer * self.q.tile_bytes,
-                           token, self.head, self.qbar.at(0))  # fmt: skip
-            index, i32 = IndexType.get(), IntegerType.get_signless(32)
-            loads = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.n),
-                              arith.constant(index, 1))  # fmt: skip
-            with InsertionPoint(loads.body):
-                j = arith.index_cast(i32, loads.induction_variable)
-                token = arith.addi(self.k_start, arith.muli(j, const(c.block_n)))
-                for ring, tm, geometry, at in (
-                    (self.kring, args["tmK"], self.k, self.k_at),
-                    (self.vring, args["tmV"], self.v, self.v_at),
-                ):
-                    stage, phase = ring.stage_and_phase(j)
-                    ring.producer_acquire(stage, phase)
-                    ring.producer_expect(stage, geometry.tile_bytes)
-                    stage_at = arith.addi(const(at), arith.muli(stage, const(geometry.tile_bytes)))
-                    self._load(tm, geometry, stage_at, token, self.kv_head, ring, stage)
+        if self.qfree is not None:  # the consumers are done with the last tile's Q
+            later = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, self.tile_count, const(0)))
+            with InsertionPoint(later.then_block):
+                before = arith.subi(self.tile_count, const(1))
+                pipeline.wait_parity(self.qfree.at(0), arith.andi(before, const(1)))
                 scf.YieldOp([])
-            scf.YieldOp([])
+        pipeline.expect_tx(self.qbar.at(0), 2 * self.q.tile_bytes)
+        for consumer in range(2):
+            token = arith.addi(arith.addi(self.q_start, self.m0), const(64 * consumer))
+            self._load(args["tmQ"], self.q, self.q_at + consumer * self.q.tile_bytes,
+                       token, self.head, self.qbar.at(0))  # fmt: skip
+        index, i32 = IndexType.get(), IntegerType.get_signless(32)
+        carried = [] if it is None else [it]
+        loads = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.n),
+                          arith.constant(index, 1), carried)  # fmt: skip
+        with InsertionPoint(loads.body):
+            j = arith.index_cast(i32, loads.induction_variable)
+            r = j if it is None else loads.inner_iter_args[0]
+            token = arith.addi(self.k_start, arith.muli(j, const(c.block_n)))
+            for ring, tm, geometry, at in (
+                (self.kring, args["tmK"], self.k, self.k_at),
+                (self.vring, args["tmV"], self.v, self.v_at),
+            ):
+                stage, phase = ring.stage_and_phase(r)
+                ring.producer_acquire(stage, phase)
+                ring.producer_expect(stage, geometry.tile_bytes)
+                stage_at = arith.addi(const(at), arith.muli(stage, const(geometry.tile_bytes)))
+                self._load(tm, geometry, stage_at, token, self.kv_head, ring, stage)
+            scf.YieldOp([] if it is None else [arith.addi(r, const(1))])
 
     # ------------------------------------------------------------ consumer
     def consumer(self, index):
@@ -226,13 +296,24 @@ class _Kernel:
         self.k_desc = smem.tile_descriptor(self.smem(self.k_at), self.k)
         self.v_desc = smem.tile_descriptor(self.smem(self.v_at), self.v)
         self.releaser = arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0))
-        self.row0 = arith.addi(self.m0, arith.muli(index, const(64)))
         self.turns = PingPong(index) if c.pingpong else None
+        if c.persistent:
+            self._tiles(self._consume)
+        else:
+            self._consume(None)
+
+    def _consume(self, it):
+        """One tile: wait for Q, the blocks, the epilogue; `it` as in
+        _produce."""
+        from ...dialects import arith
         from .. import pipeline
 
-        pipeline.wait_parity(self.qbar.at(0), 0)
-        if c.overlap:
-            self._overlapped()
+        const = self.const
+        self.row0 = arith.addi(self.m0, arith.muli(self.index, const(64)))
+        parity = 0 if it is None else arith.andi(self.tile_count, const(1))
+        pipeline.wait_parity(self.qbar.at(0), parity)
+        if self.c.overlap:
+            self._overlapped(it)
         else:
             self._serial()
 
@@ -257,6 +338,15 @@ class _Kernel:
         """Ping-pong: hand the tensor cores on (`last`: i1)."""
         if self.turns is not None:
             self.turns.pass_on(last=last)
+
+    def _release_q(self):
+        from ...dialects import nvvm, scf
+        from ...ir import InsertionPoint, IntegerType
+
+        rel = scf.IfOp(self.releaser)
+        with InsertionPoint(rel.then_block):
+            nvvm.mbarrier_arrive(IntegerType.get_signless(64), self.qfree.at(0))
+            scf.YieldOp([])
 
     def _release(self, ring, stage):
         from ...dialects import scf
@@ -371,7 +461,9 @@ class _Kernel:
             den_new = [fastmath.fma(a, b, x) for a, b, x in zip(den_old, corr, sums)]
         return fragment.to_a_fragments(p, self.c.dtype), m, den_new, corr
 
-    def _overlapped(self):
+    def _overlapped(self, it=None):
+        """`it`: the rings' running index at block 0 (persistent), else the
+        block index is the ring index."""
         from ...dialects import arith, scf
         from ...dialects import nvwgmma as wg
         from ...ir import IndexType, InsertionPoint, IntegerType
@@ -381,25 +473,30 @@ class _Kernel:
         i32, index = IntegerType.get_signless(32), IndexType.get()
         # Block 0: S only.
         self._wait_turn(self._true())
-        s, k_stage = self._qk(const(0))
+        s, k_stage = self._qk(const(0) if it is None else it)
         wg.commit_group()
         self._pass_turn(self._false())
         wg.wait_group(0)
         self._release(self.kring, k_stage)
         p, m, den, _ = self._softmax(s, const(0), None, None)
         o = wg.zero_accumulator("f32", c.head_dim)
-        carried = [o, *p, *m, *den]
+        carried = [o, *p, *m, *den] + ([] if it is None else [arith.addi(it, const(1))])
+        size = len(carried)
         loop = scf.ForOp(arith.constant(index, 1), arith.index_cast(index, self.n),
                          arith.constant(index, 1), carried)  # fmt: skip
         with InsertionPoint(loop.body):
-            it = list(loop.inner_iter_args)
-            o, p, m, den = it[0], it[1 : 1 + len(p)], it[-4:-2], it[-2:]
+            args = list(loop.inner_iter_args)
+            o, p, m, den = args[0], args[1 : 1 + len(p)], args[-4:-2], args[-2:]
+            if it is not None:
+                o, p, m, den = args[0], args[1 : 1 + len(p)], args[-5:-3], args[-3:-1]
             j = arith.index_cast(i32, loop.induction_variable)
             prev = arith.subi(j, const(1))
+            r = j if it is None else args[-1]  # the rings' index of block j
             self._wait_turn(self._false())
-            s, k_stage = self._qk(j)
+            s, k_stage = self._qk(r)
             wg.commit_group()
-            o, v_stage = self._pv(o, p, prev, arith.cmpi(arith.CmpIPredicate.sgt, prev, const(0)))
+            o, v_stage = self._pv(o, p, arith.subi(r, const(1)),
+                                  arith.cmpi(arith.CmpIPredicate.sgt, prev, const(0)))  # fmt: skip
             wg.commit_group()
             self._pass_turn(self._false())
             wg.wait_group(1)  # S_j is done; P·V of block j-1 may still run
@@ -408,12 +505,19 @@ class _Kernel:
             wg.wait_group(0)
             self._release(self.vring, v_stage)
             o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
-            scf.YieldOp([o, *p_next, *m_next, *den_next])
+            more = [] if it is None else [arith.addi(r, const(1))]
+            scf.YieldOp([o, *p_next, *m_next, *den_next, *more])
         res = list(loop.results)
+        assert len(res) == size
         o, p, m, den = res[0], res[1 : 1 + len(p)], res[-4:-2], res[-2:]
+        if it is not None:
+            m, den = res[-5:-3], res[-3:-1]
+            # Every S of this tile has completed: Q may be refilled.
+            self._release_q()
         last = arith.subi(self.n, const(1))
+        last_r = last if it is None else arith.subi(res[-1], const(1))
         self._wait_turn(self._false())
-        o, v_stage = self._pv(o, p, last, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
+        o, v_stage = self._pv(o, p, last_r, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
         wg.commit_group()
         self._pass_turn(self._true())
         wg.wait_group(0)
@@ -528,7 +632,7 @@ def build_attention(config: AttentionConfig | None = None):
         with InsertionPoint(entry.operations[0]):
             kernel.build(args)
     module.operation.verify()
-    dynamic_smem = kernel.barriers_at + 8 * (4 * c.stages + 1) + 1024 - 16
+    dynamic_smem = kernel.barriers_at + 8 * (4 * c.stages + 1 + c.persistent) + 1024 - 16
     assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
 
     def box(geometry):

@@ -173,8 +173,13 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
         ("i64", lse_strides[0]),
         ("i32", lse_strides[1]),
         ("f32", scale * 1.4426950408889634),
+        ("i32", hq),
+        ("i32", batch),
     ]
     grid = (-(-sq // meta["block_m"]), hq, batch)
+    if p.config.persistent:  # one CTA per SM (or per tile, when fewer) walks the tiles
+        tiles = grid[0] * hq * batch
+        grid = (min(tiles, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
     kernel.launch(grid=grid, block=meta["block"], args=args, stream=_stream(stream, tq))
     return (o, lse) if return_lse else o
 
