@@ -5,7 +5,7 @@ kernel and torch.matmul, ragged M against the neighbouring tile multiple,
 fused bias + GELU against torch) -- all in one process.
 
     # here (nvwgmma built): the PTX every case needs, plus a baseline kernel
-    python bench/gemm/library.py generate .device/lib [--baseline DIR]
+    python bench/gemm/library.py generate .device/lib [--baseline bench/gemm/baseline]
     # on the GPU (torch, cuda-python; no nvwgmma build)
     python bench/gemm/library.py run .device/lib
 """
