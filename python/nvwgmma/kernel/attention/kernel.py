@@ -362,50 +362,39 @@ class _Kernel:
         from ...dialects import nvwgmma as wg
         from .. import smem
 
-        c = self.c
-        stage, phase = self.kring.stage_and_phase(j)
-        self.kring.consumer_wait(stage, phase)
-        s = wg.zero_accumulator("f32", c.block_n)
-        wg.fence()  # after every register write the wgmmas read, the zero included
-        for step in range(self.q.k_steps):
-            s = wg.mma_async(
-                s,
-                smem.step_descriptor(self.q_desc, self.q, k_step=step),
-                smem.step_descriptor(
-                    self.k_desc, self.k, k_step=step, stage=stage, stage_bytes=self.k.tile_bytes
-                ),  # fmt: skip
-                shape=(64, c.block_n, 16),
-                a_type=c.dtype,
-                d_type="f32",
-                scale_d=step > 0,
-            )
-        return s, stage
+        s = wg.zero_accumulator("f32", self.c.block_n)
+        # The fence follows every register write the wgmmas read, the zero included.
+        return self._stage_mma(self.kring, self.k, self.k_desc, j, s, self.q.k_steps,
+                               lambda k: smem.step_descriptor(self.q_desc, self.q, k_step=k),
+                               self.c.block_n, first_scale=False)  # fmt: skip
 
     def _pv(self, o, p, j, accumulate):
-        """Wait for V_j, fence, issue O (+)= P V_j (not committed)."""
+        """Wait for V_j, fence, issue O (+)= P V_j (not committed). P and O
+        arrive through loop-carried registers: copies the compiler places
+        after an earlier fence would need one of ptxas's own."""
+        return self._stage_mma(self.vring, self.v, self.v_desc, j, o, len(p), p.__getitem__,
+                               self.c.head_dim, first_scale=accumulate, transpose_b=True)  # fmt: skip
+
+    def _stage_mma(self, ring, tile, desc, j, acc, steps, a_at, n, *, first_scale,
+                   transpose_b=False):  # fmt: skip
+        """Wait for ring stage j, fence, and issue `steps` m64 x `n` x 16
+        wgmmas with B from `tile` in that stage and A from `a_at(step)` (a
+        descriptor or register fragment), D scaled by `first_scale` at the
+        first step only; (accumulator, stage)."""
         from ...dialects import nvwgmma as wg
         from .. import smem
 
-        c = self.c
-        stage, phase = self.vring.stage_and_phase(j)
-        self.vring.consumer_wait(stage, phase)
-        # P and O arrive through loop-carried registers: copies the compiler
-        # places after an earlier fence would need one of ptxas's own.
+        stage, phase = ring.stage_and_phase(j)
+        ring.consumer_wait(stage, phase)
         wg.fence()
-        for step, fragment in enumerate(p):
-            o = wg.mma_async(
-                o,
-                fragment,
-                smem.step_descriptor(
-                    self.v_desc, self.v, k_step=step, stage=stage, stage_bytes=self.v.tile_bytes
-                ),  # fmt: skip
-                shape=(64, c.head_dim, 16),
-                a_type=c.dtype,
-                d_type="f32",
-                transpose_b=True,
-                scale_d=accumulate if step == 0 else True,
-            )
-        return o, stage
+        for step in range(steps):
+            a = a_at(step)
+            b = smem.step_descriptor(desc, tile, k_step=step, stage=stage,
+                                     stage_bytes=tile.tile_bytes)  # fmt: skip
+            acc = wg.mma_async(acc, a, b, shape=(64, n, 16), a_type=self.c.dtype, d_type="f32",
+                               transpose_b=transpose_b,
+                               scale_d=first_scale if step == 0 else True)  # fmt: skip
+        return acc, stage
 
     def _masked(self, values, j):
         """The scores of key block j, masked where the block needs it (the
@@ -481,17 +470,26 @@ class _Kernel:
         p, m, den, _ = self._softmax(s, const(0), None, None)
         o = wg.zero_accumulator("f32", c.head_dim)
         carried = [o, *p, *m, *den] + ([] if it is None else [arith.addi(it, const(1))])
-        size = len(carried)
+        n_p = len(p)
+
+        def state(values):
+            """(O, P, m, den, the rings' index or None) from the carried values."""
+            r = values[5 + n_p] if it is not None else None
+            return (
+                values[0],
+                values[1 : 1 + n_p],
+                values[1 + n_p : 3 + n_p],
+                values[3 + n_p : 5 + n_p],
+                r,
+            )
+
         loop = scf.ForOp(arith.constant(index, 1), arith.index_cast(index, self.n),
                          arith.constant(index, 1), carried)  # fmt: skip
         with InsertionPoint(loop.body):
-            args = list(loop.inner_iter_args)
-            o, p, m, den = args[0], args[1 : 1 + len(p)], args[-4:-2], args[-2:]
-            if it is not None:
-                o, p, m, den = args[0], args[1 : 1 + len(p)], args[-5:-3], args[-3:-1]
+            o, p, m, den, r = state(list(loop.inner_iter_args))
             j = arith.index_cast(i32, loop.induction_variable)
             prev = arith.subi(j, const(1))
-            r = j if it is None else args[-1]  # the rings' index of block j
+            r = j if r is None else r  # the rings' index of block j
             self._wait_turn(self._false())
             s, k_stage = self._qk(r)
             wg.commit_group()
@@ -507,15 +505,12 @@ class _Kernel:
             o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
             more = [] if it is None else [arith.addi(r, const(1))]
             scf.YieldOp([o, *p_next, *m_next, *den_next, *more])
-        res = list(loop.results)
-        assert len(res) == size
-        o, p, m, den = res[0], res[1 : 1 + len(p)], res[-4:-2], res[-2:]
+        o, p, m, den, r_end = state(list(loop.results))
         if it is not None:
-            m, den = res[-5:-3], res[-3:-1]
             # Every S of this tile has completed: Q may be refilled.
             self._release_q()
         last = arith.subi(self.n, const(1))
-        last_r = last if it is None else arith.subi(res[-1], const(1))
+        last_r = last if r_end is None else arith.subi(r_end, const(1))
         self._wait_turn(self._false())
         o, v_stage = self._pv(o, p, last_r, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
         wg.commit_group()
