@@ -8,7 +8,7 @@ hidden 2048 (heads = 2048 / head dim), S = 512 ... 16k, head dim 64 / 128 /
     # here (nvwgmma built): the PTX of every shipped configuration and ablation
     python bench/attention/run.py generate .device/attention
     # on the GPU (torch, cuda-python; no nvwgmma build)
-    python bench/attention/run.py run .device/attention [--quick]
+    python bench/attention/run.py run .device/attention [--quick] [--no-ablations]
 
 Every case is first checked against a float32 reference (max abs and
 relative error, next to SDPA's own bf16 error); results, with the GPU,
@@ -47,29 +47,36 @@ def grid(quick: bool = False):
 
 def ablations():
     """(head dim, label, config changes): each technique turned off at
-    every head dim, and the other tile shapes FlashAttention-3 uses."""
+    every head dim, scheduling and stage count flipped against the
+    default's, and the other tile shapes FlashAttention-3 uses. Changes
+    may be a function of the default configuration."""
+    serial = {"overlap": False, "persistent": False}  # persistent needs overlap
     rows = []
     for d in HEAD_DIMS:
-        rows += [(d, "no overlap", {"overlap": False}), (d, "no ping-pong", {"pingpong": False}),
-                 (d, "neither", {"overlap": False, "pingpong": False})]  # fmt: skip
+        rows += [(d, "no overlap", serial), (d, "no ping-pong", {"pingpong": False}),
+                 (d, "neither", {**serial, "pingpong": False}),
+                 (d, "persistent flipped", lambda c: {"persistent": not c.persistent})]  # fmt: skip
     rows += [(128, "block_n 176", {"block_n": 176}), (64, "block_n 192", {"block_n": 192}),
-             (128, "stages 3", {"stages": 3}), (64, "stages 2", {"stages": 2}),
-             (128, "block_n 176, no ping-pong", {"block_n": 176, "pingpong": False}),
-             (128, "3 stages, no ping-pong", {"stages": 3, "pingpong": False})]  # fmt: skip
-    rows += [(d, "persistent", {"persistent": True}) for d in HEAD_DIMS]
-    rows += [(d, "persistent, no ping-pong", {"persistent": True, "pingpong": False})
-             for d in HEAD_DIMS]  # fmt: skip
+             (128, "stages 3", {"stages": 3}), (64, "stages 3", {"stages": 3})]  # fmt: skip
     return rows
 
 
+def variant(d: int, causal: bool, changes):
+    """The default configuration and the ablation's change of it."""
+    from nvwgmma.kernel.attention import default_config
+
+    base = default_config(d, causal=causal)
+    return base, base.replace(**(changes(base) if callable(changes) else changes))
+
+
 def generate(directory: str) -> None:
-    from nvwgmma.kernel.attention import default_config, launch
+    from nvwgmma.kernel.attention import launch
 
     launch.precompile(directory)
     for causal in (False, True):
         for d, _, changes in ablations():
             try:
-                launch.write_kernel(directory, default_config(d, causal=causal).replace(**changes))
+                launch.write_kernel(directory, variant(d, causal, changes)[1])
             except ValueError as error:  # a tile shape that does not fit: reported, skipped
                 print(f"skipped d{d} {changes}: {error}")
     print(f"wrote {len(os.listdir(directory)) // 2} kernels to {directory}")
@@ -106,14 +113,14 @@ def _check(q, k, v, causal, ours, sdpa):
     return {"ours": _errors(ours[:1], ref), "sdpa": _errors(sdpa[:1], ref)}
 
 
-def run(directory: str, quick: bool) -> None:
+def run(directory: str, quick: bool, with_ablations: bool = True) -> None:
     import torch
     from run import _gpu_info, _time, _use_source_tree, write_results
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     _use_source_tree(directory)
-    from nvwgmma.kernel.attention import attention, default_config, launch
+    from nvwgmma.kernel.attention import attention, launch
 
     info = _gpu_info()
     print(json.dumps(info))
@@ -159,7 +166,8 @@ def run(directory: str, quick: bool) -> None:
     # Ablations at S = 1024 and 4096, 16k tokens: default and variant paired
     # per round, the variant checked against float32 like the grid's rows.
     references = {}
-    for d, label, changes in ablations() if not quick else [a for a in ablations() if a[0] == 128]:
+    chosen = [a for a in ablations() if not quick or a[0] == 128] if with_ablations else []
+    for d, label, changes in chosen:
         for s in ABLATION_SEQS:
             gen = torch.Generator(device="cuda").manual_seed(d + s)
             q = torch.randn(16384 // s, s, 2048 // d, d, device="cuda", dtype=torch.bfloat16,
@@ -167,8 +175,7 @@ def run(directory: str, quick: bool) -> None:
             k = torch.randn(q.shape, device="cuda", dtype=torch.bfloat16, generator=gen)
             v = torch.randn(q.shape, device="cuda", dtype=torch.bfloat16, generator=gen)
             for causal in (False, True):
-                base = default_config(d, causal=causal)
-                config = base.replace(**changes)
+                base, config = variant(d, causal, changes)
                 if not os.path.exists(os.path.join(directory, launch.kernel_key(config) + ".ptx")):
                     continue
                 key = (d, s, causal)
@@ -227,11 +234,12 @@ def main(argv=None) -> int:
     parser.add_argument("action", choices=("generate", "run"))
     parser.add_argument("directory")
     parser.add_argument("--quick", action="store_true", help="head dim 128, S = 1k and 4k")
+    parser.add_argument("--no-ablations", action="store_true", help="the grid only")
     args = parser.parse_args(argv)
     if args.action == "generate":
         generate(args.directory)
     else:
-        run(args.directory, args.quick)
+        run(args.directory, args.quick, not args.no_ablations)
     return 0
 
 

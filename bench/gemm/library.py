@@ -53,6 +53,14 @@ CASES = [
     (1, 1000, 1001, 1000, "bf16", "bf16", "K", "K", ("bias", "silu", "residual")),
     (1, 1000, 1024, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (2, 1000, 1024, 1000, "bf16", "bf16", "K", "N", ("bias", "relu", "residual")),
+    # The 128 x 192 tile (select_config's rule 2: its tiles fill 0.9 to 1
+    # wave): every layout, fp8, a batch, a ragged N tile, the register
+    # epilogue (N = 5801: rows not 16-byte aligned) and a fused chain.
+    *[(1, 512, 6144, 4096, "bf16", "bf16", a, b, ()) for a in "KM" for b in "KN"],
+    (1, 512, 6144, 4096, "e4m3", "bf16", "K", "K", ()),
+    (2, 256, 6144, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 500, 5800, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (1, 500, 5801, 1000, "bf16", "bf16", "M", "N", ("bias", "silu")),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.

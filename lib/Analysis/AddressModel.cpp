@@ -18,6 +18,7 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -38,16 +39,46 @@ bool isCast(Operation *op) {
              LLVM::TruncOp, LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(op);
 }
 
+/// Whether a memref type is a zero-sized workgroup buffer.
+bool isEmptyWorkgroupMemRef(MemRefType type) {
+  if (!type.hasStaticShape() || type.getNumElements() != 0)
+    return false;
+  Attribute space = type.getMemorySpace();
+  if (auto gpuSpace = dyn_cast_or_null<gpu::AddressSpaceAttr>(space))
+    return gpuSpace.getValue() == gpu::AddressSpace::Workgroup;
+  auto intSpace = dyn_cast_or_null<IntegerAttr>(space);
+  return intSpace && intSpace.getInt() == 3;
+}
+
+/// Whether a global is a zero-sized shared-memory array: in PTX an
+/// `.extern .shared` array, which starts where dynamic shared memory does.
+/// Upstream's kernels name dynamic shared memory this way as well as with
+/// gpu.dynamic_shared_memory (which lowers to such a global), often both in
+/// one kernel.
+bool isDynamicSharedGlobal(Operation *op) {
+  if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+    return isEmptyWorkgroupMemRef(global.getType());
+  auto addr = dyn_cast<LLVM::AddressOfOp>(op);
+  if (!addr)
+    return false;
+  auto global = SymbolTable::lookupNearestSymbolFrom<LLVM::GlobalOp>(
+      addr, addr.getGlobalNameAttr());
+  if (!global || global.getAddrSpace() != 3)
+    return false;
+  auto array = dyn_cast<LLVM::LLVMArrayType>(global.getType());
+  return array && array.getNumElements() == 0;
+}
+
 /// The global a symbol-addressed pointer names (llvm.mlir.addressof,
 /// memref.get_global), or "" for dynamic shared memory; nullopt otherwise.
 /// Every use of one global is one atom, however many ops name it.
 std::optional<std::string> globalName(Operation *op) {
+  if (isa<gpu::DynamicSharedMemoryOp>(op) || isDynamicSharedGlobal(op))
+    return std::string();
   if (auto addr = dyn_cast<LLVM::AddressOfOp>(op))
     return addr.getGlobalName().str();
   if (auto global = dyn_cast<memref::GetGlobalOp>(op))
     return global.getName().str();
-  if (isa<gpu::DynamicSharedMemoryOp>(op))
-    return std::string();
   return std::nullopt;
 }
 

@@ -70,6 +70,7 @@ public:
     return barrierAt(e.barrier, e.barrierIndex);
   }
   const Ring &ring(int id) const { return rings[id]; }
+  bool hasTmaLoads() const { return !tmaLoads.empty(); }
   int numRings() const { return static_cast<int>(rings.size()); }
   bool isFull(int barrier) const;
   bool isEmpty(int barrier) const;

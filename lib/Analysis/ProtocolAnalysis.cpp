@@ -600,7 +600,39 @@ private:
   /// protocol_c6: every ring slot the mma reads has had its full barrier
   /// waited on in this round, and no generic store into what it reads is
   /// without a CTA barrier since.
+  /// Whether TMA fills shared memory in this function but none of what
+  /// the mma reads is a ring slot or a one-shot fill the model learned.
+  bool unrelated(Operation *op) {
+    return model.hasTmaLoads() && reads[op].empty() &&
+           oneShotReads[op].empty() && !event(op).descriptors.empty();
+  }
+  bool unrelatedReported = false;
+
   void checkFilled(Operation *op, State &s, bool emit) {
+    // Strict mode says so where TMA fills shared memory but what this mma
+    // reads is in no ring and no one-shot fill the checker learned (a stage
+    // index or a byte offset passed in as a kernel parameter, a ring filled
+    // only before its loop): the fill-before-read rule is not checked there.
+    if (emit && strict && unrelated(op) && !unrelatedReported) {
+      unrelatedReported = true;
+      int64_t others = 0;
+      fn->walk([&](Operation *other) {
+        others += other != op && isMma(other) && unrelated(other);
+      });
+      ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op, nullptr};
+      v.unproven = true;
+      v.text =
+          llvm::formatv(
+              "the shared memory an mma_async reads must be proven "
+              "filled by a TMA load and waited for, but got descriptors "
+              "the checker cannot relate to any TMA ring or fill{0} "
+              "(protocol_c6, strict)",
+              others ? llvm::formatv(", here and at {0} more mma_async", others)
+                           .str()
+                     : std::string())
+              .str();
+      emitOnce(v, emit);
+    }
     for (const SlotRef &r : reads[op]) {
       const Ring &ring = model.ring(r.id);
       if (ring.full.empty())

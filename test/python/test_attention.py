@@ -39,12 +39,12 @@ def _configs():
     d128 = next(c for c in shipped if c.head_dim == 128 and c.dtype == "bf16" and not c.causal
                 and not c.varlen)  # fmt: skip
     ablations = [
-        d128.replace(overlap=False),
+        d128.replace(overlap=False, persistent=False),
         d128.replace(pingpong=False),
-        d128.replace(overlap=False, pingpong=False),
+        d128.replace(overlap=False, pingpong=False, persistent=False),
     ]
-    # Persistent scheduling (not shipped until a GPU run checks it).
-    ablations += [c.replace(persistent=True) for c in shipped
+    # The other scheduling: persistent where the default is not, and back.
+    ablations += [c.replace(persistent=not c.persistent) for c in shipped
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     return shipped + ablations
 

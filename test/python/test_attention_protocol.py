@@ -20,9 +20,9 @@ def _configs():
         default_config(64),
         default_config(256, causal=True),
         default_config(128, causal=True, varlen=True),
-        d128.replace(overlap=False),
+        d128.replace(overlap=False, persistent=False),
         d128.replace(pingpong=False),
-        d128.replace(persistent=True),
+        d128.replace(persistent=False),
         default_config(256, causal=True).replace(persistent=True),
     ]
 

@@ -24,8 +24,10 @@ def _pick(m, name, **kw):
         (2048, "QKV", (128, 256, 3, "persistent", 1)),
         (8192, "down", (128, 256, 3, "persistent", 1)),
         (512, "gate/up", (128, 256, 3, "persistent", 1)),
+        # 128 x 192 tiles fill one wave (4 x 32 = 128 of 132 SMs).
+        (512, "QKV", (128, 192, 4, "persistent", 1)),
         # Half a wave of 128 x 128 tiles: the narrow one, 6 stages.
-        (512, "QKV", (128, 128, 6, "persistent", 1)),
+        (512, "O", (128, 128, 6, "persistent", 1)),
         (128, "gate/up", (128, 128, 6, "persistent", 1)),
         # Fewer: split-K, about a wave of parts, each >= 4 K stages.
         (128, "QKV", (128, 128, 6, "split_k", 2)),
@@ -67,6 +69,15 @@ def test_select_config_follows_the_problem():
     assert select_config(128, 1024, 1024, batch=64).tile_n == 256
     # Fewer SMs: a wave is fewer tiles.
     assert select_config(512, 4096, 4096, sms=64).tile_n == 256
+    # 0.9 of a wave of wide tiles is enough: 8 x 16 = 128 tiles at M = 1000
+    # (0.97 wave); 7 x 16 = 112 (M = 896) is not, and 128 x 192 tiles
+    # (7 x 22 = 154) overfill a wave, so 128 x 128.
+    assert select_config(1000, 4096, 4096).tile_n == 256
+    assert select_config(896, 4096, 4096).tile_n == 128
+    # 128 x 192 only from 0.9 of a wave to one wave: 4 x 30 = 120 at N = 5760
+    # is in, 4 x 29 = 116 at N = 5568 (0.88) is not.
+    assert select_config(512, 5760, 4096).tile_n == 192
+    assert select_config(512, 5568, 4096).tile_n == 128
 
 
 def test_stages_are_as_many_as_fit():
@@ -119,7 +130,7 @@ def _returnable():
     found = []
     pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
              ("bf16", "e4m3")]  # fmt: skip
-    for m, n, k in ((4096, 4096, 4096), (512, 4096, 4096), (128, 4096, 14336)):
+    for m, n, k in ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336)):
         for dtype, out in pairs:
             for aligned in (True, False):
                 for a_major in ("K", "M") if dtype != "e4m3" else ("K",):
@@ -132,7 +143,12 @@ def _returnable():
 
 def test_returnable_configurations_cover_every_rule():
     kinds = {(c.tile_n, c.scheduler) for c in _returnable()}
-    assert kinds == {(256, "persistent"), (128, "persistent"), (128, "split_k")}
+    assert kinds == {
+        (256, "persistent"),
+        (192, "persistent"),
+        (128, "persistent"),
+        (128, "split_k"),
+    }
 
 
 @pytest.mark.parametrize("index", range(len(_returnable())))

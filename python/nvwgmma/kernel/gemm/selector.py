@@ -5,24 +5,30 @@ and the autotuner tries).
 
 The rule, in order (tiles counted with ceil-division, times the batch):
 
-1. A full wave of 128 x 256 tiles (at least one per SM): the 128 x 256
-   tile, data-parallel persistent -- the fastest per tile (one m64n256
-   wgmma per consumer reads the most math per byte of shared memory).
-2. Else, at least half a wave of 128 x 128 tiles: the 128 x 128 tile
-   (5 stages), data-parallel: twice the tiles, so most SMs work.
-3. Else (few output tiles: small M and N): 128 x 128 tiles with their K
+1. At least 0.9 of a wave of 128 x 256 tiles: the 128 x 256 tile,
+   data-parallel persistent -- the fastest per tile (one m64n256 wgmma per
+   consumer reads the most math per byte of shared memory).
+2. Else, 128 x 192 tiles filling 0.9 to 1 wave: the 128 x 192 tile
+   (one wave, where 128 x 256 leaves a quarter of the SMs idle and
+   128 x 128 needs a second, mostly empty wave).
+3. Else, at least half a wave of 128 x 128 tiles: the 128 x 128 tile
+   (6 stages), data-parallel: twice the tiles, so most SMs work.
+4. Else (few output tiles: small M and N): 128 x 128 tiles with their K
    split in S parts so that tiles x S is about one wave, each part keeping
-   at least 4 K stages (split-K; S = 1 falls back to rule 2's kernel).
+   at least 4 K stages (split-K; S = 1 falls back to rule 3's kernel).
 
 Stages: as many as fit 227 KiB beside the epilogue's staging.
 
-Why: at M = 128 the 128 x 256 tile gives the Llama-3-8B projections 16 to
-112 tiles for 132 SMs, and the 128 x 128 tile measured 1.0-1.8x faster
-there (bench/gemm ablation); from a full wave up, the wide tile wins.
-Where even 128 x 128 tiles leave most SMs idle (QKV, O and down at
-M = 128), split-K measured 1.16-1.79x faster than rule 2's kernel on an
-H200 (bench/gemm/shapes.py, paired against torch.matmul; docs/gemm.md).
-bench/gemm/shapes.py measures the choice against every candidate.
+Why (H200, bench/gemm/shapes.py, paired against torch.matmul and
+torch._scaled_mm): at M = 128 the 128 x 256 tile gives the Llama-3-8B
+projections 16 to 112 tiles for 132 SMs, and the 128 x 128 tile measured
+1.0-1.8x faster there; from a full wave up, the wide tile wins. Rule 1's
+0.9: at M = 1000, N = 4096 the 128 tiles of 128 x 256 (0.97 wave) ran
+1.08x faster than 256 tiles of 128 x 128. Rule 2: QKV at M = 512 (128
+tiles of 128 x 192) ran 1.20x (bf16) and 1.23x (e4m3) faster than
+128 x 128 and 1.13x / 1.18x faster than 128 x 256. Where even 128 x 128
+tiles leave most SMs idle (QKV, O and down at M = 128), split-K measured
+1.16-1.79x faster than rule 3's kernel (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -80,9 +86,13 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     `sms` SMs (see the module docstring for the rule)."""
     out_dtype = _out_default(dtype, out_dtype)
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
-    wide = batch * _ceil(m, 128) * _ceil(n, 256)
-    if wide >= sms:
+    # 0.9 of a wave: the idle tenth costs less than a narrower tile's
+    # lower math per byte (rule 1 in the module docstring).
+    full = 0.9 * sms
+    if batch * _ceil(m, 128) * _ceil(n, 256) >= full:
         return with_tile(base, 256)
+    if full <= batch * _ceil(m, 128) * _ceil(n, 192) <= sms:
+        return with_tile(base, 192)
     narrow = batch * _ceil(m, 128) * _ceil(n, 128)
     if 2 * narrow >= sms:
         return with_tile(base, 128)

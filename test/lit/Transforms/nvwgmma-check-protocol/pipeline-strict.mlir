@@ -141,3 +141,43 @@ func.func @parity_from_an_argument(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tile
   }
   return
 }
+
+// -----
+
+// Upstream's sm90 GEMM tests after convert-linalg-to-loops and outlining: the
+// stages are filled before the loop at a slot the kernel gets as a parameter
+// (%slot), so no ring relates the two wgmma reads to the fills. Strict mode
+// says so once, at the first read, counting the others.
+// LAX-LABEL: func.func @reads_unrelated_to_fills
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @reads_unrelated_to_fills(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %slot: i32, %out: !llvm.ptr<1>) {
+  %c0_i32 = arith.constant 0 : i32
+  %c16384 = arith.constant 16384 : i32
+  %full = llvm.getelementptr %smem[32768] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  %fb = llvm.getelementptr %full[%slot] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+  %tx = arith.constant 16384 : i32
+  %t = nvvm.mbarrier.arrive.expect_tx %fb, %tx : !llvm.ptr<3>, i32 -> i64
+  %off = arith.muli %slot, %c16384 : i32
+  %dst = llvm.getelementptr %smem[%off] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+  nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %tmA, %fb, box[%c0_i32, %c0_i32] {isCTAOnly = true, nvwgmma.tx_bytes = 16384 : i64} : !llvm.ptr<3>, !llvm.ptr
+  nvvm.mbarrier.try_wait.parity %fb, %c0_i32, %c0_i32 : !llvm.ptr<3>, i32, i32
+  %addr = llvm.ptrtoint %smem : !llvm.ptr<3> to i64
+  %c4_i64 = llvm.mlir.constant(4 : i64) : i64
+  %field = llvm.lshr %addr, %c4_i64 : i64
+  %layout = llvm.mlir.constant(4611686293305360384 : i64) : i64
+  %desc = llvm.or %field, %layout : i64
+  %c2_i64 = llvm.mlir.constant(2 : i64) : i64
+  %desc1 = llvm.add %desc, %c2_i64 : i64
+  %zero = llvm.mlir.zero : !acc
+  nvwgmma.fence
+  // expected-error @+1 {{the shared memory an mma_async reads must be proven filled by a TMA load and waited for, but got descriptors the checker cannot relate to any TMA ring or fill, here and at 1 more mma_async (protocol_c6, strict)}}
+  %d0 = nvwgmma.mma_async %desc, %desc, %zero, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  %d1 = nvwgmma.mma_async %desc1, %desc1, %d0, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+          D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  nvwgmma.wait_group 0
+  %v = llvm.extractvalue %d1[0] : !acc
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  return
+}
