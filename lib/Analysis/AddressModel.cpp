@@ -12,6 +12,7 @@
 #include "AddressModel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -28,6 +29,8 @@ using namespace mlir::nvwgmma;
 namespace {
 
 constexpr int64_t kStartAddressMask = (1 << 14) - 1;
+/// The longest loop whose counter is taken to index a ring directly.
+constexpr int64_t kMaxShortTrips = 16;
 
 /// Value-preserving casts, including the index <-> i64 and memref <-> LLVM
 /// struct bridges a partial conversion leaves (unrealized_conversion_cast).
@@ -166,7 +169,41 @@ std::optional<int64_t> AddressModel::constant(Value v) {
       return i.getValue().getSExtValue();
     return std::nullopt;
   }
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return launchedConstant(arg);
   return std::nullopt;
+}
+
+std::optional<int64_t> AddressModel::launchedConstant(BlockArgument arg) {
+  auto it = launchConstants.find(arg);
+  if (it != launchConstants.end())
+    return it->second;
+  std::optional<int64_t> &result = launchConstants[arg];
+  auto fn = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp());
+  if (!fn || !fn.isKernel() || !arg.getOwner()->isEntryBlock())
+    return std::nullopt;
+  auto gpuModule = fn->getParentOfType<gpu::GPUModuleOp>();
+  Operation *top = gpuModule ? gpuModule->getParentOp() : nullptr;
+  if (!top)
+    return std::nullopt;
+  // Outlining passes the launch body's constants in as parameters; where
+  // every launch in the module passes the same one, the kernel sees it.
+  std::optional<int64_t> found;
+  bool any = false, agree = true;
+  top->walk([&](gpu::LaunchFuncOp launch) {
+    if (launch.getKernelModuleName().getValue() != gpuModule.getName() ||
+        launch.getKernelName().getValue() != fn.getName())
+      return;
+    OperandRange operands = launch.getKernelOperands();
+    std::optional<int64_t> c;
+    if (arg.getArgNumber() < operands.size())
+      c = constant(operands[arg.getArgNumber()]);
+    agree &= c.has_value() && (!any || c == found);
+    found = c;
+    any = true;
+  });
+  result = any && agree ? found : std::nullopt;
+  return result;
 }
 
 std::optional<std::pair<Value, int64_t>> AddressModel::counterPlus(Value v) {
@@ -311,9 +348,49 @@ std::optional<int64_t> AddressModel::counterStep(Value counter) {
   return std::nullopt;
 }
 
+std::optional<int64_t> AddressModel::shortTripCount(Value counter) {
+  auto arg = dyn_cast_or_null<BlockArgument>(counter);
+  if (!arg || !startsAtZero(counter) || counterStep(counter) != 1)
+    return std::nullopt;
+  std::optional<int64_t> bound;
+  if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      forOp && arg.getArgNumber() == 0) {
+    bound = constant(forOp.getUpperBound());
+  } else if (std::optional<IterArg> iter = iterArg(counter)) {
+    // The header tests counter < N, staying in the loop when it holds (its
+    // true successor dominates the back edge's block).
+    Operation *term = arg.getOwner()->getTerminator();
+    Value cond;
+    Block *stay = nullptr;
+    if (auto br = dyn_cast<cf::CondBranchOp>(term))
+      cond = br.getCondition(), stay = br.getTrueDest();
+    else if (auto br = dyn_cast<LLVM::CondBrOp>(term))
+      cond = br.getCondition(), stay = br.getTrueDest();
+    Value lhs, rhs;
+    if (auto cmp = cond ? cond.getDefiningOp<arith::CmpIOp>() : nullptr;
+        cmp && (cmp.getPredicate() == arith::CmpIPredicate::slt ||
+                cmp.getPredicate() == arith::CmpIPredicate::ult))
+      lhs = cmp.getLhs(), rhs = cmp.getRhs();
+    if (auto cmp = cond ? cond.getDefiningOp<LLVM::ICmpOp>() : nullptr;
+        cmp && (cmp.getPredicate() == LLVM::ICmpPredicate::slt ||
+                cmp.getPredicate() == LLVM::ICmpPredicate::ult))
+      lhs = cmp.getLhs(), rhs = cmp.getRhs();
+    Block *latch = iter->next.getParentBlock();
+    if (lhs == counter && stay && latch && isBackEdge(latch, stay))
+      bound = constant(rhs);
+  }
+  if (!bound || *bound < 1 || *bound > kMaxShortTrips)
+    return std::nullopt;
+  return bound;
+}
+
 std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   if (std::optional<int64_t> modulus = modularCounter(atom))
     return StageExpr{atom, 0, *modulus};
+  // A counter that never wraps is its own stage: a ring filled once, before
+  // its loop, and read once per stage (upstream's sm90 GEMM tests).
+  if (std::optional<int64_t> trips = shortTripCount(atom); trips && *trips > 1)
+    return StageExpr{atom, 0, *trips};
   Operation *def = atom.getDefiningOp();
   if (!def)
     return std::nullopt;
@@ -557,8 +634,15 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return memrefAddress(def);
   // An nvgpu descriptor's start field counts the tile's address in 16 bytes.
   if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(def)) {
+    // The tile starts at the aligned pointer plus the memref's offset (a
+    // subview's), as the lowering's buffer pointer does.
     std::optional<Linear> l = linear(gen.getTensor());
-    if (!l || l->shift + 4 > 40)
+    std::optional<Linear> offset = memrefOffset(gen.getTensor());
+    int64_t bytes = gen.getTensor().getType().getElementTypeBitWidth() / 8;
+    if (!l || !offset || !scale(*offset, bytes))
+      return std::nullopt;
+    l = addLinear(*l, *offset, 1);
+    if (l->shift + 4 > 40)
       return std::nullopt;
     l->shift += 4;
     return l;

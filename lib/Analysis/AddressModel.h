@@ -97,11 +97,18 @@ public:
   std::optional<StagedAddress> barrier(Value base, Value index = Value());
   /// The step of a loop counter (an scf.for body argument), or nullopt.
   std::optional<int64_t> counterStep(Value counter);
-  /// Constant integer value, through casts.
+  /// N, for a counter that takes the values 0, 1, ..., N - 1 (from 0 by 1
+  /// below a constant bound: an scf.for, or a CFG loop whose header tests
+  /// counter < N), with N at most 16; nullopt otherwise.
+  std::optional<int64_t> shortTripCount(Value counter);
+  /// Constant integer value, through casts, and for a kernel parameter the
+  /// constant every gpu.launch_func of the kernel passes.
   std::optional<int64_t> constant(Value v);
 
 private:
   llvm::DenseMap<Value, std::optional<Linear>> cache;
+  llvm::DenseMap<Value, std::optional<int64_t>> launchConstants;
+  std::optional<int64_t> launchedConstant(BlockArgument arg);
   /// v = counter + offset (through casts and constant adds).
   std::optional<std::pair<Value, int64_t>> counterPlus(Value v);
   std::optional<int64_t> modularCounter(Value v);

@@ -147,6 +147,82 @@ void PipelineModel::learnRings() {
         !llvm::is_contained(rings[slot->id].full, barrier->id))
       rings[slot->id].full.push_back(barrier->id);
   }
+  learnPrologueRings();
+}
+
+void PipelineModel::learnPrologueRings() {
+  // Loads at fixed addresses, each completing on a fixed mbarrier of one
+  // array: slot c of the array gets the c-th stage of every ring. Grouped
+  // by array (the barrier address's non-constant terms), then by slot.
+  struct Fill {
+    Operation *load;
+    Linear dest;
+  };
+  std::map<std::string, std::map<int64_t, SmallVector<Fill>>> byArray;
+  std::map<std::string, Linear> arrayBase;
+  for (Operation *load : tmaLoads) {
+    const ProtocolEvent &e = events.of(load);
+    std::optional<StagedAddress> dest = addresses.staged(e.destination);
+    std::optional<StagedAddress> bar =
+        addresses.barrier(e.barrier, e.barrierIndex);
+    if (!dest || dest->stride != 0 || !bar || bar->stride != 0 ||
+        bar->rest.terms.empty())
+      continue;
+    std::string key = termsKey(bar->rest);
+    byArray[key][bar->rest.constant].push_back({load, dest->rest});
+    arrayBase[key] = bar->rest;
+  }
+  for (auto &[key, slots] : byArray) {
+    // Slots 8 bytes apart from the lowest, each with as many loads.
+    int64_t first = slots.begin()->first;
+    int64_t stages = static_cast<int64_t>(slots.size());
+    size_t perSlot = slots.begin()->second.size();
+    bool regular = stages > 1 && stages <= 16;
+    for (auto &[at, fills] : slots) {
+      regular &= fills.size() == perSlot && (at - first) % 8 == 0 &&
+                 (at - first) / 8 < stages;
+      llvm::stable_sort(fills, [](const Fill &x, const Fill &y) {
+        return x.dest.constant < y.dest.constant;
+      });
+    }
+    if (!regular)
+      continue;
+    // The full barrier as a staged wait names it: base + 8 * stage.
+    Linear base = arrayBase[key];
+    base.constant = first;
+    std::array<int64_t, 3> shape{8, stages, first};
+    int full =
+        barrierIds.try_emplace({termsKey(base), shape}, barrierIds.size())
+            .first->second;
+    const SmallVector<Fill> &stage0 = slots.begin()->second;
+    for (size_t j = 0; j < perSlot; ++j) {
+      // The j-th load of every slot: one ring, if evenly strided.
+      const Fill &lo = stage0[j];
+      int64_t stride = 0;
+      bool even = true;
+      for (auto &[at, fills] : slots) {
+        const Fill &f = fills[j];
+        int64_t c = (at - first) / 8;
+        even &= termsKey(f.dest) == termsKey(lo.dest);
+        if (c == 0)
+          continue;
+        int64_t delta = f.dest.constant - lo.dest.constant;
+        even &= delta > 0 && delta % c == 0 && (!stride || delta / c == stride);
+        stride = delta / c;
+      }
+      if (!even || stride <= 0)
+        continue;
+      Ring ring;
+      ring.stride = stride;
+      ring.stages = stages;
+      ring.base = lo.dest;
+      ring.firstWrite = lo.load;
+      ring.full.push_back(full);
+      rings.push_back(ring);
+      for (auto &[at, fills] : slots)
+        prologueFills.insert(fills[j].load);
+    }
+  }
 }
 
 /// How far an unknown index term may move a read (warpgroups of a CTA).
@@ -159,7 +235,8 @@ void PipelineModel::learnOneShotFills() {
     std::optional<SlotRef> barrier = barrierOf(load);
     std::optional<int64_t> bytes = statedBytes(load);
     if (!a || a->stride != 0 || !barrier || !barrier->stage.isFixed() ||
-        barrier->stage.stages != 1 || !bytes || *bytes <= 0)
+        barrier->stage.stages != 1 || !bytes || *bytes <= 0 ||
+        prologueFills.contains(load))
       continue;
     oneShotFills.push_back({a->rest, *bytes, barrier->id, load});
   }
@@ -466,6 +543,25 @@ void PipelineModel::checkParity(Operation *op,
   ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
   std::string want =
       describePhase(PhaseExpr{barrier->stage, /*flipped=*/empty && !full});
+  // A loop that runs once per stage stays in round 0: its parity is a
+  // constant, 0 for a filled stage (1 waits for a phase that never comes).
+  std::optional<int64_t> trips =
+      addresses.shortTripCount(barrier->stage.counter);
+  std::optional<int64_t> literal = addresses.constant(wait.parity);
+  if (!phase && literal && trips && *trips <= barrier->stage.stages &&
+      barrier->stage.offset == 0 && (full || empty)) {
+    int64_t expected = full ? 0 : 1;
+    if ((*literal & 1) != expected) {
+      v.text =
+          llvm::formatv("the parity waited on must be {0}: the loop runs "
+                        "{1} times over {2} stages, so every wait is in "
+                        "round 0, but got {3} (protocol_c9)",
+                        expected, *trips, barrier->stage.stages, *literal & 1)
+              .str();
+      out.push_back(v);
+    }
+    return;
+  }
   if (!phase) {
     if (!strict)
       return;

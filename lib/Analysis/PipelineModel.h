@@ -19,6 +19,7 @@
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include <map>
 #include <string>
 
@@ -100,6 +101,9 @@ private:
   std::map<int, llvm::SmallVector<int, 2>> releasedAfter;
 
   void learnRings();
+  /// Rings filled only before their loop, one fixed mbarrier per stage.
+  void learnPrologueRings();
+  llvm::SmallPtrSet<Operation *, 8> prologueFills;
   void learnOneShotFills();
   void learnReleases();
   void learnEmptyBarriers();

@@ -140,6 +140,37 @@ MUTATIONS = {
             "protocol_c8",
         ),
     ],
+    "prologue_ring_gemm": [
+        (
+            "no_full_wait",
+            "missing wait",
+            [("    nvgpu.mbarrier.try_wait.parity %bars[%k], %parity, %ticks : !barriers\n", "")],
+            "protocol_c6",
+        ),
+        (
+            "flipped_parity",
+            "parity",
+            [("%parity = arith.constant false", "%parity = arith.constant true")],
+            "protocol_c9",
+        ),
+        (
+            "wrong_expect_tx",
+            "expect_tx",
+            [
+                (
+                    "%stageBytes = arith.constant 32768 : index",
+                    "%stageBytes = arith.constant 16384 : index",
+                )
+            ],
+            "protocol_c8",
+        ),
+        (
+            "missing_final_wait",
+            "missing wait",
+            [("nvvm.wgmma.wait.group.sync.aligned 0", "nvvm.wgmma.wait.group.sync.aligned 1")],
+            "protocol_c4",
+        ),
+    ],
     "single_stage_gemm": [
         (
             "missing_final_wait",
