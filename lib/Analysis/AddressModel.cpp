@@ -141,6 +141,12 @@ Linear constantOf(int64_t c) {
 std::optional<int64_t> elementBytes(Type t) {
   if (t.isIntOrFloat() && t.getIntOrFloatBitWidth() % 8 == 0)
     return t.getIntOrFloatBitWidth() / 8;
+  if (auto array = dyn_cast<LLVM::LLVMArrayType>(t)) {
+    std::optional<int64_t> element = elementBytes(array.getElementType());
+    int64_t total;
+    if (element && checkedMul(*element, array.getNumElements(), total))
+      return total;
+  }
   return std::nullopt;
 }
 
@@ -174,30 +180,60 @@ std::optional<int64_t> AddressModel::constant(Value v) {
   return std::nullopt;
 }
 
+/// The gpu.launch_func operand a kernel parameter receives: the same
+/// position for a gpu.func; for a kernel lowered to llvm.func, memref
+/// operands expanded to their descriptor fields (allocated and aligned
+/// pointers, offset, sizes, strides).
+static std::optional<Value> launchOperand(gpu::LaunchFuncOp launch,
+                                          unsigned argNumber, bool expanded) {
+  OperandRange operands = launch.getKernelOperands();
+  if (!expanded)
+    return argNumber < operands.size()
+               ? std::optional<Value>(operands[argNumber])
+               : std::nullopt;
+  unsigned position = 0;
+  for (Value operand : operands) {
+    unsigned width = 1;
+    if (auto memref = dyn_cast<MemRefType>(operand.getType()))
+      width = 3 + 2 * memref.getRank();
+    else if (isa<UnrankedMemRefType>(operand.getType()))
+      width = 2;
+    if (argNumber < position + width)
+      return width == 1 ? std::optional<Value>(operand) : std::nullopt;
+    position += width;
+  }
+  return std::nullopt;
+}
+
 std::optional<int64_t> AddressModel::launchedConstant(BlockArgument arg) {
   auto it = launchConstants.find(arg);
   if (it != launchConstants.end())
     return it->second;
   std::optional<int64_t> &result = launchConstants[arg];
-  auto fn = dyn_cast<gpu::GPUFuncOp>(arg.getOwner()->getParentOp());
-  if (!fn || !fn.isKernel() || !arg.getOwner()->isEntryBlock())
+  Operation *fn = arg.getOwner()->getParentOp();
+  auto gpuFunc = dyn_cast<gpu::GPUFuncOp>(fn);
+  bool kernel = gpuFunc
+                    ? gpuFunc.isKernel()
+                    : isa<LLVM::LLVMFuncOp>(fn) &&
+                          fn->hasAttr(gpu::GPUDialect::getKernelFuncAttrName());
+  if (!kernel || !arg.getOwner()->isEntryBlock())
     return std::nullopt;
   auto gpuModule = fn->getParentOfType<gpu::GPUModuleOp>();
   Operation *top = gpuModule ? gpuModule->getParentOp() : nullptr;
   if (!top)
     return std::nullopt;
+  StringRef name = cast<SymbolOpInterface>(fn).getName();
   // Outlining passes the launch body's constants in as parameters; where
   // every launch in the module passes the same one, the kernel sees it.
   std::optional<int64_t> found;
   bool any = false, agree = true;
   top->walk([&](gpu::LaunchFuncOp launch) {
     if (launch.getKernelModuleName().getValue() != gpuModule.getName() ||
-        launch.getKernelName().getValue() != fn.getName())
+        launch.getKernelName().getValue() != name)
       return;
-    OperandRange operands = launch.getKernelOperands();
-    std::optional<int64_t> c;
-    if (arg.getArgNumber() < operands.size())
-      c = constant(operands[arg.getArgNumber()]);
+    std::optional<Value> operand =
+        launchOperand(launch, arg.getArgNumber(), /*expanded=*/!gpuFunc);
+    std::optional<int64_t> c = operand ? constant(*operand) : std::nullopt;
     agree &= c.has_value() && (!any || c == found);
     found = c;
     any = true;
@@ -744,19 +780,38 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return std::nullopt;
   }
   if (auto gep = dyn_cast<LLVM::GEPOp>(def)) {
-    auto indices = gep.getIndices();
-    std::optional<int64_t> bytes = elementBytes(gep.getElemType());
-    if (indices.size() != 1 || !bytes)
-      return std::nullopt;
-    std::optional<Linear> base = linear(gep.getBase());
-    std::optional<Linear> index;
-    if (auto attr = dyn_cast<IntegerAttr>(indices[0]))
-      index = constantOf(attr.getInt());
-    else
-      index = linear(cast<Value>(indices[0]));
-    if (!base || !index || !scale(*index, *bytes))
-      return std::nullopt;
-    return addLinear(*base, *index, 1);
+    // base + i0 * sizeof(T) + i1 * sizeof(T[i]) + ...: the first index
+    // steps over whole elements, later ones into (nested) arrays. A zero
+    // index adds nothing even where the size is unknown (a zero-sized
+    // extern array: `getelementptr %shared[0, 0]`).
+    std::optional<Linear> total = linear(gep.getBase());
+    Type type = gep.getElemType();
+    bool first = true;
+    for (auto index : gep.getIndices()) {
+      if (!total)
+        return std::nullopt;
+      if (!first) {
+        auto array = dyn_cast<LLVM::LLVMArrayType>(type);
+        if (!array)
+          return std::nullopt;
+        type = array.getElementType();
+      }
+      first = false;
+      std::optional<Linear> term;
+      if (auto attr = dyn_cast<IntegerAttr>(index))
+        term = constantOf(attr.getInt());
+      else
+        term = linear(cast<Value>(index));
+      if (!term)
+        return std::nullopt;
+      if (term->terms.empty() && term->constant == 0 && term->shift == 0)
+        continue;
+      std::optional<int64_t> bytes = elementBytes(type);
+      if (!bytes || !scale(*term, *bytes))
+        return std::nullopt;
+      total = addLinear(*total, *term, 1);
+    }
+    return total;
   }
   return std::nullopt;
 }
