@@ -29,8 +29,6 @@ using namespace mlir::nvwgmma;
 namespace {
 
 constexpr int64_t kStartAddressMask = (1 << 14) - 1;
-/// The longest loop whose counter is taken to index a ring directly.
-constexpr int64_t kMaxShortTrips = 16;
 
 /// Value-preserving casts, including the index <-> i64 and memref <-> LLVM
 /// struct bridges a partial conversion leaves (unrealized_conversion_cast).
@@ -148,6 +146,28 @@ std::optional<int64_t> elementBytes(Type t) {
       return total;
   }
   return std::nullopt;
+}
+
+// llvm.icmp's predicates number as arith.cmpi's (ArithToLLVM casts one to
+// the other), so one list serves both.
+static_assert(static_cast<int>(LLVM::ICmpPredicate::slt) ==
+                  static_cast<int>(arith::CmpIPredicate::slt) &&
+              static_cast<int>(LLVM::ICmpPredicate::uge) ==
+                  static_cast<int>(arith::CmpIPredicate::uge));
+
+/// The operands of an integer comparison (arith.cmpi or llvm.icmp) whose
+/// predicate is one of `predicates`.
+std::optional<std::pair<Value, Value>>
+comparedBy(Value cond, std::initializer_list<arith::CmpIPredicate> predicates) {
+  Operation *cmp = cond ? cond.getDefiningOp() : nullptr;
+  std::optional<arith::CmpIPredicate> predicate;
+  if (auto a = dyn_cast_or_null<arith::CmpIOp>(cmp))
+    predicate = a.getPredicate();
+  else if (auto l = dyn_cast_or_null<LLVM::ICmpOp>(cmp))
+    predicate = static_cast<arith::CmpIPredicate>(l.getPredicate());
+  if (!predicate || !llvm::is_contained(predicates, *predicate))
+    return std::nullopt;
+  return std::make_pair(cmp->getOperand(0), cmp->getOperand(1));
 }
 
 } // namespace
@@ -312,24 +332,13 @@ std::optional<IterArg> AddressModel::iterArg(Value v) {
 
 std::optional<std::pair<Value, int64_t>> AddressModel::wrapOf(Value cond) {
   // x + 1 reaches S: cmp eq|sge|uge (x + 1), S (arith or llvm).
-  if (!cond)
+  auto cmp =
+      comparedBy(cond, {arith::CmpIPredicate::eq, arith::CmpIPredicate::sge,
+                        arith::CmpIPredicate::uge});
+  if (!cmp)
     return std::nullopt;
-  Operation *cmp = cond.getDefiningOp();
-  bool wraps = false;
-  if (auto a = dyn_cast_or_null<arith::CmpIOp>(cmp))
-    wraps =
-        llvm::is_contained({arith::CmpIPredicate::eq, arith::CmpIPredicate::sge,
-                            arith::CmpIPredicate::uge},
-                           a.getPredicate());
-  else if (auto l = dyn_cast_or_null<LLVM::ICmpOp>(cmp))
-    wraps =
-        llvm::is_contained({LLVM::ICmpPredicate::eq, LLVM::ICmpPredicate::sge,
-                            LLVM::ICmpPredicate::uge},
-                           l.getPredicate());
-  if (!wraps)
-    return std::nullopt;
-  auto x = counterPlus(cmp->getOperand(0));
-  std::optional<int64_t> stages = constant(cmp->getOperand(1));
+  auto x = counterPlus(cmp->first);
+  std::optional<int64_t> stages = constant(cmp->second);
   if (!x || x->second != 1 || !stages || *stages <= 0)
     return std::nullopt;
   return std::make_pair(x->first, *stages);
@@ -402,20 +411,14 @@ std::optional<int64_t> AddressModel::shortTripCount(Value counter) {
       cond = br.getCondition(), stay = br.getTrueDest();
     else if (auto br = dyn_cast<LLVM::CondBrOp>(term))
       cond = br.getCondition(), stay = br.getTrueDest();
-    Value lhs, rhs;
-    if (auto cmp = cond ? cond.getDefiningOp<arith::CmpIOp>() : nullptr;
-        cmp && (cmp.getPredicate() == arith::CmpIPredicate::slt ||
-                cmp.getPredicate() == arith::CmpIPredicate::ult))
-      lhs = cmp.getLhs(), rhs = cmp.getRhs();
-    if (auto cmp = cond ? cond.getDefiningOp<LLVM::ICmpOp>() : nullptr;
-        cmp && (cmp.getPredicate() == LLVM::ICmpPredicate::slt ||
-                cmp.getPredicate() == LLVM::ICmpPredicate::ult))
-      lhs = cmp.getLhs(), rhs = cmp.getRhs();
+    auto cmp = comparedBy(
+        cond, {arith::CmpIPredicate::slt, arith::CmpIPredicate::ult});
     Block *latch = iter->next.getParentBlock();
-    if (lhs == counter && stay && latch && isBackEdge(latch, stay))
-      bound = constant(rhs);
+    if (cmp && cmp->first == counter && stay && latch &&
+        isBackEdge(latch, stay))
+      bound = constant(cmp->second);
   }
-  if (!bound || *bound < 1 || *bound > kMaxShortTrips)
+  if (!bound || *bound < 1 || *bound > kMaxRingStages)
     return std::nullopt;
   return bound;
 }
@@ -512,9 +515,6 @@ bool AddressModel::isOne(Value v) {
   return c && (*c == 1 || (*c == -1 && v.getType().isInteger(1)));
 }
 
-/// The deepest ring a symbolic index is taken to name a stage of.
-constexpr int64_t kMaxSymbolicStages = 16;
-
 std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
   std::optional<int64_t> stages = constant(op->getOperand(1));
   if (!stages || *stages <= 0)
@@ -533,7 +533,7 @@ std::optional<StageExpr> AddressModel::counterBy(Operation *op) {
   // Any other index (a peeled last block, (n - 1) mod S) is symbolic: the
   // slot the same value names, whatever it is; the loop rules leave it be.
   // Only ring depths: a thread index mod 128 or 32 names no stage.
-  if (*stages > kMaxSymbolicStages)
+  if (*stages > kMaxRingStages)
     return std::nullopt;
   return StageExpr{base->first, base->second, *stages};
 }

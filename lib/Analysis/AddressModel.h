@@ -22,6 +22,11 @@
 namespace mlir {
 namespace nvwgmma {
 
+/// The deepest ring the checker relates stages of: a symbolic index mod
+/// more (a thread index mod 128 or 32) names no stage, nor does the counter
+/// of a longer loop or a wider array of fixed barriers.
+constexpr int64_t kMaxRingStages = 16;
+
 /// (counter + offset) mod stages, where `counter` is a loop counter (an
 /// scf.for body argument or a CFG loop header argument) that advances by
 /// `step` per iteration, or any other value (a symbolic index: the same
@@ -99,7 +104,7 @@ public:
   std::optional<int64_t> counterStep(Value counter);
   /// N, for a counter that takes the values 0, 1, ..., N - 1 (from 0 by 1
   /// below a constant bound: an scf.for, or a CFG loop whose header tests
-  /// counter < N), with N at most 16; nullopt otherwise.
+  /// counter < N), with N at most kMaxRingStages; nullopt otherwise.
   std::optional<int64_t> shortTripCount(Value counter);
   /// Constant integer value, through casts, and for a kernel parameter the
   /// constant every gpu.launch_func of the kernel passes.

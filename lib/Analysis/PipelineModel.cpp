@@ -99,10 +99,14 @@ std::optional<SlotRef> PipelineModel::barrierAt(Value address, Value index) {
   std::optional<StagedAddress> a = addresses.barrier(address, index);
   if (!a)
     return std::nullopt;
-  std::array<int64_t, 3> shape{a->stride, a->stage.stages, a->rest.constant};
-  auto key = std::make_pair(termsKey(a->rest), shape);
-  auto [it, inserted] = barrierIds.try_emplace(key, barrierIds.size());
-  return SlotRef{it->second, a->stage};
+  return SlotRef{barrierId(a->rest, a->stride, a->stage.stages), a->stage};
+}
+
+int PipelineModel::barrierId(const Linear &base, int64_t stride,
+                             int64_t stages) {
+  std::array<int64_t, 3> shape{stride, stages, base.constant};
+  auto key = std::make_pair(termsKey(base), shape);
+  return barrierIds.try_emplace(key, barrierIds.size()).first->second;
 }
 
 std::optional<SlotRef> PipelineModel::ringAt(Value address, bool descriptor) {
@@ -158,8 +162,12 @@ void PipelineModel::learnPrologueRings() {
     Operation *load;
     Linear dest;
   };
-  std::map<std::string, std::map<int64_t, SmallVector<Fill>>> byArray;
-  std::map<std::string, Linear> arrayBase;
+  // Per barrier array: its address terms, and per slot address the loads.
+  struct Array {
+    Linear base;
+    std::map<int64_t, SmallVector<Fill>> slots;
+  };
+  std::map<std::string, Array> byArray;
   for (Operation *load : tmaLoads) {
     const ProtocolEvent &e = events.of(load);
     std::optional<StagedAddress> dest = addresses.staged(e.destination);
@@ -168,16 +176,17 @@ void PipelineModel::learnPrologueRings() {
     if (!dest || dest->stride != 0 || !bar || bar->stride != 0 ||
         bar->rest.terms.empty())
       continue;
-    std::string key = termsKey(bar->rest);
-    byArray[key][bar->rest.constant].push_back({load, dest->rest});
-    arrayBase[key] = bar->rest;
+    Array &array = byArray[termsKey(bar->rest)];
+    array.base = bar->rest;
+    array.slots[bar->rest.constant].push_back({load, dest->rest});
   }
-  for (auto &[key, slots] : byArray) {
+  for (auto &[key, array] : byArray) {
+    auto &slots = array.slots;
     // Slots 8 bytes apart from the lowest, each with as many loads.
     int64_t first = slots.begin()->first;
     int64_t stages = static_cast<int64_t>(slots.size());
     size_t perSlot = slots.begin()->second.size();
-    bool regular = stages > 1 && stages <= 16;
+    bool regular = stages > 1 && stages <= kMaxRingStages;
     for (auto &[at, fills] : slots) {
       regular &= fills.size() == perSlot && (at - first) % 8 == 0 &&
                  (at - first) / 8 < stages;
@@ -188,12 +197,9 @@ void PipelineModel::learnPrologueRings() {
     if (!regular)
       continue;
     // The full barrier as a staged wait names it: base + 8 * stage.
-    Linear base = arrayBase[key];
+    Linear base = array.base;
     base.constant = first;
-    std::array<int64_t, 3> shape{8, stages, first};
-    int full =
-        barrierIds.try_emplace({termsKey(base), shape}, barrierIds.size())
-            .first->second;
+    int full = barrierId(base, /*stride=*/8, stages);
     const SmallVector<Fill> &stage0 = slots.begin()->second;
     for (size_t j = 0; j < perSlot; ++j) {
       // The j-th load of every slot: one ring, if evenly strided.
@@ -286,6 +292,17 @@ static void forEachEarlier(Operation *op, Operation *fn,
       visit(prev);
 }
 
+void PipelineModel::forEachEarlierEvent(
+    Operation *op, EventKind kind,
+    llvm::function_ref<void(Operation *)> visit) {
+  forEachEarlier(op, fn.getOperation(), [&](Operation *prev) {
+    prev->walk([&](Operation *inner) {
+      if (events.kind(inner) == kind)
+        visit(inner);
+    });
+  });
+}
+
 void PipelineModel::learnReleases() {
   // Consumers release a stage once they have read it: an arrive on a
   // barrier slot after an mma_async that read the same slot of a ring
@@ -298,31 +315,23 @@ void PipelineModel::learnReleases() {
       return;
     if (slot->stage.isFixed() && slot->stage.stages == 1) {
       // A fixed barrier arrived on after reading a one-shot tile releases it.
-      forEachEarlier(op, fn.getOperation(), [&](Operation *prev) {
-        prev->walk([&](Operation *inner) {
-          if (events.kind(inner) != EventKind::Mma)
-            return;
-          for (const OneShotFill *fill : oneShotReadsOf(inner)) {
-            auto &releases = oneShotFills[fill - oneShotFills.data()].releases;
-            if (llvm::none_of(releases,
-                              [&](const auto &r) { return r.first == op; }))
-              releases.push_back({op, slot->id});
-          }
-        });
+      forEachEarlierEvent(op, EventKind::Mma, [&](Operation *mma) {
+        for (const OneShotFill *fill : oneShotReadsOf(mma)) {
+          auto &releases = oneShotFills[fill - oneShotFills.data()].releases;
+          if (llvm::none_of(releases,
+                            [&](const auto &r) { return r.first == op; }))
+            releases.push_back({op, slot->id});
+        }
       });
       return;
     }
     if (slot->stage.stages <= 1)
       return;
     SmallVector<int, 2> &read = releasedAfter[slot->id];
-    forEachEarlier(op, fn.getOperation(), [&](Operation *prev) {
-      prev->walk([&](Operation *inner) {
-        if (events.kind(inner) != EventKind::Mma)
-          return;
-        for (const SlotRef &r : readsOf(inner))
-          if (r.stage.sameSlot(slot->stage) && !llvm::is_contained(read, r.id))
-            read.push_back(r.id);
-      });
+    forEachEarlierEvent(op, EventKind::Mma, [&](Operation *mma) {
+      for (const SlotRef &r : readsOf(mma))
+        if (r.stage.sameSlot(slot->stage) && !llvm::is_contained(read, r.id))
+          read.push_back(r.id);
     });
   });
 }
@@ -385,15 +394,11 @@ void PipelineModel::checkOneShotRefills(
         !fill.load->getParentOfType<LoopLikeOpInterface>())
       continue;
     bool waited = false;
-    forEachEarlier(fill.load, fn.getOperation(), [&](Operation *prev) {
-      prev->walk([&](Operation *inner) {
-        if (events.kind(inner) != EventKind::ParityWait)
-          return;
-        std::optional<SlotRef> barrier = barrierOf(inner);
-        waited |= barrier && llvm::any_of(fill.releases, [&](const auto &r) {
-                    return r.second == barrier->id;
-                  });
-      });
+    forEachEarlierEvent(fill.load, EventKind::ParityWait, [&](Operation *wait) {
+      std::optional<SlotRef> barrier = barrierOf(wait);
+      waited |= barrier && llvm::any_of(fill.releases, [&](const auto &r) {
+                  return r.second == barrier->id;
+                });
     });
     if (waited)
       continue;

@@ -100,6 +100,12 @@ private:
   /// read just before (see learnReleases).
   std::map<int, llvm::SmallVector<int, 2>> releasedAfter;
 
+  /// One id per barrier array shape: its base, slot stride and slots.
+  int barrierId(const Linear &base, int64_t stride, int64_t stages);
+  /// Every event of `kind` before `op` (nested ops included), in its block
+  /// and each enclosing one, innermost first.
+  void forEachEarlierEvent(Operation *op, EventKind kind,
+                           llvm::function_ref<void(Operation *)> visit);
   void learnRings();
   /// Rings filled only before their loop, one fixed mbarrier per stage.
   void learnPrologueRings();
