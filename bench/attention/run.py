@@ -55,7 +55,9 @@ def ablations():
     for d in HEAD_DIMS:
         rows += [(d, "no overlap", serial), (d, "no ping-pong", {"pingpong": False}),
                  (d, "neither", {**serial, "pingpong": False}),
-                 (d, "persistent flipped", lambda c: {"persistent": not c.persistent})]  # fmt: skip
+                 (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
+                 (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
+                                "consumer_regs": 232})]  # fmt: skip
     rows += [(128, "block_n 176", {"block_n": 176}), (64, "block_n 192", {"block_n": 192}),
              (128, "stages 3", {"stages": 3}), (64, "stages 3", {"stages": 3})]  # fmt: skip
     return rows
@@ -113,7 +115,8 @@ def _check(q, k, v, causal, ours, sdpa):
     return {"ours": _errors(ours[:1], ref), "sdpa": _errors(sdpa[:1], ref)}
 
 
-def run(directory: str, quick: bool, with_ablations: bool = True) -> None:
+def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: bool = True,
+        only=None, seqs=ABLATION_SEQS) -> None:  # fmt: skip
     import torch
     from run import _gpu_info, _time, _use_source_tree, write_results
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -126,7 +129,7 @@ def run(directory: str, quick: bool, with_ablations: bool = True) -> None:
     print(json.dumps(info))
     results = {"info": info, "rows": [], "ablations": [], "varlen": None}
     torch.manual_seed(0)
-    for label, b, s, h, hkv, d, causal in grid(quick):
+    for label, b, s, h, hkv, d, causal in grid(quick) if with_grid else ():
         q = torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
         k = torch.randn(b, s, hkv, d, device="cuda", dtype=torch.bfloat16)
         v = torch.randn(b, s, hkv, d, device="cuda", dtype=torch.bfloat16)
@@ -162,13 +165,15 @@ def run(directory: str, quick: bool, with_ablations: bool = True) -> None:
             ratios = [o / x for o, x in zip(rounds[name], rounds["ours"])]
             row[f"vs_{name}"] = statistics.median(ratios)  # >1: ours faster
         results["rows"].append(row)
-        print(json.dumps(row))
+        print(json.dumps(row), flush=True)
+        write_results(directory, "attention-results.json", results)  # so far
     # Ablations at S = 1024 and 4096, 16k tokens: default and variant paired
     # per round, the variant checked against float32 like the grid's rows.
     references = {}
     chosen = [a for a in ablations() if not quick or a[0] == 128] if with_ablations else []
+    chosen = [a for a in chosen if only is None or a[1] in only]
     for d, label, changes in chosen:
-        for s in ABLATION_SEQS:
+        for s in seqs:
             gen = torch.Generator(device="cuda").manual_seed(d + s)
             q = torch.randn(16384 // s, s, 2048 // d, d, device="cuda", dtype=torch.bfloat16,
                             generator=gen)  # fmt: skip
@@ -191,9 +196,13 @@ def run(directory: str, quick: bool, with_ablations: bool = True) -> None:
                          "correct": errors["rel"] <= 4e-3 and errors["max_abs"] <= 2e-2,
                          "default_ms": statistics.median(p[0] for p in pairs),
                          "ms": statistics.median(p[1] for p in pairs),
-                         "slowdown": statistics.median(p[1] / p[0] for p in pairs)}  # fmt: skip
+                         "slowdown": statistics.median(p[1] / p[0] for p in pairs),
+                         # after every timed launch: the same bits again
+                         "repeatable": bool(torch.equal(out, attention(
+                             q, k, v, causal=causal, config=config)))}  # fmt: skip
                 results["ablations"].append(entry)
-                print(json.dumps(entry))
+                print(json.dumps(entry), flush=True)
+                write_results(directory, "attention-results.json", results)  # so far
             del q, k, v
         references = {key: r for key, r in references.items() if key[0] == d}
     # Varlen: four sequences of different lengths, against per-sequence SDPA.
@@ -235,11 +244,16 @@ def main(argv=None) -> int:
     parser.add_argument("directory")
     parser.add_argument("--quick", action="store_true", help="head dim 128, S = 1k and 4k")
     parser.add_argument("--no-ablations", action="store_true", help="the grid only")
+    parser.add_argument("--no-grid", action="store_true", help="the ablations (and varlen) only")
+    parser.add_argument("--only", help="comma-separated ablation labels to run")
+    parser.add_argument("--seqs", help="comma-separated sequence lengths for the ablations")
     args = parser.parse_args(argv)
     if args.action == "generate":
         generate(args.directory)
     else:
-        run(args.directory, args.quick, not args.no_ablations)
+        seqs = tuple(int(x) for x in args.seqs.split(",")) if args.seqs else ABLATION_SEQS
+        only = set(args.only.split(",")) if args.only else None
+        run(args.directory, args.quick, not args.no_ablations, not args.no_grid, only, seqs)
     return 0
 
 

@@ -89,7 +89,7 @@ def _config_of(meta):
     return GemmConfig(**{**meta["config"], "fusion": ()})
 
 
-def run(out_dir: str, rounds: int = 5, only: str | None = None) -> int:
+def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: bool = False) -> int:
     import numpy as np
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
@@ -134,7 +134,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None) -> int:
         impls = {base_name: baseline}
         errors = {base_name: None}
         deterministic = {}
-        for key in [entry["chosen"], *entry["tried"]]:
+        for key in [entry["chosen"], *([] if chosen_only else entry["tried"])]:
             config = _config_of(metas[key])
             c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
             launch, _ = prepare(a, w.T, out=c, config=config)
@@ -187,6 +187,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None) -> int:
                 name: moved / (t * 1e-3) / peak for name, t in times.items()
             }
         rows.append(row)
+        write_results(out_dir, "shapes-results.json", {"info": info, "rows": rows})  # so far
         best = max(ratios, key=ratios.get)
         print(f"{'ok ' if ok else 'BAD'} {dtype} {entry['label']:16s} chosen "
               f"{ratios['chosen']:.3f}  best {best} {ratios[best]:.3f}  "
@@ -215,6 +216,11 @@ def main(argv=None) -> int:
     parser.add_argument("dir")
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds per row (run)")
     parser.add_argument("--only", help="rows whose label contains this (run)")
+    parser.add_argument(
+        "--chosen-only",
+        action="store_true",
+        help="time the selector's choice alone, not the other candidates (run)",
+    )
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir)
@@ -223,7 +229,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
     os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
-    return run(args.dir, args.rounds, args.only)
+    return run(args.dir, args.rounds, args.only, args.chosen_only)
 
 
 if __name__ == "__main__":

@@ -43,10 +43,33 @@ def _configs():
         d128.replace(pingpong=False),
         d128.replace(overlap=False, pingpong=False, persistent=False),
     ]
-    # The other scheduling: persistent where the default is not, and back.
+    # The other scheduling: persistent where the default is not, and back;
+    # the dynamic tile walk (attention.tiles) at every head dim.
     ablations += [c.replace(persistent=not c.persistent) for c in shipped
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
+    ablations += [c.replace(persistent=True, dynamic=True, consumer_regs=232, producer_regs=40)
+                  for c in shipped if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     return shipped + ablations
+
+
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"dynamic": True}, "dynamic needs persistent"),
+        ({"persistent": True, "varlen": True}, "persistent needs dense sequences and overlap"),
+        # 2 x 240 + 32 = 512 assembles, but setmaxnreg.inc would wait forever
+        # for registers the 168-register launch never gave back.
+        ({"producer_regs": 32}, r"2 x consumer \+ producer <= 3 x 168 = 504\), but got 240 and 32"),
+        ({"consumer_regs": 236}, "registers must be multiples of 8"),
+        ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
+        ({"block_n": 96}, "block_n must be 64, 128, 176 or 192, but got 96"),
+    ],
+)  # fmt: skip
+def test_bad_configurations_are_refused(changes, message):
+    from nvwgmma.kernel.attention import AttentionConfig, build_attention
+
+    with pytest.raises(ValueError, match=message):
+        build_attention(AttentionConfig().replace(**changes))
 
 
 @pytest.mark.parametrize("config", _configs(), ids=lambda c: c.name)
@@ -191,6 +214,38 @@ def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
     assert values["group"] == 4
     assert values["scale_log2"] == pytest.approx(1.4426950408889634 / d**0.5)
     assert values["O"] == 3 << 20
+
+
+def test_dynamic_walk_gets_zeroed_counters(ctx, tmp_path, monkeypatch):
+    """A dynamic walk: one CTA per SM (or per tile), and `sched` points at
+    a zeroed 8-byte workspace of its own, the same one on every launch on
+    the stream (the kernel leaves it zero); the static walk passes 0."""
+    from nvwgmma.kernel import cache, runtime, tensormap
+    from nvwgmma.kernel.attention import default_config, launch
+
+    driver = _Driver()
+    for module in (tensormap, runtime):
+        monkeypatch.setattr(module, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(runtime, "_workspaces", {})
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    qa = Array((4, 1024, 16, 64), "<V2")
+    out = Array((4, 1024, 16, 64), "<V2", address=3 << 20)
+    lse = Array((4, 16, 1024), "<f4", address=5 << 20)
+    dynamic = default_config(64, causal=True).replace(persistent=True, dynamic=True,
+                                                      consumer_regs=232, producer_regs=40)  # fmt: skip
+    for config in (dynamic, dynamic, default_config(64, causal=True)):
+        launch.attention(qa, qa, qa, causal=True, out=out, lse=lse, config=config)
+    grids = [g for g, *_ in driver.launches]
+    assert grids[:2] == [(132, 1, 1)] * 2  # 8 x 16 x 4 = 512 tiles
+    assert grids[2] == (8, 16, 4)
+    scheds = [values["sched"] for *_, values in driver.launches]
+    assert scheds[0] == scheds[1] != 0 and scheds[2] == 0
+    assert driver.allocated.count(8) == 1  # beside the tensor-map pool
+    assert [(a, v, n) for a, v, n, _ in driver.zeroed if a == scheds[0]] == [(scheds[0], 0, 8)]
 
 
 def test_precompile_writes_every_shipped_configuration(tmp_path, monkeypatch):

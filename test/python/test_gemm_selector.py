@@ -29,10 +29,11 @@ def _pick(m, name, **kw):
         # Half a wave of 128 x 128 tiles: the narrow one, 6 stages.
         (512, "O", (128, 128, 6, "persistent", 1)),
         (128, "gate/up", (128, 128, 6, "persistent", 1)),
-        # Fewer: split-K, about a wave of parts, each >= 4 K stages.
-        (128, "QKV", (128, 128, 6, "split_k", 2)),
-        (128, "O", (128, 128, 6, "split_k", 4)),
-        (128, "down", (128, 128, 6, "split_k", 4)),
+        # Fewer: 64 x 128 tiles (8 stages), split-K to about a wave of
+        # parts, each >= 4 K stages: 96 tiles stay whole, 64 split in 2.
+        (128, "QKV", (64, 128, 8, "persistent", 1)),
+        (128, "O", (64, 128, 8, "split_k", 2)),
+        (128, "down", (64, 128, 8, "split_k", 2)),
     ],
 )
 def test_select_config_on_llama_projections(m, name, expected):
@@ -44,22 +45,25 @@ def test_split_k_keeps_parts_long():
 
     # 7 x 7 x 64: one K stage, nothing to split.
     assert select_config(7, 7, 64).scheduler == "persistent"
-    # 128 x 4096 x 1024: 32 tiles ask for 4 parts; 16 K stages allow 4 of 4.
-    c = select_config(128, 4096, 1024)
-    assert (c.scheduler, c.splits) == ("split_k", 4)
-    # 128 x 4096 x 512: 8 stages allow only 2 of 4.
-    c = select_config(128, 4096, 512)
+    # 64 x 4096 x 1024: 32 tiles of 64 x 128 ask for 4 parts; 16 K stages
+    # allow 4 of 4.
+    c = select_config(64, 4096, 1024)
+    assert (c.tile_m, c.scheduler, c.splits) == (64, "split_k", 4)
+    # 64 x 4096 x 512: 8 stages allow only 2 of 4.
+    c = select_config(64, 4096, 512)
     assert (c.scheduler, c.splits) == ("split_k", 2)
-    # 128 x 4096 x 448: 7 stages, one part of 4: no split.
-    assert select_config(128, 4096, 448).scheduler == "persistent"
+    # 64 x 4096 x 448: 7 stages, one part of 4: no split.
+    assert select_config(64, 4096, 448).scheduler == "persistent"
 
 
 def test_select_config_follows_the_problem():
     from nvwgmma.kernel.gemm import select_config
 
     c = select_config(1000, 1001, 1000, out_dtype="f32", c_aligned=False, a_major="M")
-    assert (c.epilogue, c.out_dtype, c.a_major, c.tile_n, c.stages) == ("registers", "f32", "M",
-                                                                         128, 7)  # fmt: skip
+    # 8 x 8 tiles of 128 x 128 are under half a wave: 64 x 128, and 9 stages
+    # where no C staging takes shared memory.
+    assert (c.epilogue, c.out_dtype, c.a_major, c.tile_m, c.tile_n, c.stages) == (
+        "registers", "f32", "M", 64, 128, 9)  # fmt: skip
     c = select_config(4096, 4096, 4096, out_dtype="f32")
     assert (c.epilogue, c.epilogue_chunks, c.tile_n) == ("tma", 2, 256)
     c = select_config(4096, 4096, 4096, dtype="e4m3")
@@ -106,20 +110,34 @@ def test_candidates_start_with_the_choice():
     assert {(192, "persistent", 1), (192, "split_k", 4)} <= qkv
     # Enough tiles: the 192 tile data-parallel only.
     assert {c.splits for c in candidates(4096, 4096, 4096) if c.tile_n == 192} == {1}
+    # Few 128 x 128 tiles: 64-row tiles (64 x 64 with 13 stages, 64 x 128
+    # with 8), split to about a wave where they are few; never at 4096^3.
+    o = {(c.tile_m, c.tile_n, c.stages, c.scheduler, c.splits) for c in candidates(128, 4096, 4096)}
+    assert {(64, 64, 13, "persistent", 1), (64, 128, 8, "persistent", 1),
+            (64, 128, 8, "split_k", 2)} <= o  # fmt: skip
+    assert all(c.consumers == 2 for c in found)
+    # The 2-CTA cluster of 128 x 128 tiles where they are at most a wave.
+    assert any(c.cluster_m == 2 and c.tile_n == 128 for c in candidates(512, 4096, 4096))
 
 
 @pytest.mark.parametrize("config", [
-    ("bf16", 192, "persistent", 1), ("bf16", 192, "split_k", 4),
-    ("e4m3", 192, "persistent", 1), ("e4m3", 192, "split_k", 2)],
-    ids=lambda c: "-".join(map(str, c)))  # fmt: skip
-def test_192_candidates_assemble_cleanly(ctx, config):
+    ("bf16", 192, "persistent", 1, {}), ("bf16", 192, "split_k", 4, {}),
+    ("e4m3", 192, "persistent", 1, {}), ("e4m3", 192, "split_k", 2, {}),
+    ("bf16", 64, "persistent", 1, {"consumers": 1, "max_stages": 16}),
+    ("e4m3", 64, "persistent", 1, {"consumers": 1, "max_stages": 16}),
+    ("bf16", 128, "persistent", 1, {"cluster_m": 2}),
+    ("e4m3", 128, "persistent", 1, {"cluster_m": 2})],
+    ids=lambda c: "-".join(map(str, c[:4])) + "".join(f"-{k}{v}" for k, v in c[4].items()))  # fmt: skip
+def test_other_candidates_assemble_cleanly(ctx, config):
+    """Candidates the rule does not return (the autotuner may): 128 x 192,
+    64 x 64 with 13 stages, the 2-CTA cluster of 128 x 128."""
     from gemm_checks import assert_clean
     from nvwgmma.kernel.gemm import GemmConfig
     from nvwgmma.kernel.gemm.selector import with_tile
 
-    dtype, tile_n, scheduler, splits = config
+    dtype, tile_n, scheduler, splits, changes = config
     base = GemmConfig(dtype=dtype, out_dtype="bf16")
-    assert_clean(with_tile(base, tile_n, scheduler=scheduler, splits=splits))
+    assert_clean(with_tile(base, tile_n, scheduler=scheduler, splits=splits, **changes))
 
 
 def _returnable():
@@ -130,7 +148,9 @@ def _returnable():
     found = []
     pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
              ("bf16", "e4m3")]  # fmt: skip
-    for m, n, k in ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336)):
+    shapes = ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336),
+              (128, 6144, 4096))  # fmt: skip
+    for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
                 for a_major in ("K", "M") if dtype != "e4m3" else ("K",):
@@ -142,12 +162,13 @@ def _returnable():
 
 
 def test_returnable_configurations_cover_every_rule():
-    kinds = {(c.tile_n, c.scheduler) for c in _returnable()}
+    kinds = {(c.tile_m, c.tile_n, c.scheduler) for c in _returnable()}
     assert kinds == {
-        (256, "persistent"),
-        (192, "persistent"),
-        (128, "persistent"),
-        (128, "split_k"),
+        (128, 256, "persistent"),
+        (128, 192, "persistent"),
+        (128, 128, "persistent"),
+        (64, 128, "persistent"),
+        (64, 128, "split_k"),
     }
 
 
@@ -176,5 +197,5 @@ def test_performance_md_table_is_what_the_rule_picks():
             c = select_config(m, n, k)
             expected = f"{c.tile_m}x{c.tile_n} s{c.stages}"
             if c.scheduler == "split_k":
-                expected = f"128x128 s6 (split-K {c.splits})"
+                expected += f" (split-K {c.splits})"
             assert cell == expected, (m, n, k, cell)

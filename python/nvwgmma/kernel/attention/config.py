@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields, replace
 __all__ = ["AttentionConfig", "check_config", "default_config"]
 
 _SMEM_LIMIT = 227 * 1024
+_LAUNCH_REGS_SUM = 3 * 168
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,11 @@ class AttentionConfig:
     persistent     one CTA per SM walks the tiles (query block, head, batch):
                    the next tile's Q and K/V load while this one's epilogue
                    runs (dense, with overlap)
+    dynamic        persistent CTAs take their next tile from a global
+                   counter (the first free CTA gets it) instead of a
+                   fixed share (attention.tiles); build it with 232
+                   consumer and 40 producer registers (at 24 the
+                   producer spills)
     consumer_regs / producer_regs   setmaxnreg budgets
 
     A CTA computes 128 query rows (two consumer warpgroups of 64) of one
@@ -42,6 +48,7 @@ class AttentionConfig:
     overlap: bool = True
     pingpong: bool = True
     persistent: bool = False
+    dynamic: bool = False
     consumer_regs: int = 240
     producer_regs: int = 24
 
@@ -52,7 +59,7 @@ class AttentionConfig:
     @property
     def name(self) -> str:
         parts = [f"attn_d{self.head_dim}_{self.dtype}_n{self.block_n}_s{self.stages}"]
-        for flag in ("causal", "varlen", "overlap", "pingpong", "persistent"):
+        for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic"):
             if getattr(self, flag):
                 parts.append(flag)
         return "_".join(parts)
@@ -65,8 +72,9 @@ class AttentionConfig:
         q = tile_geometry(self.dtype, 64, self.head_dim, "K").tile_bytes
         k = tile_geometry(self.dtype, self.block_n, self.head_dim, "K").tile_bytes
         v = tile_geometry(self.dtype, self.head_dim, self.block_n, "MN").tile_bytes
-        # K and V rings (full, empty), Q's barrier, and Q's release when persistent.
-        barriers = 8 * (4 * self.stages + 1 + self.persistent)
+        # K and V rings (full, empty), Q's barrier, Q's release when persistent,
+        # and the dynamic walk's two tile-number slots (16 bytes).
+        barriers = 8 * (4 * self.stages + 1 + self.persistent) + 16 * self.dynamic
         return 2 * q + self.stages * (k + v) + barriers + 1024 - 16
 
     def replace(self, **changes) -> AttentionConfig:
@@ -81,8 +89,8 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
 
     Why (H200, bench/attention/run.py, each variant against this default
     in the same run): persistent ran 1-6 % faster non-causal and 6-14 %
-    slower causal (its tiles are walked in order, so the long causal rows
-    come last); a third stage at head dim 64 ran 2 % slower."""
+    slower causal, and handing causal tiles out dynamically (`dynamic`)
+    6-32 % slower (H100); a third stage at head dim 64 ran 2 % slower."""
     block_n = 64 if head_dim == 256 else 128
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
                            block_n=block_n, stages=2, persistent=not causal and not varlen)  # fmt: skip
@@ -108,12 +116,26 @@ def check_config(c: AttentionConfig) -> None:
             f"persistent needs dense sequences and overlap, but got varlen={c.varlen}, "
             f"overlap={c.overlap}"
         )
+    if c.dynamic and not c.persistent:
+        raise ValueError(
+            "dynamic needs persistent=True (it is how persistent CTAs take their tiles), "
+            "but got persistent=False"
+        )
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
-    if 2 * c.consumer_regs + c.producer_regs > 512 or c.consumer_regs % 8 or c.producer_regs % 8:
+    # setmaxnreg.inc takes only what the CTA's own setmaxnreg.dec gave back:
+    # the 384 threads launch with 168 registers each (65536 / 384, rounded
+    # down to 8), so the three warpgroups may not exceed 3 x 168 together.
+    # A budget of 512 assembles but hangs the consumers' increase forever.
+    if (
+        2 * c.consumer_regs + c.producer_regs > _LAUNCH_REGS_SUM
+        or c.consumer_regs % 8
+        or c.producer_regs % 8
+    ):
         raise ValueError(
-            f"registers must be multiples of 8 that fit 64K per CTA (2 x consumer + producer "
-            f"<= 512), but got {c.consumer_regs} and {c.producer_regs}"
+            f"registers must be multiples of 8 within what the CTA launches with "
+            f"(2 x consumer + producer <= 3 x 168 = {_LAUNCH_REGS_SUM}), but got "
+            f"{c.consumer_regs} and {c.producer_regs}"
         )
     if c.shared_memory_bytes > _SMEM_LIMIT:
         raise ValueError(

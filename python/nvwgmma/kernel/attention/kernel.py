@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from . import tiles
 from .config import AttentionConfig, check_config
 
 __all__ = ["SIGNATURE", "build_attention"]
@@ -41,6 +42,7 @@ SIGNATURE = (
     ("scale_log2", "f32"),  # softmax scale x log2(e)
     ("heads", "i32"),  # query heads and batch entries (the persistent tile count)
     ("batches", "i32"),
+    ("sched", "!llvm.ptr<1>"),  # dynamic tile walk: two i32 counters, zero between launches
 )
 
 _LN2 = 0.6931471805599453
@@ -90,6 +92,7 @@ class _Kernel:
         # producer loads the next tile's.
         after_q = self.barriers_at + 2 * self.kring.bytes + 8
         self.qfree = pipeline.Barriers(self.smem(after_q), 1) if c.persistent else None
+        self.slots_at = after_q + 8  # the dynamic walk's tile numbers (tiles.SLOT_BYTES)
         tid = nvvm.read_ptx_sreg_tid_x(i32)
         self.warpgroup = arith.divui(tid, const(128))
         self.wg_thread = arith.remui(tid, const(128))
@@ -138,38 +141,6 @@ class _Kernel:
         self.kv_head = arith.divui(self.head, self.args["group"])
         self._sequence()
         self._blocks()
-
-    def _tiles(self, role):
-        """Persistent: `role(it)` for each tile t = ctaid, ctaid + nctaid, ...
-        of the (query block, head, batch) grid, `it` (i32) counting the K/V
-        blocks of this CTA's earlier tiles (the rings' running index) and
-        `self.tile_count` the tiles before this one. Causal: the longest
-        query blocks first; else a head's query blocks side by side (its K
-        and V stay in L2)."""
-        from ...dialects import arith, nvvm, scf
-        from ...ir import IndexType, InsertionPoint, IntegerType
-
-        c, const, args = self.c, self.const, self.args
-        i32, index = IntegerType.get_signless(32), IndexType.get()
-        blocks = arith.divui(arith.addi(args["Sq"], const(c.block_m - 1)), const(c.block_m))
-        heads = args["heads"]
-        per_block = arith.muli(heads, args["batches"])
-        total = arith.muli(blocks, per_block)
-        first = arith.index_cast(index, nvvm.read_ptx_sreg_ctaid_x(i32))
-        step = arith.index_cast(index, nvvm.read_ptx_sreg_nctaid_x(i32))
-        loop = scf.ForOp(first, arith.index_cast(index, total), step, [const(0), const(0)])
-        with InsertionPoint(loop.body):
-            t = arith.index_cast(i32, loop.induction_variable)
-            it, self.tile_count = loop.inner_iter_args
-            if c.causal:
-                block = arith.subi(arith.subi(blocks, arith.divui(t, per_block)), const(1))
-                rest = arith.remui(t, per_block)
-            else:
-                block = arith.remui(t, blocks)
-                rest = arith.divui(t, blocks)
-            self._tile(block, arith.remui(rest, heads), arith.divui(rest, heads))
-            role(it)
-            scf.YieldOp([arith.addi(it, self.n), arith.addi(self.tile_count, const(1))])
 
     def _sequence(self):
         """This batch entry's query/key start and length; the batch
@@ -239,20 +210,21 @@ class _Kernel:
         issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
         with InsertionPoint(issuer.then_block):
             if c.persistent:
-                self._tiles(self._produce)
+                tiles.walk_producer(self, self._produce)
             else:
                 self._produce(None)
             scf.YieldOp([])
 
-    def _produce(self, it):
+    def _produce(self, it, waited=False):
         """One tile's loads: Q, then K and V block by block; `it`: the
-        rings' running index at its first block (persistent), else None."""
+        rings' running index at its first block (persistent), else None;
+        `waited`: the walk already waited for the last tile's Q release."""
         from ...dialects import arith, scf
         from ...ir import IndexType, InsertionPoint, IntegerType
         from .. import pipeline
 
         c, const, args = self.c, self.const, self.args
-        if self.qfree is not None:  # the consumers are done with the last tile's Q
+        if self.qfree is not None and not waited:  # the consumers are done with the last Q
             later = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, self.tile_count, const(0)))
             with InsertionPoint(later.then_block):
                 before = arith.subi(self.tile_count, const(1))
@@ -298,20 +270,21 @@ class _Kernel:
         self.releaser = arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0))
         self.turns = PingPong(index) if c.pingpong else None
         if c.persistent:
-            self._tiles(self._consume)
+            tiles.walk_consumer(self, self._consume)
         else:
             self._consume(None)
 
-    def _consume(self, it):
+    def _consume(self, it, waited=False):
         """One tile: wait for Q, the blocks, the epilogue; `it` as in
-        _produce."""
+        _produce; `waited`: the walk already waited for Q."""
         from ...dialects import arith
         from .. import pipeline
 
         const = self.const
         self.row0 = arith.addi(self.m0, arith.muli(self.index, const(64)))
         parity = 0 if it is None else arith.andi(self.tile_count, const(1))
-        pipeline.wait_parity(self.qbar.at(0), parity)
+        if not waited:
+            pipeline.wait_parity(self.qbar.at(0), parity)
         if self.c.overlap:
             self._overlapped(it)
         else:
@@ -627,7 +600,8 @@ def build_attention(config: AttentionConfig | None = None):
         with InsertionPoint(entry.operations[0]):
             kernel.build(args)
     module.operation.verify()
-    dynamic_smem = kernel.barriers_at + 8 * (4 * c.stages + 1 + c.persistent) + 1024 - 16
+    barriers = 8 * (4 * c.stages + 1 + c.persistent) + tiles.SLOT_BYTES * c.dynamic
+    dynamic_smem = kernel.barriers_at + barriers + 1024 - 16
     assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
 
     def box(geometry):

@@ -140,6 +140,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     if tl.shape != lse_shape or tl.dtype != "f32" or tl.strides[-1] != 1:
         _fail(f"lse must be a contiguous f32 {lse_shape}, but got {tl.dtype} {tl.shape}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    on = _stream(stream, tq)
     maps = []
     for t, name in ((tq, "Q"), (tk, "K"), (tv, "V")):
         box = meta["boxes"][name]
@@ -175,12 +176,14 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
         ("f32", scale * 1.4426950408889634),
         ("i32", hq),
         ("i32", batch),
+        # The dynamic walk's counters: zero at every launch (the kernel resets them).
+        ("u64", runtime.workspace(8, on, "attention tiles") if p.config.dynamic else 0),
     ]
     grid = (-(-sq // meta["block_m"]), hq, batch)
     if p.config.persistent:  # one CTA per SM (or per tile, when fewer) walks the tiles
         tiles = grid[0] * hq * batch
         grid = (min(tiles, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
-    kernel.launch(grid=grid, block=meta["block"], args=args, stream=_stream(stream, tq))
+    kernel.launch(grid=grid, block=meta["block"], args=args, stream=on)
     return (o, lse) if return_lse else o
 
 

@@ -20,7 +20,7 @@ from dataclasses import replace
 __all__ = ["enabled", "shape_class", "tune"]
 
 # GemmConfig fields a tuned pick may change from the rule's choice.
-TUNED_FIELDS = ("tile_n", "stages", "schedule", "scheduler", "splits", "cluster_m")
+TUNED_FIELDS = ("tile_n", "consumers", "stages", "schedule", "scheduler", "splits", "cluster_m")
 _picked: dict = {}
 
 

@@ -13,9 +13,10 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    128 x 128 needs a second, mostly empty wave).
 3. Else, at least half a wave of 128 x 128 tiles: the 128 x 128 tile
    (6 stages), data-parallel: twice the tiles, so most SMs work.
-4. Else (few output tiles: small M and N): 128 x 128 tiles with their K
-   split in S parts so that tiles x S is about one wave, each part keeping
-   at least 4 K stages (split-K; S = 1 falls back to rule 3's kernel).
+4. Else (few output tiles: small M and N): 64 x 128 tiles (one consumer
+   warpgroup, 8 stages) with their K split in S parts so that tiles x S is
+   about one wave, each part keeping at least 4 K stages (split-K; S = 1:
+   the 64 x 128 tiles data-parallel).
 
 Stages: as many as fit 227 KiB beside the epilogue's staging.
 
@@ -27,8 +28,11 @@ projections 16 to 112 tiles for 132 SMs, and the 128 x 128 tile measured
 1.08x faster than 256 tiles of 128 x 128. Rule 2: QKV at M = 512 (128
 tiles of 128 x 192) ran 1.20x (bf16) and 1.23x (e4m3) faster than
 128 x 128 and 1.13x / 1.18x faster than 128 x 256. Where even 128 x 128
-tiles leave most SMs idle (QKV, O and down at M = 128), split-K measured
-1.16-1.79x faster than rule 3's kernel (docs/performance.md).
+tiles leave most SMs idle (QKV, O and down at M = 128), split-K of them
+measured 1.16-1.79x faster than rule 3's kernel; rule 4's 64-row tiles
+(what cuBLAS runs there: bench/gemm/cublas_kernels.py) then ran faster
+still on H100: bf16 QKV 0.81 -> 0.95x torch, O 1.12 -> 1.37, down 1.00 ->
+1.09 (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -63,10 +67,11 @@ def _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned) -> GemmConfig:
     )
 
 
-def with_tile(config: GemmConfig, tile_n: int, **changes) -> GemmConfig:
-    """`config` with an m128 x `tile_n` tile and as many stages as fit."""
+def with_tile(config: GemmConfig, tile_n: int, *, max_stages: int = 8, **changes) -> GemmConfig:
+    """`config` with a `tile_n` wide tile (m128 unless `changes` say
+    otherwise) and as many stages, up to `max_stages`, as fit."""
     c = replace(config, tile_n=tile_n, **changes)
-    for stages in range(8, 1, -1):
+    for stages in range(max_stages, 1, -1):
         candidate = replace(c, stages=stages)
         if candidate.shared_memory_bytes <= 227 * 1024:
             return candidate
@@ -96,11 +101,14 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     narrow = batch * _ceil(m, 128) * _ceil(n, 128)
     if 2 * narrow >= sms:
         return with_tile(base, 128)
-    k_stages = _ceil(k, base.k_tile)
-    splits = min(sms // narrow, k_stages // MIN_PART_STAGES)
+    # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
+    # that tiles x parts is about a wave.
+    small = with_tile(base, 128, consumers=1, max_stages=16)
+    tiles = batch * _ceil(m, 64) * _ceil(n, 128)
+    splits = min(sms // tiles, _ceil(k, base.k_tile) // MIN_PART_STAGES)
     if splits < 2:
-        return with_tile(base, 128)
-    return with_tile(base, 128, scheduler="split_k", splits=splits)
+        return small
+    return replace(small, scheduler="split_k", splits=splits)
 
 
 def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
@@ -132,6 +140,19 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     splits_192 = min(sms // tiles_192, k_stages // MIN_PART_STAGES)
     if splits_192 >= 2:
         found.append(with_tile(base, 192, scheduler="split_k", splits=splits_192))
+    # 64-row tiles (one consumer) with deep rings: where 128-row tiles are
+    # few, what cuBLAS picks at M <= 128 (64 x 64, 13 stages, on the O
+    # projection at M = 128: bench/gemm/cublas_kernels.py).
+    if batch * _ceil(m, 128) * _ceil(n, 128) < sms:
+        for tile_n in (64, 128):
+            narrow = with_tile(base, tile_n, consumers=1, max_stages=16)
+            found.append(narrow)
+            tiles = batch * _ceil(m, 64) * _ceil(n, tile_n)
+            splits = min(sms // tiles, k_stages // MIN_PART_STAGES)
+            if splits >= 2:
+                found.append(replace(narrow, scheduler="split_k", splits=splits))
+    if m >= 256 and batch * _ceil(m, 128) * _ceil(n, 128) <= sms:
+        found.append(replace(with_tile(base, 128), cluster_m=2))
     if batch * _ceil(m, 128) * _ceil(n, 256) >= sms:
         found.append(with_tile(base, 256, schedule="pingpong"))
         if m >= 256:

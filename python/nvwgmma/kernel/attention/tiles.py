@@ -1,0 +1,201 @@
+"""How a persistent attention kernel walks its (query block, head, batch)
+tiles: statically (CTA c takes tiles c, c + grid, ...) or dynamically (each
+next tile from a global counter, FlashAttention-3's causal scheduler).
+
+Tiles are numbered in the order they should start: causal, the longest
+query blocks first (a short tail); else a head's query blocks side by side
+(its K and V stay in L2). Static walks decide every CTA's share before the
+launch, so the SMs that drew the long causal rows finish last; a dynamic
+walk hands each tile to the first CTA that is free.
+
+Dynamic: the producer thread takes the next tile number from `counter[0]`
+(one relaxed atomic add, issued as the current tile starts so its latency
+hides behind the tile's loads) and writes it to a shared-memory slot
+(two, alternating with the tile count) before Q's expect_tx: the consumers'
+wait on Q's barrier then sees it. Past the last tile it writes the tile
+count itself and arrives on Q's barrier without loads, which ends the
+consumers' walk. The last CTA to finish (`counter[1]` counts them) sets
+both counters back to zero, so the next launch starts from zero without a
+memset.
+"""
+
+from __future__ import annotations
+
+__all__ = ["SLOT_BYTES", "walk_consumer", "walk_producer"]
+
+# Two i32 tile numbers (dynamic), padded to a barrier's 8 bytes each.
+SLOT_BYTES = 16
+
+
+def _i32(v):
+    from .._ir import i32_constant
+
+    return i32_constant(v)
+
+
+def _total(kernel):
+    """(tile count, query blocks, tiles per query block) as i32 Values."""
+    from ...dialects import arith
+
+    args, bm = kernel.args, kernel.c.block_m
+    blocks = arith.divui(arith.addi(args["Sq"], _i32(bm - 1)), _i32(bm))
+    per_block = arith.muli(args["heads"], args["batches"])
+    return arith.muli(blocks, per_block), blocks, per_block
+
+
+def _decode(kernel, t, blocks, per_block):
+    """Tile number t → kernel._tile(query block, head, batch)."""
+    from ...dialects import arith
+
+    if kernel.c.causal:
+        block = arith.subi(arith.subi(blocks, arith.divui(t, per_block)), _i32(1))
+        rest = arith.remui(t, per_block)
+    else:
+        block = arith.remui(t, blocks)
+        rest = arith.divui(t, blocks)
+    heads = kernel.args["heads"]
+    kernel._tile(block, arith.remui(rest, heads), arith.divui(rest, heads))
+
+
+def _static(kernel, role):
+    """role(it) for tiles ctaid, ctaid + nctaid, ...; `it` counts the K/V
+    blocks of this CTA's earlier tiles, kernel.tile_count its tiles."""
+    from ...dialects import arith, nvvm, scf
+    from ...ir import IndexType, InsertionPoint, IntegerType
+
+    i32, index = IntegerType.get_signless(32), IndexType.get()
+    total, blocks, per_block = _total(kernel)
+    first = arith.index_cast(index, nvvm.read_ptx_sreg_ctaid_x(i32))
+    step = arith.index_cast(index, nvvm.read_ptx_sreg_nctaid_x(i32))
+    loop = scf.ForOp(first, arith.index_cast(index, total), step, [_i32(0), _i32(0)])
+    with InsertionPoint(loop.body):
+        t = arith.index_cast(i32, loop.induction_variable)
+        it, kernel.tile_count = loop.inner_iter_args
+        _decode(kernel, t, blocks, per_block)
+        role(it)
+        scf.YieldOp([arith.addi(it, kernel.n), arith.addi(kernel.tile_count, _i32(1))])
+
+
+def _slot(kernel, count):
+    """The shared-memory slot of the tile numbered `count` in this CTA."""
+    from ...dialects import arith
+    from ...ir import IntegerType
+    from .._ir import gep
+
+    at = arith.muli(arith.andi(count, _i32(1)), _i32(8))
+    return gep(kernel.smem(kernel.slots_at), at, IntegerType.get_signless(8))
+
+
+def _store_slot(kernel, count, t):
+    from ...dialects import llvm
+
+    llvm.store(t, _slot(kernel, count), alignment=4)
+
+
+def _counter(kernel, which):
+    from ...ir import IntegerType
+    from .._ir import gep
+
+    return gep(kernel.args["sched"], _i32(which), IntegerType.get_signless(32))
+
+
+def _atomic_add(pointer):
+    from ...dialects import llvm
+
+    return llvm.atomicrmw(
+        llvm.AtomicBinOp.add, pointer, _i32(1), llvm.AtomicOrdering.monotonic,
+        syncscope="device", alignment=4,
+    )  # fmt: skip
+
+
+def _wait_q_released(kernel, count):
+    """The consumers are done with the Q of tile `count` - 1 (none before
+    the first)."""
+    from ...dialects import arith, scf
+    from ...ir import InsertionPoint
+    from .. import pipeline
+
+    later = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, count, _i32(0)))
+    with InsertionPoint(later.then_block):
+        before = arith.subi(count, _i32(1))
+        pipeline.wait_parity(kernel.qfree.at(0), arith.andi(before, _i32(1)))
+        scf.YieldOp([])
+
+
+def _dynamic_producer(kernel, role):
+    from ...dialects import arith, llvm, nvvm, scf
+    from ...ir import InsertionPoint, IntegerType
+
+    i32, i64 = IntegerType.get_signless(32), IntegerType.get_signless(64)
+    total, blocks, per_block = _total(kernel)
+    grid = nvvm.read_ptx_sreg_nctaid_x(i32)
+    first = nvvm.read_ptx_sreg_ctaid_x(i32)
+    inits = [first, _i32(0), _i32(0)]
+    loop = scf.WhileOp([i32] * 3, inits)
+    before = loop.before.blocks.append(i32, i32, i32)
+    with InsertionPoint(before):
+        t = before.arguments[0]
+        scf.ConditionOp(arith.cmpi(arith.CmpIPredicate.slt, t, total), list(before.arguments))
+    after = loop.after.blocks.append(i32, i32, i32)
+    with InsertionPoint(after):
+        t, it, count = after.arguments
+        kernel.tile_count = count
+        _wait_q_released(kernel, count)
+        _store_slot(kernel, count, t)
+        upcoming = arith.addi(_atomic_add(_counter(kernel, 0)), grid)
+        _decode(kernel, t, blocks, per_block)
+        role(it, waited=True)
+        scf.YieldOp([upcoming, arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
+    count = loop.results[2]
+    # The end: the tile count in the next slot, Q's barrier completed without loads.
+    _wait_q_released(kernel, count)
+    _store_slot(kernel, count, total)
+    nvvm.mbarrier_arrive(i64, kernel.qbar.at(0))
+    done = _atomic_add(_counter(kernel, 1))
+    last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, done, arith.subi(grid, _i32(1))))
+    with InsertionPoint(last.then_block):
+        # Every CTA has taken its last number: no add can follow these stores.
+        for which in (0, 1):
+            llvm.store(_i32(0), _counter(kernel, which), alignment=4)
+        scf.YieldOp([])
+
+
+def _dynamic_consumer(kernel, role):
+    from ...dialects import arith, llvm, scf
+    from ...ir import InsertionPoint, IntegerType
+    from .. import pipeline
+
+    i32 = IntegerType.get_signless(32)
+    total, blocks, per_block = _total(kernel)
+    loop = scf.WhileOp([i32] * 3, [_i32(0), _i32(0)])
+    before = loop.before.blocks.append(i32, i32)
+    with InsertionPoint(before):
+        it, count = before.arguments
+        pipeline.wait_parity(kernel.qbar.at(0), arith.andi(count, _i32(1)))
+        t = llvm.load(i32, _slot(kernel, count), alignment=4)
+        more = arith.cmpi(arith.CmpIPredicate.slt, t, total)
+        scf.ConditionOp(more, [it, count, t])
+    after = loop.after.blocks.append(i32, i32, i32)
+    with InsertionPoint(after):
+        it, count, t = after.arguments
+        kernel.tile_count = count
+        _decode(kernel, t, blocks, per_block)
+        role(it, waited=True)
+        scf.YieldOp([arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
+
+
+def walk_producer(kernel, role):
+    """The producer's walk: role(it[, waited]) per tile."""
+    if kernel.c.dynamic:
+        _dynamic_producer(kernel, role)
+    else:
+        _static(kernel, role)
+
+
+def walk_consumer(kernel, role):
+    """A consumer's walk: role(it[, waited]) per tile; `waited`: Q's
+    barrier was already waited for (dynamic)."""
+    if kernel.c.dynamic:
+        _dynamic_consumer(kernel, role)
+    else:
+        _static(kernel, role)
