@@ -212,6 +212,7 @@ def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
         assert (values["lse_batch"], values["lse_head"]) == (8 * 300, 300)
     assert [e[4] for e in driver.encoded] == [(64, 1, 64, 1), (64, 1, 128, 1), (64, 1, 128, 1)]
     assert values["group"] == 4
+    assert values["section"] == 1  # not persistent
     assert values["scale_log2"] == pytest.approx(1.4426950408889634 / d**0.5)
     assert values["O"] == 3 << 20
 
@@ -242,6 +243,8 @@ def test_dynamic_walk_gets_zeroed_counters(ctx, tmp_path, monkeypatch):
     grids = [g for g, *_ in driver.launches]
     assert grids[:2] == [(132, 1, 1)] * 2  # 8 x 16 x 4 = 512 tiles
     assert grids[2] == (8, 16, 4)
+    # The recording driver's L2 holds 132 bytes: one K/V head per section.
+    assert [values["section"] for *_, values in driver.launches] == [1, 1, 1]
     scheds = [values["sched"] for *_, values in driver.launches]
     assert scheds[0] == scheds[1] != 0 and scheds[2] == 0
     assert driver.allocated.count(8) == 1  # beside the tensor-map pool

@@ -42,6 +42,7 @@ SIGNATURE = (
     ("scale_log2", "f32"),  # softmax scale x log2(e)
     ("heads", "i32"),  # query heads and batch entries (the persistent tile count)
     ("batches", "i32"),
+    ("section", "i32"),  # causal persistent walks: (head, batch) pairs per L2 section
     ("sched", "!llvm.ptr<1>"),  # dynamic tile walk: two i32 counters, zero between launches
 )
 

@@ -176,6 +176,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
         ("f32", scale * 1.4426950408889634),
         ("i32", hq),
         ("i32", batch),
+        ("i32", _section(p, d, hq // hkv) if p.config.persistent else 1),
         # The dynamic walk's counters: zero at every launch (the kernel resets them).
         ("u64", runtime.workspace(8, on, "attention tiles") if p.config.dynamic else 0),
     ]
@@ -185,6 +186,14 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
         grid = (min(tiles, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
     kernel.launch(grid=grid, block=meta["block"], args=args, stream=on)
     return (o, lse) if return_lse else o
+
+
+def _section(p, d, group):
+    """(head, batch) pairs per L2 section of a causal persistent walk."""
+    from .. import runtime
+    from .tiles import l2_section
+
+    return l2_section(runtime.device_attribute("L2_CACHE_SIZE"), p.sk, d, group)
 
 
 def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,

@@ -2,8 +2,9 @@
 tiles: statically (CTA c takes tiles c, c + grid, ...) or dynamically (each
 next tile from a global counter, FlashAttention-3's causal scheduler).
 
-Tiles are numbered in the order they should start: causal, the longest
-query blocks first (a short tail); else a head's query blocks side by side
+Tiles are numbered in the order they should start (`tile_of`): causal,
+the longest query blocks first (a short tail) within sections of heads
+whose K and V fit in L2 together; else a head's query blocks side by side
 (its K and V stay in L2). Static walks decide every CTA's share before the
 launch, so the SMs that drew the long causal rows finish last; a dynamic
 walk hands each tile to the first CTA that is free.
@@ -21,10 +22,18 @@ memset.
 
 from __future__ import annotations
 
-__all__ = ["SLOT_BYTES", "walk_consumer", "walk_producer"]
+__all__ = ["SLOT_BYTES", "l2_section", "tile_of", "walk_consumer", "walk_producer"]
 
 # Two i32 tile numbers (dynamic), padded to a barrier's 8 bytes each.
 SLOT_BYTES = 16
+
+
+def l2_section(l2_bytes: int, sk: int, head_dim: int, group: int) -> int:
+    """How many (head, batch) pairs a causal section holds: as many K/V
+    heads as fill half of L2 (the rest streams Q and O), times the query
+    heads sharing each (GQA), at least one K/V head's worth."""
+    kv_bytes = 2 * sk * head_dim * 2  # K and V, 16-bit
+    return max(1, (l2_bytes // 2) // max(kv_bytes, 1)) * group
 
 
 def _i32(v):
@@ -34,27 +43,72 @@ def _i32(v):
 
 
 def _total(kernel):
-    """(tile count, query blocks, tiles per query block) as i32 Values."""
+    """(tile count, query blocks) as i32 Values."""
     from ...dialects import arith
 
     args, bm = kernel.args, kernel.c.block_m
     blocks = arith.divui(arith.addi(args["Sq"], _i32(bm - 1)), _i32(bm))
-    per_block = arith.muli(args["heads"], args["batches"])
-    return arith.muli(blocks, per_block), blocks, per_block
+    return arith.muli(blocks, arith.muli(args["heads"], args["batches"])), blocks
 
 
-def _decode(kernel, t, blocks, per_block):
-    """Tile number t → kernel._tile(query block, head, batch)."""
-    from ...dialects import arith
+class _IntOps:
+    """Tile arithmetic on Python ints (what the tests walk)."""
 
-    if kernel.c.causal:
-        block = arith.subi(arith.subi(blocks, arith.divui(t, per_block)), _i32(1))
-        rest = arith.remui(t, per_block)
+    add, sub, mul = staticmethod(int.__add__), staticmethod(int.__sub__), staticmethod(int.__mul__)
+    div, rem, min = staticmethod(int.__floordiv__), staticmethod(int.__mod__), staticmethod(min)
+
+    @staticmethod
+    def const(v):
+        return v
+
+
+class _IrOps:
+    """The same arithmetic as unsigned i32 IR."""
+
+    @staticmethod
+    def const(v):
+        return _i32(v)
+
+    def __getattr__(self, name):
+        from ...dialects import arith
+
+        return {"add": arith.addi, "sub": arith.subi, "mul": arith.muli, "div": arith.divui,
+                "rem": arith.remui, "min": arith.minui}[name]  # fmt: skip
+
+
+def tile_of(t, blocks, heads, batches, section, causal, ops=_IntOps):
+    """(query block, head, batch) of tile number `t` of `blocks` x `heads`
+    x `batches` tiles.
+
+    Not causal: a (head, batch) pair's query blocks side by side, so the
+    CTAs working at once share their K and V in L2. Causal: longest query
+    blocks first (the short ones make the tail), within sections of
+    `section` (head, batch) pairs whose K and V fit in L2 together: all of
+    a section's longest blocks, then its next longest, ... then the next
+    section. One section of every pair would be longest-first over the
+    whole grid, but then the CTAs at work read K and V of as many pairs as
+    there are SMs, and each pair's K/V is read again, from DRAM, for each
+    of its query blocks (FlashAttention-3's LPT scheduler sections the
+    same way)."""
+    pairs = ops.mul(heads, batches)
+    if causal:
+        span = ops.mul(section, blocks)
+        first = ops.mul(ops.div(t, span), section)
+        r = ops.rem(t, span)
+        width = ops.min(section, ops.sub(pairs, first))
+        block = ops.sub(ops.sub(blocks, ops.div(r, width)), ops.const(1))
+        pair = ops.add(first, ops.rem(r, width))
     else:
-        block = arith.remui(t, blocks)
-        rest = arith.divui(t, blocks)
-    heads = kernel.args["heads"]
-    kernel._tile(block, arith.remui(rest, heads), arith.divui(rest, heads))
+        block = ops.rem(t, blocks)
+        pair = ops.div(t, blocks)
+    return block, ops.rem(pair, heads), ops.div(pair, heads)
+
+
+def _decode(kernel, t, blocks):
+    """Tile number t → kernel._tile(query block, head, batch)."""
+    args = kernel.args
+    kernel._tile(*tile_of(t, blocks, args["heads"], args["batches"], args["section"],
+                          kernel.c.causal, _IrOps()))  # fmt: skip
 
 
 def _static(kernel, role):
@@ -64,14 +118,14 @@ def _static(kernel, role):
     from ...ir import IndexType, InsertionPoint, IntegerType
 
     i32, index = IntegerType.get_signless(32), IndexType.get()
-    total, blocks, per_block = _total(kernel)
+    total, blocks = _total(kernel)
     first = arith.index_cast(index, nvvm.read_ptx_sreg_ctaid_x(i32))
     step = arith.index_cast(index, nvvm.read_ptx_sreg_nctaid_x(i32))
     loop = scf.ForOp(first, arith.index_cast(index, total), step, [_i32(0), _i32(0)])
     with InsertionPoint(loop.body):
         t = arith.index_cast(i32, loop.induction_variable)
         it, kernel.tile_count = loop.inner_iter_args
-        _decode(kernel, t, blocks, per_block)
+        _decode(kernel, t, blocks)
         role(it)
         scf.YieldOp([arith.addi(it, kernel.n), arith.addi(kernel.tile_count, _i32(1))])
 
@@ -127,7 +181,7 @@ def _dynamic_producer(kernel, role):
     from ...ir import InsertionPoint, IntegerType
 
     i32, i64 = IntegerType.get_signless(32), IntegerType.get_signless(64)
-    total, blocks, per_block = _total(kernel)
+    total, blocks = _total(kernel)
     grid = nvvm.read_ptx_sreg_nctaid_x(i32)
     first = nvvm.read_ptx_sreg_ctaid_x(i32)
     inits = [first, _i32(0), _i32(0)]
@@ -143,7 +197,7 @@ def _dynamic_producer(kernel, role):
         _wait_q_released(kernel, count)
         _store_slot(kernel, count, t)
         upcoming = arith.addi(_atomic_add(_counter(kernel, 0)), grid)
-        _decode(kernel, t, blocks, per_block)
+        _decode(kernel, t, blocks)
         role(it, waited=True)
         scf.YieldOp([upcoming, arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
     count = loop.results[2]
@@ -166,7 +220,7 @@ def _dynamic_consumer(kernel, role):
     from .. import pipeline
 
     i32 = IntegerType.get_signless(32)
-    total, blocks, per_block = _total(kernel)
+    total, blocks = _total(kernel)
     loop = scf.WhileOp([i32] * 3, [_i32(0), _i32(0)])
     before = loop.before.blocks.append(i32, i32)
     with InsertionPoint(before):
@@ -179,7 +233,7 @@ def _dynamic_consumer(kernel, role):
     with InsertionPoint(after):
         it, count, t = after.arguments
         kernel.tile_count = count
-        _decode(kernel, t, blocks, per_block)
+        _decode(kernel, t, blocks)
         role(it, waited=True)
         scf.YieldOp([arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
 
