@@ -49,6 +49,9 @@ def _configs():
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     ablations += [c.replace(persistent=True, dynamic=True, consumer_regs=232, producer_regs=40)
                   for c in shipped if c.dtype == "bf16" and not c.varlen]  # fmt: skip
+    # 192-row tiles (three consumers) at head dim 64, each scheduling.
+    ablations += [c.replace(consumers=3, pingpong=False, consumer_regs=160, producer_regs=32)
+                  for c in shipped if c.head_dim == 64 and c.dtype == "bf16"]  # fmt: skip
     return shipped + ablations
 
 
@@ -60,6 +63,12 @@ def _configs():
         # 2 x 240 + 32 = 512 assembles, but setmaxnreg.inc would wait forever
         # for registers the 168-register launch never gave back.
         ({"producer_regs": 32}, r"2 x consumer \+ producer <= 3 x 168 = 504\), but got 240 and 32"),
+        ({"consumers": 3, "pingpong": False, "head_dim": 64},
+         r"3 x consumer \+ producer <= 4 x 128 = 512\), but got 240 and 24"),
+        ({"consumers": 3, "pingpong": False, "consumer_regs": 160, "producer_regs": 32},
+         "3 consumers take head_dim 64 and block_n <= 128 .*, but got head_dim 128, block_n 128"),
+        ({"consumers": 3}, r"pingpong takes 2 consumers \(it alternates two\), but got 3"),
+        ({"consumers": 4}, "consumers must be 2 or 3, but got 4"),
         ({"consumer_regs": 236}, "registers must be multiples of 8"),
         ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
         ({"block_n": 96}, "block_n must be 64, 128, 176 or 192, but got 96"),
@@ -90,6 +99,7 @@ def test_every_configuration_is_clean(ctx, config):
     assert all(i.isdigit() for i in ids), ids  # named-barrier ids are immediates
     if config.pingpong:
         assert {"5", "6"} <= ids
+    assert meta["block"] == [128 * (1 + config.consumers), 1, 1]
     assert meta["boxes"]["Q"]["box"] == [64, 1, 64, 1]
     assert meta["boxes"]["K"]["box"] == [64, 1, bn, 1]
     assert meta["boxes"]["V"]["box"] == [64, 1, bn, 1]

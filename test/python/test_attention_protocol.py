@@ -27,6 +27,9 @@ def _configs():
         default_config(128, causal=True).replace(
             persistent=True, dynamic=True, consumer_regs=232, producer_regs=40
         ),
+        default_config(64).replace(
+            consumers=3, pingpong=False, consumer_regs=160, producer_regs=32
+        ),
     ]
 
 

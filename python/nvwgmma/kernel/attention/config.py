@@ -8,7 +8,6 @@ from dataclasses import dataclass, fields, replace
 __all__ = ["AttentionConfig", "check_config", "default_config"]
 
 _SMEM_LIMIT = 227 * 1024
-_LAUNCH_REGS_SUM = 3 * 168
 
 
 @dataclass(frozen=True)
@@ -34,10 +33,14 @@ class AttentionConfig:
                    fixed share (attention.tiles); build it with 232
                    consumer and 40 producer registers (at 24 the
                    producer spills)
+    consumers      consumer warpgroups, 64 query rows each: 2 (128-row
+                   tiles) or 3 (192 rows, FlashAttention-3's head-dim-64
+                   tile: K and V read once per 192 queries; no ping-pong,
+                   budgets that fit 4 x 128 registers)
     consumer_regs / producer_regs   setmaxnreg budgets
 
-    A CTA computes 128 query rows (two consumer warpgroups of 64) of one
-    head; one producer thread issues every TMA load."""
+    A CTA computes 64 x `consumers` query rows of one head; one producer
+    thread issues every TMA load."""
 
     head_dim: int = 128
     dtype: str = "bf16"
@@ -49,16 +52,23 @@ class AttentionConfig:
     pingpong: bool = True
     persistent: bool = False
     dynamic: bool = False
+    consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
 
     @property
     def block_m(self) -> int:
-        return 128
+        return 64 * self.consumers
+
+    @property
+    def threads(self) -> int:
+        return 128 * (1 + self.consumers)
 
     @property
     def name(self) -> str:
         parts = [f"attn_d{self.head_dim}_{self.dtype}_n{self.block_n}_s{self.stages}"]
+        if self.consumers != 2:
+            parts.append(f"m{self.block_m}")
         for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic"):
             if getattr(self, flag):
                 parts.append(flag)
@@ -75,7 +85,7 @@ class AttentionConfig:
         # K and V rings (full, empty), Q's barrier, Q's release when persistent,
         # and the dynamic walk's two tile-number slots (16 bytes).
         barriers = 8 * (4 * self.stages + 1 + self.persistent) + 16 * self.dynamic
-        return 2 * q + self.stages * (k + v) + barriers + 1024 - 16
+        return self.consumers * q + self.stages * (k + v) + barriers + 1024 - 16
 
     def replace(self, **changes) -> AttentionConfig:
         return replace(self, **changes)
@@ -123,19 +133,32 @@ def check_config(c: AttentionConfig) -> None:
         )
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
+    if c.consumers not in (2, 3):
+        raise ValueError(f"consumers must be 2 or 3, but got {c.consumers}")
+    if c.consumers == 3 and c.pingpong:
+        raise ValueError("pingpong takes 2 consumers (it alternates two), but got 3")
+    if c.consumers == 3 and (c.head_dim != 64 or c.block_n > 128):
+        # 4 x 128 registers leave a consumer 160: O, S and P of more spill.
+        raise ValueError(
+            f"3 consumers take head_dim 64 and block_n <= 128 (160 registers each), but got "
+            f"head_dim {c.head_dim}, block_n {c.block_n}"
+        )
     # setmaxnreg.inc takes only what the CTA's own setmaxnreg.dec gave back:
-    # the 384 threads launch with 168 registers each (65536 / 384, rounded
-    # down to 8), so the three warpgroups may not exceed 3 x 168 together.
-    # A budget of 512 assembles but hangs the consumers' increase forever.
+    # the threads launch with 65536 / threads registers each (rounded down to
+    # 8: 168 for 384 threads, 128 for 512), and the warpgroups together may
+    # not exceed that. 2 x 240 + 32 = 512 assembles but hangs the consumers'
+    # increase forever.
+    launch = 65536 // c.threads // 8 * 8
+    limit = (1 + c.consumers) * launch
     if (
-        2 * c.consumer_regs + c.producer_regs > _LAUNCH_REGS_SUM
+        c.consumers * c.consumer_regs + c.producer_regs > limit
         or c.consumer_regs % 8
         or c.producer_regs % 8
     ):
         raise ValueError(
             f"registers must be multiples of 8 within what the CTA launches with "
-            f"(2 x consumer + producer <= 3 x 168 = {_LAUNCH_REGS_SUM}), but got "
-            f"{c.consumer_regs} and {c.producer_regs}"
+            f"({c.consumers} x consumer + producer <= {1 + c.consumers} x {launch} = {limit}), "
+            f"but got {c.consumer_regs} and {c.producer_regs}"
         )
     if c.shared_memory_bytes > _SMEM_LIMIT:
         raise ValueError(

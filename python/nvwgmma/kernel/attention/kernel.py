@@ -61,7 +61,7 @@ class _Kernel:
         self.k = tile_geometry(c.dtype, bn, d, "K")  # B of S = Q Kᵀ (keys x d)
         self.v = tile_geometry(c.dtype, d, bn, "MN")  # B of O = P V (d x keys, d contiguous)
         self.q_at = 0
-        self.k_at = 2 * self.q.tile_bytes
+        self.k_at = c.consumers * self.q.tile_bytes
         self.v_at = self.k_at + c.stages * self.k.tile_bytes
         self.barriers_at = self.v_at + c.stages * self.v.tile_bytes
 
@@ -86,8 +86,9 @@ class _Kernel:
         self.args = args
         self.base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), 1024)
         ring_base = self.smem(self.barriers_at)
-        self.kring = pipeline.Ring(ring_base, c.stages, 2)
-        self.vring = pipeline.Ring(self.smem(self.barriers_at + self.kring.bytes), c.stages, 2)
+        self.kring = pipeline.Ring(ring_base, c.stages, c.consumers)
+        self.vring = pipeline.Ring(self.smem(self.barriers_at + self.kring.bytes), c.stages,
+                                   c.consumers)  # fmt: skip
         self.qbar = pipeline.Barriers(self.smem(self.barriers_at + 2 * self.kring.bytes), 1)
         # Persistent: the consumers release Q (one arrival each) before the
         # producer loads the next tile's.
@@ -118,7 +119,7 @@ class _Kernel:
                 self.vring.init()
                 self.qbar.init(1)
                 if self.qfree is not None:
-                    self.qfree.init(2)
+                    self.qfree.init(c.consumers)
                 scf.YieldOp([])
             nvvm.barrier0()
             roles = scf.IfOp(
@@ -231,8 +232,8 @@ class _Kernel:
                 before = arith.subi(self.tile_count, const(1))
                 pipeline.wait_parity(self.qfree.at(0), arith.andi(before, const(1)))
                 scf.YieldOp([])
-        pipeline.expect_tx(self.qbar.at(0), 2 * self.q.tile_bytes)
-        for consumer in range(2):
+        pipeline.expect_tx(self.qbar.at(0), c.consumers * self.q.tile_bytes)
+        for consumer in range(c.consumers):
             token = arith.addi(arith.addi(self.q_start, self.m0), const(64 * consumer))
             self._load(args["tmQ"], self.q, self.q_at + consumer * self.q.tile_bytes,
                        token, self.head, self.qbar.at(0))  # fmt: skip
@@ -596,7 +597,7 @@ def build_attention(config: AttentionConfig | None = None):
     c = AttentionConfig() if config is None else config
     check_config(c)
     kernel = _Kernel(c)
-    module, entry, args = kernel_shell("attention", SIGNATURE, 384)
+    module, entry, args = kernel_shell("attention", SIGNATURE, c.threads)
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
             kernel.build(args)
@@ -613,8 +614,8 @@ def build_attention(config: AttentionConfig | None = None):
         "kernel": "attention",
         "name": c.name,
         "config": asdict(c),
-        "block": [384, 1, 1],
-        "grid": "(ceil(max query length / 128), query heads, batch)",
+        "block": [c.threads, 1, 1],
+        "grid": f"(ceil(max query length / {c.block_m}), query heads, batch)",
         "block_m": c.block_m,
         "dynamic_smem": dynamic_smem,
         "boxes": {"Q": box(kernel.q), "K": box(kernel.k), "V": box(kernel.v)},
