@@ -217,21 +217,15 @@ class _Kernel:
                 self._produce(None)
             scf.YieldOp([])
 
-    def _produce(self, it, waited=False):
+    def _produce(self, it):
         """One tile's loads: Q, then K and V block by block; `it`: the
-        rings' running index at its first block (persistent), else None;
-        `waited`: the walk already waited for the last tile's Q release."""
+        rings' running index at its first block (persistent: the walk has
+        waited for the last tile's Q to be released), else None."""
         from ...dialects import arith, scf
         from ...ir import IndexType, InsertionPoint, IntegerType
         from .. import pipeline
 
         c, const, args = self.c, self.const, self.args
-        if self.qfree is not None and not waited:  # the consumers are done with the last Q
-            later = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, self.tile_count, const(0)))
-            with InsertionPoint(later.then_block):
-                before = arith.subi(self.tile_count, const(1))
-                pipeline.wait_parity(self.qfree.at(0), arith.andi(before, const(1)))
-                scf.YieldOp([])
         pipeline.expect_tx(self.qbar.at(0), c.consumers * self.q.tile_bytes)
         for consumer in range(c.consumers):
             token = arith.addi(arith.addi(self.q_start, self.m0), const(64 * consumer))
@@ -276,17 +270,16 @@ class _Kernel:
         else:
             self._consume(None)
 
-    def _consume(self, it, waited=False):
-        """One tile: wait for Q, the blocks, the epilogue; `it` as in
-        _produce; `waited`: the walk already waited for Q."""
+    def _consume(self, it):
+        """One tile: wait for Q (the walk does, persistent), the blocks, the
+        epilogue; `it` as in _produce."""
         from ...dialects import arith
         from .. import pipeline
 
         const = self.const
         self.row0 = arith.addi(self.m0, arith.muli(self.index, const(64)))
-        parity = 0 if it is None else arith.andi(self.tile_count, const(1))
-        if not waited:
-            pipeline.wait_parity(self.qbar.at(0), parity)
+        if it is None:
+            pipeline.wait_parity(self.qbar.at(0), 0)
         if self.c.overlap:
             self._overlapped(it)
         else:

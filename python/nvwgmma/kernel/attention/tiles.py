@@ -111,9 +111,9 @@ def _decode(kernel, t, blocks):
                           kernel.c.causal, _IrOps()))  # fmt: skip
 
 
-def _static(kernel, role):
-    """role(it) for tiles ctaid, ctaid + nctaid, ...; `it` counts the K/V
-    blocks of this CTA's earlier tiles, kernel.tile_count its tiles."""
+def _static(kernel, role, before):
+    """before(count); role(it) for tiles ctaid, ctaid + nctaid, ...; `it`
+    counts the K/V blocks of this CTA's earlier tiles, `count` its tiles."""
     from ...dialects import arith, nvvm, scf
     from ...ir import IndexType, InsertionPoint, IntegerType
 
@@ -124,10 +124,19 @@ def _static(kernel, role):
     loop = scf.ForOp(first, arith.index_cast(index, total), step, [_i32(0), _i32(0)])
     with InsertionPoint(loop.body):
         t = arith.index_cast(i32, loop.induction_variable)
-        it, kernel.tile_count = loop.inner_iter_args
+        it, count = loop.inner_iter_args
+        before(count)
         _decode(kernel, t, blocks)
         role(it)
-        scf.YieldOp([arith.addi(it, kernel.n), arith.addi(kernel.tile_count, _i32(1))])
+        scf.YieldOp([arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
+
+
+def _wait_q_loaded(kernel, count):
+    """Q of this CTA's tile `count` has landed."""
+    from ...dialects import arith
+    from .. import pipeline
+
+    pipeline.wait_parity(kernel.qbar.at(0), arith.andi(count, _i32(1)))
 
 
 def _slot(kernel, count):
@@ -193,12 +202,11 @@ def _dynamic_producer(kernel, role):
     after = loop.after.blocks.append(i32, i32, i32)
     with InsertionPoint(after):
         t, it, count = after.arguments
-        kernel.tile_count = count
         _wait_q_released(kernel, count)
         _store_slot(kernel, count, t)
         upcoming = arith.addi(_atomic_add(_counter(kernel, 0)), grid)
         _decode(kernel, t, blocks)
-        role(it, waited=True)
+        role(it)
         scf.YieldOp([upcoming, arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
     count = loop.results[2]
     # The end: the tile count in the next slot, Q's barrier completed without loads.
@@ -217,7 +225,6 @@ def _dynamic_producer(kernel, role):
 def _dynamic_consumer(kernel, role):
     from ...dialects import arith, llvm, scf
     from ...ir import InsertionPoint, IntegerType
-    from .. import pipeline
 
     i32 = IntegerType.get_signless(32)
     total, blocks = _total(kernel)
@@ -225,31 +232,30 @@ def _dynamic_consumer(kernel, role):
     before = loop.before.blocks.append(i32, i32)
     with InsertionPoint(before):
         it, count = before.arguments
-        pipeline.wait_parity(kernel.qbar.at(0), arith.andi(count, _i32(1)))
+        _wait_q_loaded(kernel, count)
         t = llvm.load(i32, _slot(kernel, count), alignment=4)
         more = arith.cmpi(arith.CmpIPredicate.slt, t, total)
         scf.ConditionOp(more, [it, count, t])
     after = loop.after.blocks.append(i32, i32, i32)
     with InsertionPoint(after):
         it, count, t = after.arguments
-        kernel.tile_count = count
         _decode(kernel, t, blocks)
-        role(it, waited=True)
+        role(it)
         scf.YieldOp([arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
 
 
 def walk_producer(kernel, role):
-    """The producer's walk: role(it[, waited]) per tile."""
+    """The producer's walk: role(it) per tile, once the consumers released
+    the last tile's Q."""
     if kernel.c.dynamic:
         _dynamic_producer(kernel, role)
     else:
-        _static(kernel, role)
+        _static(kernel, role, lambda count: _wait_q_released(kernel, count))
 
 
 def walk_consumer(kernel, role):
-    """A consumer's walk: role(it[, waited]) per tile; `waited`: Q's
-    barrier was already waited for (dynamic)."""
+    """A consumer's walk: role(it) per tile, once its Q has landed."""
     if kernel.c.dynamic:
         _dynamic_consumer(kernel, role)
     else:
-        _static(kernel, role)
+        _static(kernel, role, lambda count: _wait_q_loaded(kernel, count))
