@@ -4,10 +4,11 @@ tiles (`geometry`, `smem`), the accumulator as P's A fragments and the
 online softmax (`fragment`, `fastmath`), ping-pong turns (`barrier`), the
 register epilogue (`epilogue`).
 
-A CTA owns 128 query rows of one head (grid: query blocks x heads x
-batch). Warpgroup 0 is the producer: one thread loads Q once (a one-shot
-barrier), then K and V block by block into two rings. Warpgroups 1 and 2
-are consumers of 64 rows each. With `overlap`, a consumer issues
+A CTA owns 64 x `consumers` (128 or 192) query rows of one head (grid:
+query blocks x heads x batch; persistent: one CTA per SM walks them,
+`tiles`). Warpgroup 0 is the producer: one thread loads Q once (a
+one-shot barrier), then K and V block by block into two rings. The other
+warpgroups are consumers of 64 rows each. With `overlap`, a consumer issues
 S_j = Q K_jᵀ and O += P_{j-1} V_{j-1} back to back, waits for S_j only
 (wait_group 1), runs the softmax of block j while P·V runs, then waits
 for P·V and rescales O: the tensor cores never wait for the softmax.
