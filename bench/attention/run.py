@@ -58,6 +58,7 @@ def ablations():
                  (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
                  (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
                                 "consumer_regs": 232})]  # fmt: skip
+    rows += [(d, "tma store", {"tma_store": True}) for d in (64, 128)]
     rows += [(64, "192-row tiles", {"consumers": 3, "pingpong": False, "consumer_regs": 160,
                                     "producer_regs": 32})]  # fmt: skip
     rows += [(128, "block_n 176", {"block_n": 176}), (64, "block_n 192", {"block_n": 192}),

@@ -49,6 +49,11 @@ def _configs():
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     ablations += [c.replace(persistent=True, dynamic=True, consumer_regs=232, producer_regs=40)
                   for c in shipped if c.dtype == "bf16" and not c.varlen]  # fmt: skip
+    # O through stmatrix and TMA stores, head dims 64 and 128, each scheduling.
+    ablations += [c.replace(tma_store=True) for c in shipped
+                  if c.head_dim < 256 and c.dtype == "bf16" and not c.varlen]  # fmt: skip
+    ablations += [c.replace(tma_store=True, persistent=True) for c in shipped
+                  if c.head_dim == 128 and c.dtype == "bf16" and c.causal and not c.varlen]  # fmt: skip
     # 192-row tiles (three consumers) at head dim 64, each scheduling.
     ablations += [c.replace(consumers=3, pingpong=False, consumer_regs=160, producer_regs=32)
                   for c in shipped if c.head_dim == 64 and c.dtype == "bf16"]  # fmt: skip
@@ -69,6 +74,9 @@ def _configs():
          "3 consumers take head_dim 64 and block_n <= 128 .*, but got head_dim 128, block_n 128"),
         ({"consumers": 3}, r"pingpong takes 2 consumers \(it alternates two\), but got 3"),
         ({"consumers": 4}, "consumers must be 2 or 3, but got 4"),
+        ({"tma_store": True, "varlen": True}, "tma_store needs dense sequences .*, but got varlen=True"),
+        ({"tma_store": True, "head_dim": 256, "block_n": 64},
+         "must fit 227 KiB of shared memory, but need 263224 bytes"),
         ({"consumer_regs": 236}, "registers must be multiples of 8"),
         ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
         ({"block_n": 96}, "block_n must be 64, 128, 176 or 192, but got 96"),
@@ -100,6 +108,11 @@ def test_every_configuration_is_clean(ctx, config):
     if config.pingpong:
         assert {"5", "6"} <= ids
     assert meta["block"] == [128 * (1 + config.consumers), 1, 1]
+    stores = re.findall(r"cp\.async\.bulk\.tensor\.4d\.global\.shared::cta", ptx)
+    if config.tma_store:  # per consumer branch, one box per 64 columns of O
+        assert len(stores) == config.consumers * d // 64 and "stmatrix" in ptx
+    else:
+        assert not stores
     assert meta["boxes"]["Q"]["box"] == [64, 1, 64, 1]
     assert meta["boxes"]["K"]["box"] == [64, 1, bn, 1]
     assert meta["boxes"]["V"]["box"] == [64, 1, bn, 1]
@@ -225,6 +238,41 @@ def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
     assert values["section"] == 1  # not persistent
     assert values["scale_log2"] == pytest.approx(1.4426950408889634 / d**0.5)
     assert values["O"] == 3 << 20
+    assert values["tmO"] == 0  # O leaves from registers
+
+
+def test_tma_store_maps_o_like_q(ctx, tmp_path, monkeypatch):
+    """tma_store: a fourth 4-D map over O's own strides with Q's box, passed
+    as tmO; an out TMA cannot address is refused before launch."""
+    from nvwgmma.kernel import cache, runtime, tensormap
+    from nvwgmma.kernel.attention import default_config, launch
+
+    driver = _Driver()
+    for module in (tensormap, runtime):
+        monkeypatch.setattr(module, "_driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(cache, "_loaded", {})
+    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
+    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    d, config = 128, default_config(128).replace(tma_store=True)
+    qa = Array((2, 300, 8, d), "<V2")
+    # O padded to 9 heads' worth per token: its own strides, not Q's.
+    out = Array(
+        (2, 300, 8, d), "<V2", address=3 << 20, strides=(300 * 9 * d * 2, 9 * d * 2, d * 2, 2)
+    )  # bytes
+    lse = Array((2, 8, 300), "<f4", address=5 << 20)
+    launch.attention(qa, qa, qa, out=out, lse=lse, config=config)
+    (_, _, _, _, values), = driver.launches  # fmt: skip
+    # Q, K (V is the same array: its map is K's), then O.
+    assert len(driver.encoded) == 3
+    _, address, sizes, strides, box = driver.encoded[-1]
+    assert (address, sizes, box) == (3 << 20, (d, 8, 300, 2), (64, 1, 64, 1))
+    assert strides == (d * 2, 9 * d * 2, 300 * 9 * d * 2)
+    assert values["tmO"] != 0
+    bad = Array((2, 300, 8, d), "<V2", address=(3 << 20) + 8)
+    with pytest.raises(ValueError, match="out must be 16-byte aligned for TMA"):
+        launch.attention(qa, qa, qa, out=bad, lse=lse, config=config)
 
 
 def test_dynamic_walk_gets_zeroed_counters(ctx, tmp_path, monkeypatch):

@@ -30,6 +30,7 @@ def _configs():
         default_config(64).replace(
             consumers=3, pingpong=False, consumer_regs=160, producer_regs=32
         ),
+        default_config(128).replace(tma_store=True),
     ]
 
 

@@ -131,3 +131,30 @@ def test_f32_staging_is_the_swizzled_tma_layout(ctx, first, width):
                 assert thread_of[row, col + k] == thread
                 hit[row, col + k - first] += 1
     assert (hit == 1).all()
+
+
+@pytest.mark.parametrize("between", [(), (3,)])
+def test_tma_store_coordinates(ctx, between):
+    """tma_store issues one box per 64 16-bit columns at (col + 64 b,
+    *between, row, batch): `between` sits between the column and the row
+    (a head of a (head dim, heads, tokens, batch) map)."""
+    from nvwgmma import ir
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%m: !llvm.ptr, %s: !llvm.ptr<3>, %t: i32) attributes {nvvm.kernel} "
+        "{ llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    tensor_map, smem, t = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        epilogue.tma_store(tensor_map, smem, row=70, col=0, n=128, barrier_id=2, thread=t,
+                           batch=5, between=between)  # fmt: skip
+    module.operation.verify()
+    stores = [op for op in module.body.operations[0].regions[0].blocks[0].operations
+              for region in op.regions for b in region.blocks for op in b.operations
+              if op.name == "nvvm.cp.async.bulk.tensor.global.shared.cta"]  # fmt: skip
+    assert len(stores) == 2
+    for b, store in enumerate(stores):
+        coords = [evaluate(v, {}) for v in list(store.operands)[2:]]
+        assert coords == [64 * b, *between, 70, 5]

@@ -478,6 +478,7 @@ def tma_store(
     wait_read: bool = True,
     out_type: str = "bf16",
     batch=None,
+    between=(),
     loc=None,
     ip=None,
 ):
@@ -490,7 +491,9 @@ def tma_store(
     With `wait_read`, it then waits until the shared memory has been
     read; without, call `wait_store_read` before the staging is written
     again (and before the kernel exits). `batch` (an int or i32 Value)
-    adds a third coordinate, for a 3-D tensor map of a batch of matrices."""
+    adds a last coordinate, for a tensor map of a batch of matrices;
+    `between` (ints or i32 Values) are coordinates between the column and
+    the row (the head of a (head dim, heads, tokens, batch) map)."""
     from ..dialects import llvm, nvvm, scf
     from ..ir import InsertionPoint
 
@@ -505,6 +508,7 @@ def tma_store(
         as_i32(col, "col", wide=True, loc=loc, ip=ip),
     )
     extra = [] if batch is None else [as_i32(batch, "batch", wide=True, loc=loc, ip=ip)]
+    middle = [as_i32(x, "between", wide=True, loc=loc, ip=ip) for x in between]
     t = (
         warpgroup_thread(loc=loc, ip=ip)
         if thread is None
@@ -520,7 +524,9 @@ def tma_store(
             x = llvm.add(
                 col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
             )
-            nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src, [x, row, *extra], loc=loc)
+            nvvm.cp_async_bulk_tensor_global_shared_cta(
+                tensor_map, src, [x, *middle, row, *extra], loc=loc
+            )
         nvvm.cp_async_bulk_commit_group(loc=loc)
         if wait_read:
             nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)

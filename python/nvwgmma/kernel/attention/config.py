@@ -33,6 +33,10 @@ class AttentionConfig:
                    fixed share (attention.tiles); build it with 232
                    consumer and 40 producer registers (at 24 the
                    producer spills)
+    tma_store      O leaves through shared memory (stmatrix into a 64-row
+                   staging per consumer) and TMA stores, whose read of the
+                   staging overlaps the next tile (dense only: a varlen
+                   sequence's last box would write into the next one)
     consumers      consumer warpgroups, 64 query rows each: 2 (128-row
                    tiles) or 3 (192 rows, FlashAttention-3's head-dim-64
                    tile: K and V read once per 192 queries; no ping-pong,
@@ -52,6 +56,7 @@ class AttentionConfig:
     pingpong: bool = True
     persistent: bool = False
     dynamic: bool = False
+    tma_store: bool = False
     consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
@@ -69,7 +74,8 @@ class AttentionConfig:
         parts = [f"attn_d{self.head_dim}_{self.dtype}_n{self.block_n}_s{self.stages}"]
         if self.consumers != 2:
             parts.append(f"m{self.block_m}")
-        for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic"):
+        for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic",
+                     "tma_store"):  # fmt: skip
             if getattr(self, flag):
                 parts.append(flag)
         return "_".join(parts)
@@ -85,7 +91,15 @@ class AttentionConfig:
         # K and V rings (full, empty), Q's barrier, Q's release when persistent,
         # and the dynamic walk's two tile-number slots (16 bytes).
         barriers = 8 * (4 * self.stages + 1 + self.persistent) + 16 * self.dynamic
-        return self.consumers * q + self.stages * (k + v) + barriers + 1024 - 16
+        return (self.consumers * (q + self.staging_bytes) + self.stages * (k + v) + barriers
+                + 1024 - 16)  # fmt: skip
+
+    @property
+    def staging_bytes(self) -> int:
+        """Each consumer's O staging (tma_store), else 0."""
+        from .. import epilogue
+
+        return epilogue.staging_bytes(self.head_dim, self.dtype) if self.tma_store else 0
 
     def replace(self, **changes) -> AttentionConfig:
         return replace(self, **changes)
@@ -126,6 +140,11 @@ def check_config(c: AttentionConfig) -> None:
             f"persistent needs dense sequences and overlap, but got varlen={c.varlen}, "
             f"overlap={c.overlap}"
         )
+    if c.tma_store and c.varlen:
+        raise ValueError(
+            "tma_store needs dense sequences (a varlen sequence's last box would write into "
+            "the next one), but got varlen=True"
+        )
     if c.dynamic and not c.persistent:
         raise ValueError(
             "dynamic needs persistent=True (it is how persistent CTAs take their tiles), "
@@ -162,6 +181,7 @@ def check_config(c: AttentionConfig) -> None:
         )
     if c.shared_memory_bytes > _SMEM_LIMIT:
         raise ValueError(
-            f"the Q tile and {c.stages} K/V stages must fit 227 KiB of shared memory, but need "
+            f"the Q tile, {c.stages} K/V stages and O's staging (tma_store) must fit 227 KiB of "
+            f"shared memory, but need "
             f"{c.shared_memory_bytes} bytes"
         )

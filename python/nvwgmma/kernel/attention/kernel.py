@@ -28,6 +28,7 @@ SIGNATURE = (
     ("tmQ", "!llvm.ptr"),  # 4-D tensor maps (head dim, heads, tokens, batch)
     ("tmK", "!llvm.ptr"),
     ("tmV", "!llvm.ptr"),
+    ("tmO", "!llvm.ptr"),  # tma_store: O's map, like Q's (else 0)
     ("O", "!llvm.ptr<1>"),  # output, strided like Q
     ("LSE", "!llvm.ptr<1>"),  # f32 log-sum-exp per (batch, head, query)
     ("cuQ", "!llvm.ptr<1>"),  # varlen: i32 cumulative query offsets (batch + 1)
@@ -64,7 +65,8 @@ class _Kernel:
         self.q_at = 0
         self.k_at = c.consumers * self.q.tile_bytes
         self.v_at = self.k_at + c.stages * self.k.tile_bytes
-        self.barriers_at = self.v_at + c.stages * self.v.tile_bytes
+        self.staging_at = self.v_at + c.stages * self.v.tile_bytes  # tma_store: O per consumer
+        self.barriers_at = self.staging_at + c.consumers * c.staging_bytes
 
     # ------------------------------------------------------------------ IR
     def const(self, v):
@@ -268,6 +270,8 @@ class _Kernel:
         self.turns = PingPong(index) if c.pingpong else None
         if c.persistent:
             tiles.walk_consumer(self, self._consume)
+            if c.tma_store:  # the last tile's O store has read the staging
+                self._each_consumer(self._wait_store_read)
         else:
             self._consume(None)
 
@@ -555,11 +559,14 @@ class _Kernel:
         )
         from .._ir import element_type
 
-        base = gep(args["O"], offset, element_type(c.dtype))
-        epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,
-                                   out_type=c.dtype, row=self.row0, col=0,
-                                   thread=self.wg_thread,
-                                   bounds=(self.sq, const(c.head_dim)))  # fmt: skip
+        if c.tma_store:
+            self._store_o(o)
+        else:
+            base = gep(args["O"], offset, element_type(c.dtype))
+            epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,
+                                       out_type=c.dtype, row=self.row0, col=0,
+                                       thread=self.wg_thread,
+                                       bounds=(self.sq, const(c.head_dim)))  # fmt: skip
         # One thread of each quad writes its two rows' LSE.
         lse_offset = arith.addi(
             arith.addi(
@@ -579,6 +586,49 @@ class _Kernel:
                 value = llvm.fmul(llvm.fadd(mx, fastmath.log2(t)), ln2)
                 llvm.store(value, gep(lse, row, f32))
                 scf.YieldOp([])
+
+    # ------------------------------------------------------ O through TMA
+    def _each_consumer(self, emit):
+        """emit(barrier id) in this consumer's branch: named barriers 1, 2
+        (and 3) as immediates (ptxas reserves all 16 for a register id)."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+
+        for i in range(self.c.consumers):
+            mine = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.index, self.const(i)))
+            with InsertionPoint(mine.then_block):
+                emit(1 + i)
+                scf.YieldOp([])
+
+    def _wait_store_read(self, barrier_id):
+        from .. import epilogue
+
+        epilogue.wait_store_read(barrier_id=barrier_id, thread=self.wg_thread)
+
+    def _store_o(self, o):
+        """O (normalised, f32) into this consumer's staging and out by TMA
+        boxes of Q's shape; rows past Sq fall outside the map and are not
+        written. Persistent: the store's read overlaps the next tile, and
+        the staging is written again only once it has been read."""
+        from ...dialects import arith
+        from .. import epilogue
+
+        c, const = self.c, self.const
+        staging = self.smem(
+            arith.addi(const(self.staging_at), arith.muli(self.index, const(c.staging_bytes)))
+        )
+        if c.persistent:
+            self._each_consumer(self._wait_store_read)
+        epilogue.stage_accumulator(o, staging, d_type="f32", n=c.head_dim, out_type=c.dtype,
+                                   thread=self.wg_thread)  # fmt: skip
+        row = arith.addi(self.q_start, self.row0)
+        self._each_consumer(
+            lambda barrier_id: epilogue.tma_store(
+                self.args["tmO"], staging, row=row, col=const(0), n=c.head_dim,
+                barrier_id=barrier_id, thread=self.wg_thread, wait_read=not c.persistent,
+                out_type=c.dtype, batch=self.tb, between=[self.head],
+            )
+        )  # fmt: skip
 
 
 def build_attention(config: AttentionConfig | None = None):
@@ -612,7 +662,7 @@ def build_attention(config: AttentionConfig | None = None):
         "grid": f"(ceil(max query length / {c.block_m}), query heads, batch)",
         "block_m": c.block_m,
         "dynamic_smem": dynamic_smem,
-        "boxes": {"Q": box(kernel.q), "K": box(kernel.k), "V": box(kernel.v)},
+        "boxes": {"Q": box(kernel.q), "K": box(kernel.k), "V": box(kernel.v), "O": box(kernel.q)},
         "signature": [list(p) for p in SIGNATURE],
     }
     return module, meta

@@ -133,6 +133,8 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     to = _tensor(o, "out")
     if to.shape != tq.shape or to.dtype != tq.dtype:
         _fail(f"out must be {tq.dtype} of shape {tq.shape}, but got {to.dtype} {to.shape}")
+    if p.config.tma_store:
+        _check_strides(to, "out")
     tokens_q = tq.shape[0]
     lse_shape = (hq, tokens_q) if varlen else (batch, hq, sq)
     lse = tq.empty(lse_shape, "f32") if lse is None else lse
@@ -142,7 +144,9 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     on = _stream(stream, tq)
     maps = []
-    for t, name in ((tq, "Q"), (tk, "K"), (tv, "V")):
+    # O's map (tma_store) is read with Q's box over O's own strides.
+    mapped = [(tq, "Q"), (tk, "K"), (tv, "V")] + ([(to, "O")] if p.config.tma_store else [])
+    for t, name in mapped:
         box = meta["boxes"][name]
         if varlen:
             sizes = (d, t.shape[1], t.shape[0], 1)
@@ -159,6 +163,8 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     else:
         o_strides = (to.strides[0], to.strides[1], to.strides[2])
         lse_strides = (hq * sq, sq)
+    if not p.config.tma_store:
+        maps.append(0)
     args = [
         *(("u64", m) for m in maps),
         ("u64", to.address),
