@@ -182,12 +182,9 @@ class _Driver(RecordingDriver):
         return (0,)
 
 
-@pytest.mark.parametrize("varlen", [False, True])
-def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
-    """GQA (8 query heads on 2 K/V heads), Sq != Sk, against a recording
-    driver: the tensor maps are 4-D (head dim, heads, tokens, batch) over
-    the tensors' own strides, the grid covers the query blocks, heads and
-    batch, and the parameters are in SIGNATURE's order."""
+def _recording(monkeypatch, tmp_path):
+    """A recording driver behind runtime and tensormap, with empty map
+    pool, workspaces and kernel cache, kernels compiled into tmp_path."""
     from nvwgmma.kernel import cache, runtime, tensormap
     from nvwgmma.kernel.attention import launch
 
@@ -195,10 +192,23 @@ def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
     for module in (tensormap, runtime):
         monkeypatch.setattr(module, "_driver", lambda: driver)
     monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
+    monkeypatch.setattr(runtime, "_workspaces", {})
     monkeypatch.setattr(cache, "_loaded", {})
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
     monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    return driver
+
+
+@pytest.mark.parametrize("varlen", [False, True])
+def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
+    """GQA (8 query heads on 2 K/V heads), Sq != Sk, against a recording
+    driver: the tensor maps are 4-D (head dim, heads, tokens, batch) over
+    the tensors' own strides, the grid covers the query blocks, heads and
+    batch, and the parameters are in SIGNATURE's order."""
+    from nvwgmma.kernel.attention import launch
+
+    driver = _recording(monkeypatch, tmp_path)
     d = 128
     if varlen:
         qa, ka = Array((300, 8, d), "<V2"), Array((500, 2, d), "<V2", address=2 << 20)
@@ -244,17 +254,9 @@ def test_attention_launch_path(ctx, tmp_path, monkeypatch, varlen):
 def test_tma_store_maps_o_like_q(ctx, tmp_path, monkeypatch):
     """tma_store: a fourth 4-D map over O's own strides with Q's box, passed
     as tmO; an out TMA cannot address is refused before launch."""
-    from nvwgmma.kernel import cache, runtime, tensormap
     from nvwgmma.kernel.attention import default_config, launch
 
-    driver = _Driver()
-    for module in (tensormap, runtime):
-        monkeypatch.setattr(module, "_driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
-    monkeypatch.setattr(cache, "_loaded", {})
-    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
-    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    driver = _recording(monkeypatch, tmp_path)
     d, config = 128, default_config(128).replace(tma_store=True)
     qa = Array((2, 300, 8, d), "<V2")
     # O padded to 9 heads' worth per token: its own strides, not Q's.
@@ -279,18 +281,9 @@ def test_dynamic_walk_gets_zeroed_counters(ctx, tmp_path, monkeypatch):
     """A dynamic walk: one CTA per SM (or per tile), and `sched` points at
     a zeroed 8-byte workspace of its own, the same one on every launch on
     the stream (the kernel leaves it zero); the static walk passes 0."""
-    from nvwgmma.kernel import cache, runtime, tensormap
     from nvwgmma.kernel.attention import default_config, launch
 
-    driver = _Driver()
-    for module in (tensormap, runtime):
-        monkeypatch.setattr(module, "_driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
-    monkeypatch.setattr(runtime, "_workspaces", {})
-    monkeypatch.setattr(cache, "_loaded", {})
-    monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
-    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    driver = _recording(monkeypatch, tmp_path)
     qa = Array((4, 1024, 16, 64), "<V2")
     out = Array((4, 1024, 16, 64), "<V2", address=3 << 20)
     lse = Array((4, 16, 1024), "<f4", address=5 << 20)
