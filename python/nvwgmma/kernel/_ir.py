@@ -1,5 +1,6 @@
 """IR helpers the kernel-layer modules share: i32 constants, i32 operands,
-pointer offsets, the element type of a dtype name, and an empty kernel."""
+pointer offsets, a relaxed device-wide counter increment, the element type
+of a dtype name, and an empty kernel."""
 
 from __future__ import annotations
 
@@ -50,6 +51,17 @@ def as_i32(value, what: str, *, wide: bool = False, loc=None, ip=None):
         return llvm.trunc(i32, value, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
     expected = "an int or an i32/i64/index Value" if wide else "an int or an i32 Value"
     raise TypeError(f"{what} must be {expected}, but got {value.type}")
+
+
+def atomic_increment(pointer):
+    """Add 1 to the i32 at `pointer` (global), relaxed, device scope; the
+    old value. Orderings the caller needs come from its own fences: LLVM's
+    NVPTX backend drops a release on the atomicrmw itself."""
+    from ..dialects import llvm
+
+    return llvm.atomicrmw(llvm.AtomicBinOp.add, pointer, i32_constant(1),
+                          llvm.AtomicOrdering.monotonic, syncscope="device",
+                          alignment=4)  # fmt: skip
 
 
 def element_type(dtype: str):

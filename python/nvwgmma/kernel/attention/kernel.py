@@ -51,6 +51,14 @@ SIGNATURE = (
 _LN2 = 0.6931471805599453
 
 
+def _wide(v):
+    """An i32 Value as i64 (sign-extended)."""
+    from ...dialects import arith
+    from ...ir import IntegerType
+
+    return arith.extsi(IntegerType.get_signless(64), v)
+
+
 class _Kernel:
     """The IR of one kernel: the shared-memory plan and each role."""
 
@@ -532,12 +540,12 @@ class _Kernel:
     def _finish(self, o, m, den):
         """O / den stored to this consumer's rows; LSE = (m + log2 den) ln 2."""
         from ...dialects import arith, llvm, scf
-        from ...ir import F32Type, FloatAttr, InsertionPoint, IntegerType
-        from .. import epilogue, fastmath, fragment
+        from ...ir import F32Type, FloatAttr, InsertionPoint
+        from .. import fastmath, fragment
         from .._ir import gep
 
         c, const, args = self.c, self.const, self.args
-        f32, i64 = F32Type.get(), IntegerType.get_signless(64)
+        f32 = F32Type.get()
         zero = llvm.mlir_constant(FloatAttr.get(f32, 0.0))
         one = llvm.mlir_constant(FloatAttr.get(f32, 1.0))
         total = [fragment.quad_reduce(x, "sum") for x in den]
@@ -546,34 +554,18 @@ class _Kernel:
             for t in total
         ]
         o = fragment.pack(fragment.scale_rows(fragment.unpack(o), inverse))
-
-        def wide(v):
-            return arith.extsi(i64, v)
-
-        offset = arith.addi(
-            arith.addi(
-                arith.muli(wide(self.batch), args["o_batch"]),
-                arith.muli(wide(self.q_start), wide(args["o_row"])),
-            ),  # fmt: skip
-            wide(arith.muli(self.head, args["o_head"])),
-        )
-        from .._ir import element_type
-
         if c.tma_store:
-            self._store_o(o)
+            self._store_o_tma(o)
         else:
-            base = gep(args["O"], offset, element_type(c.dtype))
-            epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,
-                                       out_type=c.dtype, row=self.row0, col=0,
-                                       thread=self.wg_thread,
-                                       bounds=(self.sq, const(c.head_dim)))  # fmt: skip
+            self._store_o_registers(o)
+
         # One thread of each quad writes its two rows' LSE.
         lse_offset = arith.addi(
             arith.addi(
-                arith.muli(wide(self.batch), args["lse_batch"]),
-                wide(arith.muli(self.head, args["lse_head"])),
+                arith.muli(_wide(self.batch), args["lse_batch"]),
+                _wide(arith.muli(self.head, args["lse_head"])),
             ),  # fmt: skip
-            wide(self.q_start),
+            _wide(self.q_start),
         )
         lse = gep(args["LSE"], lse_offset, f32)
         at = fragment.Coordinates(8, row=self.row0, thread=self.wg_thread)
@@ -605,7 +597,28 @@ class _Kernel:
 
         epilogue.wait_store_read(barrier_id=barrier_id, thread=self.wg_thread)
 
-    def _store_o(self, o):
+    def _store_o_registers(self, o):
+        """O (normalised, f32) from registers to this consumer's rows of
+        its (batch, head), masked at Sq."""
+        from ...dialects import arith
+        from .. import epilogue
+        from .._ir import element_type, gep
+
+        c, args = self.c, self.args
+        offset = arith.addi(
+            arith.addi(
+                arith.muli(_wide(self.batch), args["o_batch"]),
+                arith.muli(_wide(self.q_start), _wide(args["o_row"])),
+            ),  # fmt: skip
+            _wide(arith.muli(self.head, args["o_head"])),
+        )
+        base = gep(args["O"], offset, element_type(c.dtype))
+        epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,
+                                   out_type=c.dtype, row=self.row0, col=0,
+                                   thread=self.wg_thread,
+                                   bounds=(self.sq, self.const(c.head_dim)))  # fmt: skip
+
+    def _store_o_tma(self, o):
         """O (normalised, f32) into this consumer's staging and out by TMA
         boxes of Q's shape; rows past Sq fall outside the map and are not
         written. Persistent: the store's read overlaps the next tile, and

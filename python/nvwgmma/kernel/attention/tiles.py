@@ -162,15 +162,6 @@ def _counter(kernel, which):
     return gep(kernel.args["sched"], _i32(which), IntegerType.get_signless(32))
 
 
-def _atomic_add(pointer):
-    from ...dialects import llvm
-
-    return llvm.atomicrmw(
-        llvm.AtomicBinOp.add, pointer, _i32(1), llvm.AtomicOrdering.monotonic,
-        syncscope="device", alignment=4,
-    )  # fmt: skip
-
-
 def _wait_q_released(kernel, count):
     """The consumers are done with the Q of tile `count` - 1 (none before
     the first)."""
@@ -188,6 +179,7 @@ def _wait_q_released(kernel, count):
 def _dynamic_producer(kernel, role):
     from ...dialects import arith, llvm, nvvm, scf
     from ...ir import InsertionPoint, IntegerType
+    from .._ir import atomic_increment
 
     i32, i64 = IntegerType.get_signless(32), IntegerType.get_signless(64)
     total, blocks = _total(kernel)
@@ -204,7 +196,7 @@ def _dynamic_producer(kernel, role):
         t, it, count = after.arguments
         _wait_q_released(kernel, count)
         _store_slot(kernel, count, t)
-        upcoming = arith.addi(_atomic_add(_counter(kernel, 0)), grid)
+        upcoming = arith.addi(atomic_increment(_counter(kernel, 0)), grid)
         _decode(kernel, t, blocks)
         role(it)
         scf.YieldOp([upcoming, arith.addi(it, kernel.n), arith.addi(count, _i32(1))])
@@ -213,7 +205,7 @@ def _dynamic_producer(kernel, role):
     _wait_q_released(kernel, count)
     _store_slot(kernel, count, total)
     nvvm.mbarrier_arrive(i64, kernel.qbar.at(0))
-    done = _atomic_add(_counter(kernel, 1))
+    done = atomic_increment(_counter(kernel, 1))
     last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, done, arith.subi(grid, _i32(1))))
     with InsertionPoint(last.then_block):
         # Every CTA has taken its last number: no add can follow these stores.

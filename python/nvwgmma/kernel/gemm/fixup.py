@@ -80,6 +80,7 @@ class Workspace:
         flag it."""
         from ...dialects import llvm, scf
         from ...ir import InsertionPoint, VectorType
+        from .._ir import atomic_increment
 
         vector = VectorType.get([4], self.f32)
         base = self._part(slot, consumer, thread)
@@ -95,14 +96,7 @@ class Workspace:
             # A release fence, then a relaxed add: LLVM's NVPTX backend drops
             # the ordering of a release atomicrmw (it emits a plain atom.add).
             llvm.fence(llvm.AtomicOrdering.release, syncscope="device")
-            llvm.atomicrmw(
-                llvm.AtomicBinOp.add,
-                self._flag(slot, consumer),
-                _i32(1),
-                llvm.AtomicOrdering.monotonic,
-                syncscope="device",
-                alignment=4,
-            )
+            atomic_increment(self._flag(slot, consumer))
             scf.YieldOp([])
 
     def add(self, acc, *, slot, consumer, thread, barrier):

@@ -78,6 +78,18 @@ def with_tile(config: GemmConfig, tile_n: int, *, max_stages: int = 8, **changes
     raise ValueError(f"no stage count fits shared memory for {c.name}")
 
 
+def _tiles(config: GemmConfig, m: int, n: int, batch: int) -> int:
+    """Output tiles of `config` on a batch of M x N problems."""
+    return batch * _ceil(m, config.tile_m) * _ceil(n, config.tile_n)
+
+
+def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
+    """`config` with K split so that tiles x parts is about a wave, each
+    part keeping at least MIN_PART_STAGES K stages; None below 2 parts."""
+    splits = min(sms // _tiles(config, m, n, batch), _ceil(k, config.k_tile) // MIN_PART_STAGES)
+    return replace(config, scheduler="split_k", splits=splits) if splits >= 2 else None
+
+
 def _out_default(dtype, out_dtype):
     if out_dtype is not None:
         return out_dtype
@@ -104,11 +116,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
     # that tiles x parts is about a wave.
     small = with_tile(base, 128, consumers=1, max_stages=16)
-    tiles = batch * _ceil(m, 64) * _ceil(n, 128)
-    splits = min(sms // tiles, _ceil(k, base.k_tile) // MIN_PART_STAGES)
-    if splits < 2:
-        return small
-    return replace(small, scheduler="split_k", splits=splits)
+    return _split_to_a_wave(small, m, n, k, batch, sms) or small
 
 
 def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
@@ -118,9 +126,11 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     first: both tiles data-parallel, split-K in 2 and 4 parts, stream-K on
     both tiles, the 128 x 192 tile (data-parallel, and split about a wave
     where its tiles are few: 6144 / 192 = 32 tiles x 4 parts fill 128 of
-    132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), and, from
-    a full wave of wide tiles up, ping-pong and the 2 x 1 cluster (each
-    only where it applies)."""
+    132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), where
+    128 x 128 tiles are under a wave the 64 x 64 and 64 x 128 tiles (each
+    also split about a wave) and, from 256 rows, the 2 x 1 cluster of
+    128 x 128, and, from a full wave of wide tiles up, ping-pong and the
+    2 x 1 cluster of 128 x 256 (each only where it applies)."""
     out_dtype = _out_default(dtype, out_dtype)
     chosen = select_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                            b_major=b_major, batch=batch, fusion=fusion, c_aligned=c_aligned,
@@ -136,21 +146,14 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
         with_tile(base, 128, scheduler="stream_k"),
         with_tile(base, 192),
     ]
-    tiles_192 = batch * _ceil(m, 128) * _ceil(n, 192)
-    splits_192 = min(sms // tiles_192, k_stages // MIN_PART_STAGES)
-    if splits_192 >= 2:
-        found.append(with_tile(base, 192, scheduler="split_k", splits=splits_192))
+    found.append(_split_to_a_wave(with_tile(base, 192), m, n, k, batch, sms))
     # 64-row tiles (one consumer) with deep rings: where 128-row tiles are
     # few, what cuBLAS picks at M <= 128 (64 x 64, 13 stages, on the O
     # projection at M = 128: bench/gemm/cublas_kernels.py).
     if batch * _ceil(m, 128) * _ceil(n, 128) < sms:
         for tile_n in (64, 128):
             narrow = with_tile(base, tile_n, consumers=1, max_stages=16)
-            found.append(narrow)
-            tiles = batch * _ceil(m, 64) * _ceil(n, tile_n)
-            splits = min(sms // tiles, k_stages // MIN_PART_STAGES)
-            if splits >= 2:
-                found.append(replace(narrow, scheduler="split_k", splits=splits))
+            found += [narrow, _split_to_a_wave(narrow, m, n, k, batch, sms)]
     if m >= 256 and batch * _ceil(m, 128) * _ceil(n, 128) <= sms:
         found.append(replace(with_tile(base, 128), cluster_m=2))
     if batch * _ceil(m, 128) * _ceil(n, 256) >= sms:
@@ -159,6 +162,6 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
             found.append(replace(with_tile(base, 256), cluster_m=2))
     unique = []
     for c in found:
-        if c not in unique:
+        if c is not None and c not in unique:
             unique.append(c)
     return unique
