@@ -58,11 +58,11 @@ def ablations():
                  (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
                  (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
                                 "consumer_regs": 232})]  # fmt: skip
-    rows += [(d, "tma store", {"tma_store": True}) for d in (64, 128)]
+    rows += [(d, "tma store flipped", lambda c: {"tma_store": not c.tma_store}) for d in (64, 128)]
     rows += [(64, "192-row tiles", {"consumers": 3, "pingpong": False, "consumer_regs": 160,
                                     "producer_regs": 32})]  # fmt: skip
-    rows += [(128, "block_n 176", {"block_n": 176}), (64, "block_n 192", {"block_n": 192}),
-             (128, "stages 3", {"stages": 3}), (64, "stages 3", {"stages": 3})]  # fmt: skip
+    rows += [(128, "block_n 176", {"block_n": 176, "tma_store": False}), (64, "block_n 192", {"block_n": 192}),
+             (128, "stages 3", {"stages": 3, "tma_store": False}), (64, "stages 3", {"stages": 3})]  # fmt: skip
     return rows
 
 
@@ -118,6 +118,22 @@ def _check(q, k, v, causal, ours, sdpa):
     return {"ours": _errors(ours[:1], ref), "sdpa": _errors(sdpa[:1], ref)}
 
 
+def _host_us(fn, calls: int = 50) -> float:
+    """Host microseconds per call of fn() from an idle GPU queue (50
+    launches never fill it, so none waits for the GPU)."""
+    import time
+
+    import torch
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - start) / calls * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
 def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: bool = True,
         only=None, seqs=ABLATION_SEQS) -> None:  # fmt: skip
     import torch
@@ -127,6 +143,7 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
 
     _use_source_tree(directory)
     from nvwgmma.kernel.attention import attention, launch
+    from nvwgmma.kernel.attention.launch import prepare
 
     info = _gpu_info()
     print(json.dumps(info))
@@ -163,12 +180,19 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
                         _time(lambda a=(qt, kt, vt), c=causal, g=gqa: sdpa(*a, is_causal=c, **g))
                     )
         row["ms"] = {n: statistics.median(ts) for n, ts in rounds.items()}
+        # The kernel alone (a prepared launch) and the host's part of a call.
+        prepared, _, _ = prepare(q, k, v, causal=causal)
+        row["kernel_ms"] = _time(prepared)
+        row["host_us"] = _host_us(lambda q=q, k=k, v=v, c=causal: attention(q, k, v, causal=c))
         row["tflops"] = {n: flops / (ms * 1e9) for n, ms in row["ms"].items()}
         for name in outs:
             ratios = [o / x for o, x in zip(rounds[name], rounds["ours"])]
             row[f"vs_{name}"] = statistics.median(ratios)  # >1: ours faster
         results["rows"].append(row)
-        print(json.dumps(row), flush=True)
+        print(f"{label:26s} vs cudnn {row.get('vs_cudnn', 0):.3f} vs flash "
+              f"{row.get('vs_flash', 0):.3f}  ours {row['ms']['ours']:.4f} ms, kernel "
+              f"{row['kernel_ms']:.4f} ms, host {row['host_us']:.0f} us, rel err "
+              f"{row['errors']['ours']['rel']:.1e}", flush=True)  # fmt: skip
         write_results(directory, "attention-results.json", results)  # so far
     # Ablations at S = 1024 and 4096, 16k tokens: default and variant paired
     # per round, the variant checked against float32 like the grid's rows.

@@ -26,6 +26,7 @@ from .tensormap import TENSOR_MAP_BYTES, _check, _driver, encode
 
 __all__ = [
     "Kernel",
+    "Launch",
     "device_attribute",
     "elapsed_ms",
     "ensure_context",
@@ -105,32 +106,41 @@ class Kernel:
         (an int, 0 for the legacy default stream)."""
         self.launcher(grid=grid, block=block, args=args, stream=stream)()
 
-    def launcher(self, *, grid, block, args, stream=0):
-        """A callable that launches this kernel with these arguments again,
-        the parameter buffer packed once."""
+    def launcher(self, *, grid, block, args, stream=0) -> Launch:
+        """A Launch of this kernel with these arguments: the parameter
+        buffer packed once, launched again by calling it."""
+        return Launch(self, grid, block, args, stream)
+
+
+class Launch:
+    """A prepared launch: calling it launches the kernel again. The
+    parameters are packed once; `set(i, value)` rewrites parameter i in
+    place (the driver copies the buffer at each launch, so a launch already
+    queued keeps the value it was given)."""
+
+    def __init__(self, kernel: Kernel, grid, block, args, stream):
         driver = _driver()
-        values = []
+        self.values = []
         for kind, value in args:
             if kind not in _C_TYPES:
                 raise ValueError(
                     f"argument type must be one of {', '.join(_C_TYPES)}, but got {kind!r}"
                 )
-            values.append(_C_TYPES[kind](value))
-        pointers = (ctypes.c_void_p * max(1, len(values)))(
-            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values]
+            self.values.append(_C_TYPES[kind](value))
+        self._pointers = (ctypes.c_void_p * max(1, len(self.values)))(
+            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in self.values]
         )
-        params = ctypes.addressof(pointers)
-        handle = driver.CUstream(int(stream))
-        launch_kernel, function, smem = driver.cuLaunchKernel, self.function, self.dynamic_smem
-        grid, block = tuple(grid), tuple(block)
-        what = f"cuLaunchKernel({self.name})"
+        self._call = (driver.cuLaunchKernel, kernel.function, *tuple(grid), *tuple(block),
+                      kernel.dynamic_smem, driver.CUstream(int(stream)),
+                      ctypes.addressof(self._pointers), 0)  # fmt: skip
+        self._what = f"cuLaunchKernel({kernel.name})"
 
-        def launch():
-            _check(launch_kernel(function, *grid, *block, smem, handle, params, 0), what)
+    def set(self, index: int, value) -> None:
+        self.values[index].value = value
 
-        launch.buffers = (values, pointers)  # what `params` points into stays alive
-
-        return launch
+    def __call__(self) -> None:
+        launch_kernel, *args = self._call
+        _check(launch_kernel(*args), self._what)
 
 
 class _MapPool:

@@ -114,10 +114,13 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
     Why (H200, bench/attention/run.py, each variant against this default
     in the same run): persistent ran 1-6 % faster non-causal and 6-14 %
     slower causal, and handing causal tiles out dynamically (`dynamic`)
-    6-32 % slower (H100); a third stage at head dim 64 ran 2 % slower."""
+    6-32 % slower (H100); a third stage at head dim 64 ran 2 % slower.
+    O goes out through stmatrix and TMA at head dim 128 (dense): 1-5 %
+    faster there on H100, and mixed at head dim 64 (-4 to +5 %)."""
     block_n = 64 if head_dim == 256 else 128
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
-                           block_n=block_n, stages=2, persistent=not causal and not varlen)  # fmt: skip
+                           block_n=block_n, stages=2, persistent=not causal and not varlen,
+                           tma_store=head_dim == 128 and not varlen)  # fmt: skip
 
 
 def check_config(c: AttentionConfig) -> None:

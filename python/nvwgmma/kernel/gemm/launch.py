@@ -25,7 +25,8 @@ written to the cache.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, is_dataclass
+from functools import lru_cache
 
 from ...layouts import ELEMENT_BITS
 from . import autotune
@@ -103,16 +104,27 @@ class _Tensor:
         self.address = interface["data"][0]
 
     def empty(self, shape, dtype: str):
+        return self.allocator(shape, dtype)()
+
+    def allocator(self, shape, dtype: str):
+        """A callable returning a new uninitialised tensor of `shape` and
+        `dtype` on this tensor's device and library; it holds no reference
+        to this tensor (launch caches keep it)."""
         if self.library == "torch":
             import torch
 
-            return torch.empty(shape, dtype=torch_dtype(dtype), device=self.value.device)
-        import cupy
+            device, torch_type = self.value.device, torch_dtype(dtype)
+            return lambda: torch.empty(shape, dtype=torch_type, device=device)
 
-        types = {"f16": cupy.float16, "f32": cupy.float32}
-        if dtype not in types:
-            raise ValueError(f"out_dtype must be f16 or f32 for cupy arrays, but got {dtype!r}")
-        return cupy.empty(shape, dtype=types[dtype])
+        def new():
+            import cupy
+
+            types = {"f16": cupy.float16, "f32": cupy.float32}
+            if dtype not in types:
+                raise ValueError(f"out_dtype must be f16 or f32 for cupy arrays, but got {dtype!r}")
+            return cupy.empty(shape, dtype=types[dtype])
+
+        return new
 
 
 def _matrix(t: _Tensor):
@@ -193,6 +205,7 @@ def fusion_chain(*, bias=None, activation=None, residual=None, beta=False, alpha
 
 
 # ---------------------------------------------------------------------------- kernels
+@lru_cache(maxsize=1024)  # a digest of every field: computed once per configuration
 def kernel_key(config: GemmConfig) -> str:
     """The file stem of `config`'s PTX: its name and a digest of every field
     and of the kernel's parameter list (a cached PTX of another signature
@@ -476,7 +489,15 @@ _recent: dict = {}
 _RECENT = 256
 
 
+def _is_config(v) -> bool:
+    """A GemmConfig, AttentionConfig, ...: frozen dataclasses, hashable."""
+    return is_dataclass(v) and not isinstance(v, type)
+
+
 def _key(values):
+    """What a launch cache keys a call by: each tensor's address, shape,
+    strides, dtype and device, each other argument itself; None where an
+    argument is neither (such a call is not cached)."""
     key = []
     for v in values:
         if type(v).__module__.split(".")[0] == "torch" and hasattr(v, "data_ptr"):
@@ -484,7 +505,7 @@ def _key(values):
         elif hasattr(v, "__cuda_array_interface__"):
             i = v.__cuda_array_interface__
             key.append((i["data"][0], i["shape"], i.get("strides"), i["typestr"]))
-        elif v is None or isinstance(v, (str, int, float, GemmConfig)):
+        elif v is None or isinstance(v, (str, int, float)) or _is_config(v):
             key.append(v)
         else:
             return None
@@ -543,6 +564,11 @@ def _stream(stream, t) -> int:
 
             return torch.cuda.current_stream(t.value.device).cuda_stream
         return 0
+    return _handle(stream)
+
+
+def _handle(stream) -> int:
+    """A CUstream handle of an int or of torch's / cupy's stream objects."""
     for attribute in ("cuda_stream", "ptr"):
         if hasattr(stream, attribute):
             return int(getattr(stream, attribute))
