@@ -240,8 +240,8 @@ class RecordingDriver:
         pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
         ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int32))[0] for i in (4, 5, 6, 7)]
         self.launches.append(((gx, gy, gz), (bx, by, bz), smem, stream, ints))
-        self.workspace, self.flags = (
-            ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in (13, 14)
+        self.c, self.tm_c, self.workspace, self.flags = (
+            ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in (2, 3, 13, 14)
         )
         return (0,)
 
@@ -286,6 +286,37 @@ def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
     ]
     matmul(a, b, out=out, stream=7)
     assert len(driver.launches) == 2 and len(driver.encoded) == 3 and driver.copies == 3
+
+
+def test_repeated_call_without_out_gets_a_new_c(ctx, tmp_path, monkeypatch):
+    """matmul(a, b) again: checked and planned once, then each call's new C
+    (allocated like the first) is written into the packed launch -- its
+    address and, for the tma epilogue, its own tensor map."""
+    from nvwgmma.kernel.gemm import launch, matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    made = []
+
+    def allocator(self, shape, dtype):
+        def new():
+            made.append(Array(shape, address=(40 + len(made)) << 24))
+            return made[-1]
+
+        return new
+
+    monkeypatch.setattr(launch._Tensor, "allocator", allocator)
+    plans = []
+    plan = launch.plan
+    monkeypatch.setattr(launch, "plan", lambda *a, **kw: plans.append(1) or plan(*a, **kw))
+    a, b = Array((1000, 4096), address=1 << 20), col_major(4096, 4104, address=1 << 28)
+    outs, maps = [], []
+    for _ in range(3):
+        outs.append(matmul(a, b, stream=7))
+        maps.append(driver.tm_c)
+        assert driver.c == outs[-1].__cuda_array_interface__["data"][0]
+        assert driver.encoded[-1][1] == driver.c  # C's map is the new C's
+    assert outs == made and len(plans) == 1 and len(driver.launches) == 3
+    assert len(set(maps)) == 3
 
 
 def test_split_k_launch_gets_scratch_and_zeroed_flags_per_stream(ctx, tmp_path, monkeypatch):

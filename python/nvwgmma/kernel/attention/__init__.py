@@ -8,7 +8,7 @@ kernel layer (`nvwgmma.kernel`).
 
 from .config import AttentionConfig, check_config, default_config
 from .kernel import SIGNATURE, build_attention
-from .launch import attention, plan, precompile, shipped_configs
+from .launch import attention, plan, precompile, prepare, shipped_configs
 
 __all__ = [
     "SIGNATURE",
@@ -19,5 +19,6 @@ __all__ = [
     "default_config",
     "plan",
     "precompile",
+    "prepare",
     "shipped_configs",
 ]

@@ -90,19 +90,6 @@ def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | No
     return replace(config, scheduler="split_k", splits=splits) if splits >= 2 else None
 
 
-def _deep_and_tall(base: GemmConfig) -> list[GemmConfig]:
-    """Large-problem candidates: 128 x 256 with a fourth stage (C staged in
-    four chunks) alone and in a 2 x 1 cluster, and three consumer
-    warpgroups on 192 x 128 and 192 x 192 tiles (cuBLAS's tiles at
-    M = 8192: bench/gemm/cublas_kernels.py), 160 registers each."""
-    if base.epilogue != "tma" or base.out_dtype == "f32":
-        return []
-    deep = with_tile(base, 256, max_stages=4, epilogue_chunks=4)
-    tall = replace(base, consumers=3, consumer_regs=160, producer_regs=32)
-    return [deep, replace(deep, cluster_m=2), with_tile(tall, 128, epilogue_chunks=2),
-            with_tile(tall, 192, epilogue_chunks=3)]  # fmt: skip
-
-
 def _out_default(dtype, out_dtype):
     if out_dtype is not None:
         return out_dtype
@@ -173,7 +160,6 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
         found.append(with_tile(base, 256, schedule="pingpong"))
         if m >= 256:
             found.append(replace(with_tile(base, 256), cluster_m=2))
-        found += _deep_and_tall(base)
     unique = []
     for c in found:
         if c is not None and c not in unique:
