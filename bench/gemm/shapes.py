@@ -89,7 +89,8 @@ def _config_of(meta):
     return GemmConfig(**{**meta["config"], "fusion": ()})
 
 
-def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: bool = False) -> int:
+def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: bool = False,
+        candidates: str | None = None) -> int:  # fmt: skip
     import numpy as np
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
@@ -134,7 +135,12 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
         impls = {base_name: baseline}
         errors = {base_name: None}
         deterministic = {}
-        for key in [entry["chosen"], *([] if chosen_only else entry["tried"])]:
+        tried = (
+            []
+            if chosen_only
+            else [t for t in entry["tried"] if candidates is None or candidates in t]
+        )
+        for key in [entry["chosen"], *tried]:
             config = _config_of(metas[key])
             c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
             launch, _ = prepare(a, w.T, out=c, config=config)
@@ -221,6 +227,9 @@ def main(argv=None) -> int:
         action="store_true",
         help="time the selector's choice alone, not the other candidates (run)",
     )
+    parser.add_argument(
+        "--candidates", help="time only the candidates whose name contains this (run)"
+    )
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir)
@@ -229,7 +238,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
     os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
-    return run(args.dir, args.rounds, args.only, args.chosen_only)
+    return run(args.dir, args.rounds, args.only, args.chosen_only, args.candidates)
 
 
 if __name__ == "__main__":
