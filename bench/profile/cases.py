@@ -36,7 +36,14 @@ def attention_case(args):
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             return sdpa(qt, kt, vt, is_causal=args.causal)
 
-    return [lambda: attention(q, k, v, causal=args.causal), cudnn]
+    calls = [lambda: attention(q, k, v, causal=args.causal), cudnn]
+    if args.flip:  # the default with these bool fields flipped, beside it
+        from nvwgmma.kernel.attention import default_config
+
+        base = default_config(d, causal=args.causal)
+        flipped = base.replace(**{f: not getattr(base, f) for f in args.flip.split(",")})
+        calls.append(lambda: attention(q, k, v, causal=args.causal, config=flipped))
+    return calls
 
 
 def gemm_case(args):
@@ -57,6 +64,7 @@ def main(argv=None) -> int:
     parser.add_argument("--d", type=int, default=128)
     parser.add_argument("--seq", type=int, default=4096)
     parser.add_argument("--causal", action="store_true")
+    parser.add_argument("--flip", help="comma-separated config flags to flip, run as well")
     parser.add_argument("--m", type=int, default=8192)
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--k", type=int, default=8192)

@@ -55,3 +55,34 @@ def test_l2_section_fits_half_of_l2():
     assert l2_section(50 << 20, 512, 128, 1) == 100
     assert l2_section(50 << 20, 512, 128, 4) == 400  # 4 query heads share each K/V head
     assert l2_section(50 << 20, 1 << 20, 256, 1) == 1  # one head's K/V overfills L2
+
+
+@pytest.mark.parametrize(
+    "blocks, heads, batches", [(8, 16, 16), (4, 16, 32), (7, 3, 2), (1, 4, 1), (32, 16, 4)]
+)
+def test_paired_units_cover_every_tile_once_at_equal_cost(blocks, heads, batches):
+    """Causal static walk: each valid half of each unit is a distinct
+    (block, head, batch); a unit's two blocks cost blocks + 1 key blocks
+    (one block in the odd middle); over 132 CTAs taking units round-robin
+    the busiest CTA is within one unit of the mean."""
+    from nvwgmma.kernel.attention.tiles import paired_tile
+
+    units = paired_tile(0, 0, blocks, heads, batches)[3][0]
+    seen, load = [], [0] * 132
+    for u in range(units):
+        cost = 0
+        for half in (0, 1):
+            block, head, batch, (_, mirror, j) = paired_tile(u, half, blocks, heads, batches)
+            if half and mirror == j:
+                continue
+            seen.append((block, head, batch))
+            cost += block + 1
+        assert cost == (
+            blocks + 1 if 2 * (u % -(-blocks // 2)) + 1 != blocks else (blocks + 1) // 2
+        )
+        load[u % 132] += cost
+    assert sorted(seen) == sorted(
+        (b, h, n) for b in range(blocks) for h in range(heads) for n in range(batches)
+    )
+    busy = [x for x in load if x]
+    assert max(busy) - min(busy) <= blocks + 1
