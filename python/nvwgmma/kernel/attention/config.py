@@ -108,18 +108,22 @@ class AttentionConfig:
 def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
     """The configuration the library uses for a head dim: 128-key blocks
     (64 at head dim 256, where P·V's accumulator takes 128 registers), two
-    stages, and persistent scheduling where the sequences are dense and not
-    causal.
+    stages, and persistent scheduling where the sequences are dense (not
+    at head dim 256 with a causal mask).
 
-    Why (H200, bench/attention/run.py, each variant against this default
-    in the same run): persistent ran 1-6 % faster non-causal and 6-14 %
-    slower causal, and handing causal tiles out dynamically (`dynamic`)
-    6-32 % slower (H100); a third stage at head dim 64 ran 2 % slower.
-    O goes out through stmatrix and TMA at head dim 128 (dense): 1-5 %
-    faster there on H100, and mixed at head dim 64 (-4 to +5 %)."""
+    Why (bench/attention/run.py, each variant against this default in the
+    same run): persistent ran 1-6 % faster non-causal (H200); causal, with
+    the static walk over paired query blocks (attention.tiles), 7-17 %
+    faster at head dim 64 and 3-5 % at 128 for S = 512-4096, and at 256
+    4-6 % faster from S = 1024 but 16 % slower at 512 (H100). Handing causal
+    tiles out dynamically (`dynamic`) ran 6-32 % slower (H100); a third
+    stage at head dim 64 2 % slower. O goes out through stmatrix and TMA at
+    head dim 128 (dense): 1-5 % faster there on H100, and mixed at head dim
+    64 (-4 to +5 %)."""
     block_n = 64 if head_dim == 256 else 128
+    persistent = not varlen and not (causal and head_dim == 256)
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
-                           block_n=block_n, stages=2, persistent=not causal and not varlen,
+                           block_n=block_n, stages=2, persistent=persistent,
                            tma_store=head_dim == 128 and not varlen)  # fmt: skip
 
 

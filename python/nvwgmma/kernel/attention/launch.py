@@ -261,9 +261,11 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
         ("u64", runtime.workspace(8, on, "attention tiles") if p.config.dynamic else 0),
     ]
     grid = (-(-sq // meta["block_m"]), hq, batch)
-    if p.config.persistent:  # one CTA per SM (or per tile, when fewer) walks the tiles
-        tiles = grid[0] * hq * batch
-        grid = (min(tiles, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
+    if p.config.persistent:  # one CTA per SM (or per unit, when fewer) walks the tiles
+        # A static causal walk's units are pairs of query blocks (tiles.paired_tile).
+        paired = p.config.causal and not p.config.dynamic
+        units = (-(-grid[0] // 2) if paired else grid[0]) * hq * batch
+        grid = (min(units, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
     launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=on)
     # Contiguous outputs: a new O has `to`'s strides when `to` is new or contiguous.
     fresh = out is None or _contiguous_like(to)
