@@ -60,7 +60,7 @@ def ablations():
                                 "consumer_regs": 232})]  # fmt: skip
     rows += [(d, "tma store flipped", lambda c: {"tma_store": not c.tma_store}) for d in (64, 128)]
     rows += [(64, "192-row tiles", {"consumers": 3, "pingpong": False, "consumer_regs": 160,
-                                    "producer_regs": 32})]  # fmt: skip
+                                    "producer_regs": 32, "tma_store": False})]  # fmt: skip
     rows += [(128, "block_n 176", {"block_n": 176, "tma_store": False}), (64, "block_n 192", {"block_n": 192}),
              (128, "stages 3", {"stages": 3, "tma_store": False}), (64, "stages 3", {"stages": 3})]  # fmt: skip
     return rows

@@ -55,7 +55,8 @@ def _configs():
     ablations += [c.replace(tma_store=True, persistent=True) for c in shipped
                   if c.head_dim == 128 and c.dtype == "bf16" and c.causal and not c.varlen]  # fmt: skip
     # 192-row tiles (three consumers) at head dim 64, each scheduling.
-    ablations += [c.replace(consumers=3, pingpong=False, consumer_regs=160, producer_regs=32)
+    ablations += [c.replace(consumers=3, pingpong=False, consumer_regs=160, producer_regs=32,
+                            tma_store=False)
                   for c in shipped if c.head_dim == 64 and c.dtype == "bf16"]  # fmt: skip
     return shipped + ablations
 
@@ -73,6 +74,9 @@ def _configs():
         ({"consumers": 3, "pingpong": False, "consumer_regs": 160, "producer_regs": 32},
          "3 consumers take head_dim 64 and block_n <= 128 .*, but got head_dim 128, block_n 128"),
         ({"consumers": 3}, r"pingpong takes 2 consumers \(it alternates two\), but got 3"),
+        ({"consumers": 3, "pingpong": False, "consumer_regs": 160, "producer_regs": 32,
+          "head_dim": 64, "tma_store": True},
+         r"3 consumers store O from registers \(tma_store spills .*\), but got tma_store=True"),
         ({"consumers": 4}, "consumers must be 2 or 3, but got 4"),
         ({"tma_store": True, "varlen": True}, "tma_store needs dense sequences .*, but got varlen=True"),
         ({"tma_store": True, "head_dim": 256, "block_n": 64},

@@ -117,14 +117,15 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
     faster at head dim 64 and 3-5 % at 128 for S = 512-4096, and at 256
     4-6 % faster from S = 1024 but 16 % slower at 512 (H100). Handing causal
     tiles out dynamically (`dynamic`) ran 6-32 % slower (H100); a third
-    stage at head dim 64 2 % slower. O goes out through stmatrix and TMA at
-    head dim 128 (dense): 1-5 % faster there on H100, and mixed at head dim
-    64 (-4 to +5 %)."""
+    stage at head dim 64 2 % slower. O goes out through stmatrix and TMA
+    (dense) at head dim 128, 0-13 % faster, and at 64 without a mask, 4-8 %
+    faster (H100; with one it ran 1-7 % slower there)."""
     block_n = 64 if head_dim == 256 else 128
     persistent = not varlen and not (causal and head_dim == 256)
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
                            block_n=block_n, stages=2, persistent=persistent,
-                           tma_store=head_dim == 128 and not varlen)  # fmt: skip
+                           tma_store=not varlen and (head_dim == 128 or
+                                                     (head_dim == 64 and not causal)))  # fmt: skip
 
 
 def check_config(c: AttentionConfig) -> None:
@@ -169,6 +170,10 @@ def check_config(c: AttentionConfig) -> None:
             f"3 consumers take head_dim 64 and block_n <= 128 (160 registers each), but got "
             f"head_dim {c.head_dim}, block_n {c.block_n}"
         )
+    if c.consumers == 3 and c.tma_store:
+        # The staging's stmatrix addresses on top of O, S and P spill at 160.
+        raise ValueError("3 consumers store O from registers (tma_store spills at 160 registers "
+                         "each), but got tma_store=True")  # fmt: skip
     # setmaxnreg.inc takes only what the CTA's own setmaxnreg.dec gave back:
     # the threads launch with 65536 / threads registers each (rounded down to
     # 8: 168 for 384 threads, 128 for 512), and the warpgroups together may
