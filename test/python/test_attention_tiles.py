@@ -65,15 +65,17 @@ def test_paired_units_cover_every_tile_once_at_equal_cost(blocks, heads, batches
     (block, head, batch); a unit's two blocks cost blocks + 1 key blocks
     (one block in the odd middle); over 132 CTAs taking units round-robin
     the busiest CTA is within one unit of the mean."""
-    from nvwgmma.kernel.attention.tiles import paired_tile
+    from nvwgmma.kernel.attention.tiles import paired_tile, paired_units
 
-    units = paired_tile(0, 0, blocks, heads, batches)[3][0]
+    units = paired_units(blocks, heads, batches)
+    assert units == -(-blocks // 2) * heads * batches
     seen, load = [], [0] * 132
     for u in range(units):
         cost = 0
         for half in (0, 1):
-            block, head, batch, (_, mirror, j) = paired_tile(u, half, blocks, heads, batches)
-            if half and mirror == j:
+            block, head, batch = paired_tile(u, half, blocks, heads, batches)
+            if half and 2 * block + 1 == blocks:  # the odd middle block, named once
+                assert paired_tile(u, 0, blocks, heads, batches)[0] == block
                 continue
             seen.append((block, head, batch))
             cost += block + 1

@@ -130,17 +130,16 @@ class Launch:
         self._pointers = (ctypes.c_void_p * max(1, len(self.values)))(
             *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in self.values]
         )
-        self._call = (driver.cuLaunchKernel, kernel.function, *tuple(grid), *tuple(block),
-                      kernel.dynamic_smem, driver.CUstream(int(stream)),
-                      ctypes.addressof(self._pointers), 0)  # fmt: skip
+        self._launch_kernel = driver.cuLaunchKernel
+        self._args = (kernel.function, *tuple(grid), *tuple(block), kernel.dynamic_smem,
+                      driver.CUstream(int(stream)), ctypes.addressof(self._pointers), 0)  # fmt: skip
         self._what = f"cuLaunchKernel({kernel.name})"
 
     def set(self, index: int, value) -> None:
         self.values[index].value = value
 
     def __call__(self) -> None:
-        launch_kernel, *args = self._call
-        _check(launch_kernel(*args), self._what)
+        _check(self._launch_kernel(*self._args), self._what)
 
 
 class _MapPool:

@@ -88,11 +88,16 @@ class AttentionConfig:
         q = tile_geometry(self.dtype, 64, self.head_dim, "K").tile_bytes
         k = tile_geometry(self.dtype, self.block_n, self.head_dim, "K").tile_bytes
         v = tile_geometry(self.dtype, self.head_dim, self.block_n, "MN").tile_bytes
-        # K and V rings (full, empty), Q's barrier, Q's release when persistent,
-        # and the dynamic walk's two tile-number slots (16 bytes).
-        barriers = 8 * (4 * self.stages + 1 + self.persistent) + 16 * self.dynamic
-        return (self.consumers * (q + self.staging_bytes) + self.stages * (k + v) + barriers
-                + 1024 - 16)  # fmt: skip
+        return (self.consumers * (q + self.staging_bytes) + self.stages * (k + v)
+                + self.barrier_bytes + 1024 - 16)  # fmt: skip
+
+    @property
+    def barrier_bytes(self) -> int:
+        """K and V rings (full, empty), Q's barrier, Q's release when
+        persistent, and the dynamic walk's two tile-number slots."""
+        from .tiles import SLOT_BYTES
+
+        return 8 * (4 * self.stages + 1 + self.persistent) + SLOT_BYTES * self.dynamic
 
     @property
     def staging_bytes(self) -> int:

@@ -659,8 +659,7 @@ def build_attention(config: AttentionConfig | None = None):
         with InsertionPoint(entry.operations[0]):
             kernel.build(args)
     module.operation.verify()
-    barriers = 8 * (4 * c.stages + 1 + c.persistent) + tiles.SLOT_BYTES * c.dynamic
-    dynamic_smem = kernel.barriers_at + barriers + 1024 - 16
+    dynamic_smem = kernel.barriers_at + c.barrier_bytes + 1024 - 16
     assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
 
     def box(geometry):

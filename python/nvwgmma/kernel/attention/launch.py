@@ -15,6 +15,7 @@ import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
+from .. import _calls
 from .config import AttentionConfig, default_config
 
 __all__ = [
@@ -126,20 +127,15 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     strides, dtypes -- and arguments; a new `out` and `lse` allowed) skips
     the checks and reuses the packed launch: the host's part of a call
     stays well under the kernel's time even at 512 tokens."""
-    from ..gemm.launch import _default_stream, _handle, _key
-
-    s = _default_stream(q) if stream is None else _handle(stream)
-    key = _key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, bool(causal), scale, s,
-                config, out, lse))  # fmt: skip
+    s = _calls.default_stream(q) if stream is None else _calls.handle(stream)
+    key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, bool(causal), scale, s,
+                      config, out, lse))  # fmt: skip
     hit = _recent.get(key) if key is not None else None
     if hit is None:
         launch, o, lse = prepare(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
                                  cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, out=out,
                                  lse=lse, stream=stream, config=config)  # fmt: skip
-        if key is not None:
-            if len(_recent) >= _RECENT:
-                _recent.pop(next(iter(_recent)))
-            _recent[key] = launch
+        _calls.remember(_recent, key, launch)
     else:
         launch = hit
         o, lse = launch.outputs(out, lse)
@@ -147,42 +143,9 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     return (o, lse) if return_lse else o
 
 
-# Launches of recent calls, keyed by everything the checks read (gemm's
-# _key); the output and LSE are the launch's own slots, rewritten per call.
+# Launches of recent calls, keyed by everything the checks read (_calls.key);
+# the output and LSE are the launch's own slots, rewritten per call.
 _recent: dict = {}
-_RECENT = 256
-
-
-class _Outputs:
-    """Where a prepared attention launch writes: a new O and LSE per call
-    (or the caller's, as the first call checked them), their addresses and
-    O's tensor map (tma_store) rewritten in the packed parameters."""
-
-    def __init__(self, launch, new_o, new_lse, o_map):
-        from .kernel import SIGNATURE
-
-        self.launch, self.new_o, self.new_lse, self.o_map = launch, new_o, new_lse, o_map
-        names = [name for name, _ in SIGNATURE]
-        self.slots = names.index("O"), names.index("LSE"), names.index("tmO")
-
-    def __call__(self, out, lse):
-        if out is None and self.new_o is None:
-            _fail("this launch was prepared for a strided out, so outputs() needs an out")
-        o = self.new_o() if out is None else out
-        lse = self.new_lse() if lse is None else lse
-        o_slot, lse_slot, map_slot = self.slots
-        address = _address(o)
-        self.launch.set(o_slot, address)
-        self.launch.set(lse_slot, _address(lse))
-        if self.o_map is not None:
-            self.launch.set(map_slot, self.o_map(address))
-        return o, lse
-
-
-def _address(t) -> int:
-    if hasattr(t, "data_ptr"):
-        return t.data_ptr()
-    return t.__cuda_array_interface__["data"][0]
 
 
 def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
@@ -192,7 +155,8 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     loop, a benchmark, a CUDA graph capture); `launch.outputs(out, lse)`
     points it at another O and LSE (new ones where None) and returns them."""
     from .. import runtime
-    from ..gemm.launch import _stream
+    from ..gemm.launch import _contiguous, _stream
+    from .kernel import SIGNATURE
 
     p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
              max_seqlen_q=max_seqlen_q, config=config)  # fmt: skip
@@ -213,7 +177,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     new_lse = tq.allocator(lse_shape, "f32")
     lse = new_lse() if lse is None else lse
     tl = _tensor(lse, "lse")
-    if tl.shape != lse_shape or tl.dtype != "f32" or not _contiguous_like(tl):
+    if tl.shape != lse_shape or tl.dtype != "f32" or not _contiguous(tl):
         _fail(f"lse must be a contiguous f32 {lse_shape}, but got {tl.dtype} {tl.shape}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     on = _stream(stream, tq)
@@ -268,19 +232,12 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
         grid = (min(units, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
     launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=on)
     # Contiguous outputs: a new O has `to`'s strides when `to` is new or contiguous.
-    fresh = out is None or _contiguous_like(to)
-    o_map = (lambda address: map_of(to, "O", address)) if p.config.tma_store else None
-    launch.outputs = _Outputs(launch, new_o if fresh else None, new_lse, o_map)
+    fresh = out is None or _contiguous(to)
+    o_map = (lambda at: map_of(to, "O", at)) if p.config.tma_store else None
+    launch.outputs = _calls.Outputs(launch, SIGNATURE, [
+        ("out", "O", new_o if fresh else None, "tmO" if o_map else None, o_map),
+        ("lse", "LSE", new_lse, None, None)])  # fmt: skip
     return launch, o, lse
-
-
-def _contiguous_like(t) -> bool:
-    step = 1
-    for size, stride in zip(reversed(t.shape), reversed(t.strides)):
-        if stride != step:
-            return False
-        step *= size
-    return True
 
 
 def _section(p, d, group):

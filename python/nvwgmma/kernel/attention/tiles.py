@@ -24,7 +24,10 @@ memset.
 
 from __future__ import annotations
 
-__all__ = ["SLOT_BYTES", "l2_section", "paired_tile", "tile_of", "walk_consumer", "walk_producer"]
+__all__ = [
+    "SLOT_BYTES", "l2_section", "paired_tile", "paired_units", "tile_of", "walk_consumer",
+    "walk_producer",
+]  # fmt: skip
 
 # Two i32 tile numbers (dynamic), padded to a barrier's 8 bytes each.
 SLOT_BYTES = 16
@@ -44,12 +47,19 @@ def _i32(v):
     return i32_constant(v)
 
 
+def _query_blocks(kernel):
+    """ceil(Sq / block_m) as an i32 Value."""
+    from ...dialects import arith
+
+    bm = kernel.c.block_m
+    return arith.divui(arith.addi(kernel.args["Sq"], _i32(bm - 1)), _i32(bm))
+
+
 def _total(kernel):
     """(tile count, query blocks) as i32 Values."""
     from ...dialects import arith
 
-    args, bm = kernel.args, kernel.c.block_m
-    blocks = arith.divui(arith.addi(args["Sq"], _i32(bm - 1)), _i32(bm))
+    args, blocks = kernel.args, _query_blocks(kernel)
     return arith.muli(blocks, arith.muli(args["heads"], args["batches"])), blocks
 
 
@@ -113,37 +123,40 @@ def _decode(kernel, t, blocks):
                           kernel.c.causal, _IrOps()))  # fmt: skip
 
 
+def paired_units(blocks, heads, batches, ops=_IntOps):
+    """Work units of a causal static walk: ceil(blocks / 2) per (head,
+    batch) pair (paired_tile)."""
+    return ops.mul(ops.div(ops.add(blocks, ops.const(1)), ops.const(2)), ops.mul(heads, batches))
+
+
 def paired_tile(u, half, blocks, heads, batches, ops=_IntOps):
-    """(query block, head, batch, valid) of half `half` (0 or 1) of causal
-    work unit `u`: unit j of a (head, batch) pair is its query blocks
-    blocks-1-j and j, whose causal key blocks add up to blocks + 1 for
-    every j -- equal units, so a static walk over them is as balanced as a
-    non-causal one (round-robin over tiles sorted longest-first left the
-    busiest SM 26-34 % above the mean at S = 512-2048: Nsight Compute saw
-    a quarter of the SM cycles idle). A pair's units are adjacent, so the
-    CTAs at work share few pairs' K and V in L2. With `blocks` odd the
-    middle unit has one block: its half 1 is not valid."""
+    """(query block, head, batch) of half `half` (0 or 1) of causal work
+    unit `u`: unit j of a (head, batch) pair is its query blocks blocks-1-j
+    and j, whose causal key blocks add up to blocks + 1 for every j -- equal
+    units, so a static walk over them is as balanced as a non-causal one
+    (round-robin over tiles sorted longest-first left the busiest SM 26-34 %
+    above the mean at S = 512-2048: Nsight Compute saw a quarter of the SM
+    cycles idle). A pair's units are adjacent, so the CTAs at work share
+    few pairs' K and V in L2. With `blocks` odd the middle unit has one
+    block: its half 1 names it again and is skipped."""
     per_pair = ops.div(ops.add(blocks, ops.const(1)), ops.const(2))
     pair, j = ops.div(u, per_pair), ops.rem(u, per_pair)
     mirror = ops.sub(ops.sub(blocks, ops.const(1)), j)
     block = ops.add(ops.mul(half, ops.sub(j, mirror)), mirror)  # half 0: mirror, 1: j
-    units = ops.mul(per_pair, ops.mul(heads, batches))
-    return block, ops.rem(pair, heads), ops.div(pair, heads), (units, mirror, j)
+    return block, ops.rem(pair, heads), ops.div(pair, heads)
 
 
 def _static_paired(kernel, role, before):
     """The static causal walk: CTA c takes work units c, c + G, ... (both
-    halves of each in turn, paired_tile), skipping the phantom half of an
+    halves of each in turn, paired_tile), skipping the repeated half of an
     odd middle block."""
     from ...dialects import arith, nvvm, scf
     from ...ir import IndexType, InsertionPoint, IntegerType
 
     i32, index = IntegerType.get_signless(32), IndexType.get()
-    args, bm = kernel.args, kernel.c.block_m
-    blocks = arith.divui(arith.addi(args["Sq"], _i32(bm - 1)), _i32(bm))
+    args, blocks = kernel.args, _query_blocks(kernel)
     cta, grid = nvvm.read_ptx_sreg_ctaid_x(i32), nvvm.read_ptx_sreg_nctaid_x(i32)
-    _, _, _, (units, _, _) = paired_tile(_i32(0), _i32(0), blocks, args["heads"],
-                                         args["batches"], _IrOps())  # fmt: skip
+    units = paired_units(blocks, args["heads"], args["batches"], _IrOps())
     rounds = arith.divui(arith.addi(units, arith.subi(grid, _i32(1))), grid)
     loop = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, arith.muli(rounds, _i32(2))),
                      arith.constant(index, 1), [_i32(0), _i32(0)])  # fmt: skip
@@ -152,13 +165,14 @@ def _static_paired(kernel, role, before):
         it, count = loop.inner_iter_args
         half = arith.andi(i, _i32(1))
         u = arith.addi(arith.muli(arith.shrui(i, _i32(1)), grid), cta)
-        block, head, batch, (units, mirror, j) = paired_tile(
-            u, half, blocks, args["heads"], args["batches"], _IrOps()
-        )
-        phantom = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, half, _i32(1)),
-                             arith.cmpi(arith.CmpIPredicate.eq, mirror, j))  # fmt: skip
+        block, head, batch = paired_tile(u, half, blocks, args["heads"], args["batches"],
+                                         _IrOps())  # fmt: skip
+        # Half 1 of an odd middle unit: 2 block + 1 = blocks, half 0's block again.
+        middle = arith.cmpi(arith.CmpIPredicate.eq,
+                            arith.addi(arith.muli(block, _i32(2)), _i32(1)), blocks)  # fmt: skip
+        repeated = arith.andi(arith.cmpi(arith.CmpIPredicate.eq, half, _i32(1)), middle)
         valid = arith.andi(arith.cmpi(arith.CmpIPredicate.ult, u, units),
-                           arith.xori(phantom, arith.constant(phantom.type, 1)))  # fmt: skip
+                           arith.xori(repeated, arith.constant(repeated.type, 1)))  # fmt: skip
         work = scf.IfOp(valid, [i32, i32], has_else=True)
         with InsertionPoint(work.then_block):
             before(count)

@@ -25,10 +25,11 @@ written to the cache.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, is_dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from ...layouts import ELEMENT_BITS
+from .. import _calls
 from . import autotune
 from .config import GemmConfig
 from .fusion import ACTIVATIONS, Activation, Alpha, Bias, Residual, Scale
@@ -405,6 +406,7 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     often as wanted (a loop, a benchmark, a CUDA graph capture). `grid`
     overrides the persistent grid's CTA count (a multiple of the cluster)."""
     from .. import runtime
+    from .kernel import KERNEL_SIGNATURE
     from .scheduler import flag_bytes, grid_size, workspace_bytes
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
@@ -467,31 +469,11 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
         ],  # fmt: skip
         stream=stream,
     )
-    launch.outputs = _Retarget(launch, o["new_out"], c_map if config.epilogue == "tma" else None)
+    tma = config.epilogue == "tma"
+    launch.outputs = _calls.Outputs(launch, KERNEL_SIGNATURE,
+                                    [("out", "C", o["new_out"], "tmC" if tma else None,
+                                      c_map if tma else None)])  # fmt: skip
     return launch, out
-
-
-class _Retarget:
-    """`launch.outputs(out=None)`: point a prepared launch at another C of
-    the same shape and dtype (a new one where None) and return it -- C's
-    address and, for the tma epilogue, its tensor map are rewritten in the
-    packed parameters."""
-
-    def __init__(self, launch, new_out, c_map):
-        from .kernel import KERNEL_SIGNATURE
-
-        names = [name for name, _ in KERNEL_SIGNATURE]
-        self.launch, self.new_out, self.c_map = launch, new_out, c_map
-        self.slots = names.index("C"), names.index("tmC")
-
-    def __call__(self, out=None):
-        out = self.new_out() if out is None else out
-        address = out.data_ptr() if hasattr(out, "data_ptr") else (
-            out.__cuda_array_interface__["data"][0])  # fmt: skip
-        self.launch.set(self.slots[0], address)
-        if self.c_map is not None:
-            self.launch.set(self.slots[1], self.c_map(address))
-        return out
 
 
 def _tuned(problem, chosen, sms, a, b, stream, kwargs):
@@ -512,34 +494,10 @@ def _tuned(problem, chosen, sms, a, b, stream, kwargs):
     return autotune.tune(problem, chosen, found, measure)
 
 
-# Launches of recent calls, keyed by everything the checks read: a repeated
-# call skips straight to the launch (into a new C where `out` is None), so
-# the host's part of a call stays under a decode-sized kernel's time.
+# Launches of recent calls, keyed by everything the checks read (_calls.key):
+# a repeated call skips straight to the launch (into a new C where `out` is
+# None), so the host's part of a call stays under a decode-sized kernel's time.
 _recent: dict = {}
-_RECENT = 256
-
-
-def _is_config(v) -> bool:
-    """A GemmConfig, AttentionConfig, ...: frozen dataclasses, hashable."""
-    return is_dataclass(v) and not isinstance(v, type)
-
-
-def _key(values):
-    """What a launch cache keys a call by: each tensor's address, shape,
-    strides, dtype and device, each other argument itself; None where an
-    argument is neither (such a call is not cached)."""
-    key = []
-    for v in values:
-        if type(v).__module__.split(".")[0] == "torch" and hasattr(v, "data_ptr"):
-            key.append((v.data_ptr(), v.shape, v.stride(), v.dtype, v.device))
-        elif hasattr(v, "__cuda_array_interface__"):
-            i = v.__cuda_array_interface__
-            key.append((i["data"][0], i["shape"], i.get("strides"), i["typestr"]))
-        elif v is None or isinstance(v, (str, int, float)) or _is_config(v):
-            key.append(v)
-        else:
-            return None
-    return tuple(key)
 
 
 def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dtype=None,
@@ -558,30 +516,20 @@ def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dty
                 for torch tensors, else the legacy default stream
     config      a GemmConfig to use instead of the default for the problem
     """
-    s = _default_stream(a) if stream is None else _handle(stream)
-    key = _key((a, b, bias, residual, out, activation, out_dtype, alpha, beta, scale, s, config))
+    s = _calls.default_stream(a) if stream is None else _calls.handle(stream)
+    key = _calls.key((a, b, bias, residual, out, activation, out_dtype, alpha, beta, scale, s,
+                      config))  # fmt: skip
     hit = _recent.get(key) if key is not None else None
     if hit is not None:
-        out = hit.outputs(out)
+        (out,) = hit.outputs(out)
         hit()
         return out
     launch, out = prepare(a, b, bias=bias, activation=activation, residual=residual, out=out,
                           out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale, stream=stream,
                           config=config)  # fmt: skip
     launch()
-    if key is not None:
-        if len(_recent) >= _RECENT:
-            _recent.pop(next(iter(_recent)))
-        _recent[key] = launch
+    _calls.remember(_recent, key, launch)
     return out
-
-
-def _default_stream(a):
-    if type(a).__module__.split(".")[0] == "torch":
-        import torch
-
-        return torch.cuda.current_stream(a.device).cuda_stream
-    return 0
 
 
 def _stream(stream, t) -> int:
@@ -591,12 +539,4 @@ def _stream(stream, t) -> int:
 
             return torch.cuda.current_stream(t.value.device).cuda_stream
         return 0
-    return _handle(stream)
-
-
-def _handle(stream) -> int:
-    """A CUstream handle of an int or of torch's / cupy's stream objects."""
-    for attribute in ("cuda_stream", "ptr"):
-        if hasattr(stream, attribute):
-            return int(getattr(stream, attribute))
-    return int(stream)
+    return _calls.handle(stream)

@@ -1,0 +1,98 @@
+"""What matmul and attention share for calls on torch tensors or cupy
+arrays: the key a repeated call is known by, CUDA stream handles, a bounded
+cache of recent launches, and pointing a prepared launch at new outputs."""
+
+from __future__ import annotations
+
+from dataclasses import is_dataclass
+
+# Recent launches a cache keeps: the oldest goes first.
+RECENT = 256
+
+
+def _is_config(v) -> bool:
+    """A GemmConfig, AttentionConfig, ...: frozen dataclasses, hashable."""
+    return is_dataclass(v) and not isinstance(v, type)
+
+
+def key(values):
+    """What a launch cache keys a call by: each tensor's address, shape,
+    strides, dtype and device, each other argument itself; None where an
+    argument is neither (such a call is not cached)."""
+    found = []
+    for v in values:
+        if type(v).__module__.split(".")[0] == "torch" and hasattr(v, "data_ptr"):
+            found.append((v.data_ptr(), v.shape, v.stride(), v.dtype, v.device))
+        elif hasattr(v, "__cuda_array_interface__"):
+            i = v.__cuda_array_interface__
+            found.append((i["data"][0], i["shape"], i.get("strides"), i["typestr"]))
+        elif v is None or isinstance(v, (str, int, float)) or _is_config(v):
+            found.append(v)
+        else:
+            return None
+    return tuple(found)
+
+
+def default_stream(value) -> int:
+    """torch's current stream on a torch tensor's device, else the legacy
+    default stream (0)."""
+    if type(value).__module__.split(".")[0] == "torch":
+        import torch
+
+        return torch.cuda.current_stream(value.device).cuda_stream
+    return 0
+
+
+def handle(stream) -> int:
+    """A CUstream handle of an int or of torch's / cupy's stream objects."""
+    for attribute in ("cuda_stream", "ptr"):
+        if hasattr(stream, attribute):
+            return int(getattr(stream, attribute))
+    return int(stream)
+
+
+def address(t) -> int:
+    """A torch tensor's or a __cuda_array_interface__ array's address."""
+    if hasattr(t, "data_ptr"):
+        return t.data_ptr()
+    return t.__cuda_array_interface__["data"][0]
+
+
+def remember(cache: dict, call_key, launch) -> None:
+    """Keep `launch` for calls keyed `call_key` (None: not cacheable),
+    dropping the oldest beyond RECENT."""
+    if call_key is None:
+        return
+    if len(cache) >= RECENT:
+        cache.pop(next(iter(cache)))
+    cache[call_key] = launch
+
+
+class Outputs:
+    """`launch.outputs(*outs)`: point a prepared launch at other outputs of
+    the same shapes (a new one where an out is None) and return them -- each
+    output's address and, where it has one, its tensor map are rewritten in
+    the packed parameters. `slots`: per output (what, parameter name, a
+    callable returning a new one or None, its tensor map's parameter name
+    and a callable address -> map address, or None)."""
+
+    def __init__(self, launch, signature, slots):
+        names = [name for name, _ in signature]
+        self.launch = launch
+        self.slots = [(what, names.index(name), new, map_name and names.index(map_name), map_of)
+                      for what, name, new, map_name, map_of in slots]  # fmt: skip
+
+    def __call__(self, *outs):
+        found = []
+        for (what, slot, new, map_slot, map_of), out in zip(self.slots, outs):
+            if out is None:
+                if new is None:
+                    raise ValueError(f"this launch was prepared for a strided {what}, so "
+                                     f"outputs() needs an {what}")  # fmt: skip
+                out = new()
+            at = address(out)
+            self.launch.set(slot, at)
+            if map_of is not None:
+                self.launch.set(map_slot, map_of(at))
+            found.append(out)
+        return tuple(found)
