@@ -142,8 +142,7 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     _use_source_tree(directory)
-    from nvwgmma.kernel.attention import attention, launch
-    from nvwgmma.kernel.attention.launch import prepare
+    from nvwgmma.kernel.attention import attention, launch, prepare
 
     info = _gpu_info()
     print(json.dumps(info))
