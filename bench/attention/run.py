@@ -56,6 +56,7 @@ def ablations():
         rows += [(d, "no overlap", serial), (d, "no ping-pong", {"pingpong": False}),
                  (d, "neither", {**serial, "pingpong": False}),
                  (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
+                 (d, "accurate exp", {"fast_exp2": False}),
                  (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
                                 "consumer_regs": 232})]  # fmt: skip
     rows += [(d, "tma store flipped", lambda c: {"tma_store": not c.tma_store}) for d in (64, 128)]

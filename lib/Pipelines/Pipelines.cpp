@@ -23,15 +23,18 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
 };
 
 void buildPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  // First, math ops become what llc selects (instructions, approximations)
+  // and then llvm intrinsics: llc has no libm to call, mlir-translate no
+  // math dialect, and convert-gpu-to-nvvm would call libdevice's __nv_*
+  // functions, which no kernel built here links.
+  pm.addPass(nvwgmma::createLegalizeMathForNVPTX());
+  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(nvwgmma::createConvertNVWGMMAToLLVM());
   pm.addPass(createSCFToControlFlowPass());
   ConvertGpuOpsToNVVMOpsOptions gpuOptions;
   gpuOptions.indexBitwidth = options.indexBitwidth;
   pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps(gpuOptions));
   pm.addPass(createConvertNVVMToLLVMPass());
-  // math ops (exp2, log, ...) become llvm intrinsics llc selects natively:
-  // left alone they reach mlir-translate, which has no math dialect.
-  pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -47,6 +47,13 @@ def test_python_md_lattice_example_runs():
     exec(compile(code, "docs/python.md", "exec"), {})
 
 
+def test_python_md_math_example_runs():
+    """docs/python.md's math block compiles its kernel and its asserts hold."""
+    text = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "math.erf" in b]
+    exec(compile(code, "docs/python.md", "exec"), {})
+
+
 def test_compiler_team_example_runs(tmp_path, nvwgmma_opt):
     """The plugin, raise and checker commands of "In your own tools"."""
     import sys

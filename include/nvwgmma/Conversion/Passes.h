@@ -8,8 +8,10 @@
 #ifndef NVWGMMA_CONVERSION_PASSES_H
 #define NVWGMMA_CONVERSION_PASSES_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Pass/Pass.h"
 
 #include "nvwgmma/Conversion/NVWGMMAToLLVM.h"

@@ -52,4 +52,25 @@ def RaiseNVVMToNVWGMMA : Pass<"nvwgmma-raise-nvvm"> {
   let dependentDialects = ["::mlir::nvwgmma::NVWGMMADialect"];
 }
 
+def LegalizeMathForNVPTX : Pass<"nvwgmma-legalize-math"> {
+  let summary = "Rewrite the math ops llc's NVPTX backend cannot select";
+  let description = [{
+    The NVPTX backend selects sqrt, fma, rounding and (f16/f32) exp2 and
+    has no library for the rest: `math.exp`, `math.log`, `math.sin`,
+    `math.tanh`, `math.erf`, ... would abort llc or stop mlir-translate.
+    Under `fastmath<afn>`, scalar exp, exp2, log, log2, sin, cos and tanh on
+    f32 (f16/bf16 through f32) become the SFU's approximate instructions
+    (`ex2.approx.ftz`, `lg2.approx.ftz`, `sin/cos.approx.ftz`,
+    `tanh.approx`); otherwise the transcendental functions become upstream
+    MLIR's f32 expansions and polynomial approximations (f16/bf16 computed in
+    f32; vectors lane by lane), and ipowi, log10, sincos, isinf, isnormal and clampf are expanded. A
+    transcendental op on f64, which neither PTX nor the approximations
+    cover, is reported (math_c1). Run before `--convert-math-to-llvm`
+    (`nvwgmma-to-llvm-pipeline` does).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // NVWGMMA_CONVERSION_PASSES_TD

@@ -6,10 +6,12 @@ LLVM's NVVM intrinsics (ptxas schedules them like any instruction).
     l = fastmath.log2(x)          # lg2.approx.ftz.f32
     r = fastmath.reciprocal(x)    # rcp.approx.ftz.f32
 
-`math` dialect ops (math.exp2, math.log, ...) work too: compile_to_ptx
-lowers them to LLVM intrinsics (math.exp2 becomes ex2.approx.f32, without
-flushing denormals). Online softmax computes exp2(x * log2(e) - m) with one
-FMA and one ex2 per element: what FlashAttention does.
+`math` dialect ops work too: compile_to_ptx's nvwgmma-legalize-math turns
+them into the same instructions under `fastmath<afn>` (math.exp: a multiply
+by log2(e) and ex2.approx.ftz) and into f32 approximations within 2 ulp
+otherwise (docs/validation.md, "Math ops"). Online softmax computes
+exp2(x * log2(e) - m) with one FMA and one ex2 per element: what
+FlashAttention does.
 """
 
 from __future__ import annotations

@@ -37,6 +37,11 @@ class AttentionConfig:
                    staging per consumer) and TMA stores, whose read of the
                    staging overlaps the next tile (dense only: a varlen
                    sequence's last box would write into the next one)
+    fast_exp2      the softmax's exponentials on the SFU: exp2(s scale log2(e)
+                   - m) as one FMA and ex2.approx.ftz per score
+                   (FlashAttention's trick); False: math.exp of the natural-
+                   unit difference, nvwgmma-legalize-math's f32 polynomial on
+                   the FMA pipe (the ablation of the trick)
     consumers      consumer warpgroups, 64 query rows each: 2 (128-row
                    tiles) or 3 (192 rows, FlashAttention-3's head-dim-64
                    tile: K and V read once per 192 queries; no ping-pong,
@@ -57,6 +62,7 @@ class AttentionConfig:
     persistent: bool = False
     dynamic: bool = False
     tma_store: bool = False
+    fast_exp2: bool = True
     consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
@@ -74,6 +80,8 @@ class AttentionConfig:
         parts = [f"attn_d{self.head_dim}_{self.dtype}_n{self.block_n}_s{self.stages}"]
         if self.consumers != 2:
             parts.append(f"m{self.block_m}")
+        if not self.fast_exp2:
+            parts.append("exp")
         for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic",
                      "tma_store"):  # fmt: skip
             if getattr(self, flag):

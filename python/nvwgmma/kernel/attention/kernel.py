@@ -422,7 +422,14 @@ class _Kernel:
         # A row with no key yet (all -inf) subtracts 0, not -inf: no NaN.
         safe = [llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, x, ninf), zero, x) for x in m]
         neg = [llvm.fneg(x) for x in safe]
-        p = [fastmath.exp2(fastmath.fma(v, scale, neg[(e // 2) % 2])) for e, v in enumerate(values)]
+        p = [fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)]
+        if self.c.fast_exp2:
+            p = [fastmath.exp2(x) for x in p]
+        else:  # 2^x as e^(x ln 2), as a kernel without the trick computes it
+            from ...dialects import math
+
+            ln2 = llvm.mlir_constant(FloatAttr.get(f32, 0.6931471805599453))
+            p = [math.exp(llvm.fmul(x, ln2)) for x in p]
         sums = fragment.row_sum(p, quad=False)
         if m_old is None:
             corr, den_new = None, sums

@@ -1,0 +1,21 @@
+//===- MathPatterns.h - nvwgmma-legalize-math's own rewrites ----*- C++ -*-===//
+//
+// Functions whose upstream expansion the GPU measured wrong (test/gpu/
+// math_ops.py): written here in f32, from operations that are either
+// selectable or approximated well upstream (exp, expm1, log, log1p, log2).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVWGMMA_LIB_CONVERSION_MATHTONVPTX_MATHPATTERNS_H
+#define NVWGMMA_LIB_CONVERSION_MATHTONVPTX_MATHPATTERNS_H
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::nvwgmma {
+/// sin, cos, tan, sinh, asinh, acosh, atanh, cbrt, atan, atan2 on scalar
+/// f32 and
+/// fpowi on any scalar float.
+void populateF32FunctionPatterns(RewritePatternSet &patterns);
+} // namespace mlir::nvwgmma
+
+#endif
