@@ -57,6 +57,7 @@ def ablations():
                  (d, "neither", {**serial, "pingpong": False}),
                  (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
                  (d, "accurate exp", {"fast_exp2": False}),
+                 (d, "lazy rescale flipped", lambda c: {"lazy_rescale": not c.lazy_rescale}),
                  (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
                                 "consumer_regs": 232})]  # fmt: skip
     rows += [(d, "tma store flipped", lambda c: {"tma_store": not c.tma_store}) for d in (64, 128)]

@@ -58,6 +58,9 @@ def _configs():
     ablations += [c.replace(consumers=3, pingpong=False, consumer_regs=160, producer_regs=32,
                             tma_store=False)
                   for c in shipped if c.head_dim == 64 and c.dtype == "bf16"]  # fmt: skip
+    # Lazy rescaling flipped, at every head dim.
+    ablations += [c.replace(lazy_rescale=not c.lazy_rescale) for c in shipped
+                  if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     # The softmax's exponentials as an f32 polynomial instead of the SFU.
     ablations += [c.replace(fast_exp2=False) for c in shipped
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
@@ -115,6 +118,8 @@ def test_every_configuration_is_clean(ctx, config):
     # stay on the SFU.
     ex2 = len(re.findall(r"ex2\.approx\.ftz\.f32", ptx))
     assert ex2 >= bn // 2 if config.fast_exp2 else ex2 <= 4, ex2
+    # lazy_rescale compares the maximum's growth with 8.0 (0f41000000).
+    assert ("0f41000000" in ptx) == config.lazy_rescale
     ids = set(re.findall(r"bar(?:rier)?\.(?:sync|arrive)(?:\.aligned)?\s+(\S+),", ptx))
     assert all(i.isdigit() for i in ids), ids  # named-barrier ids are immediates
     if config.pingpong:

@@ -42,6 +42,9 @@ class AttentionConfig:
                    (FlashAttention's trick); False: math.exp of the natural-
                    unit difference, nvwgmma-legalize-math's f32 polynomial on
                    the FMA pipe (the ablation of the trick)
+    lazy_rescale   keep a row's old maximum until the new one exceeds it by
+                   2^8 (FlashAttention-4): O is rescaled, behind a branch,
+                   only when a thread's maximum moved
     consumers      consumer warpgroups, 64 query rows each: 2 (128-row
                    tiles) or 3 (192 rows, FlashAttention-3's head-dim-64
                    tile: K and V read once per 192 queries; no ping-pong,
@@ -63,6 +66,7 @@ class AttentionConfig:
     dynamic: bool = False
     tma_store: bool = False
     fast_exp2: bool = True
+    lazy_rescale: bool = False
     consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
@@ -83,7 +87,7 @@ class AttentionConfig:
         if not self.fast_exp2:
             parts.append("exp")
         for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic",
-                     "tma_store"):  # fmt: skip
+                     "tma_store", "lazy_rescale"):  # fmt: skip
             if getattr(self, flag):
                 parts.append(flag)
         return "_".join(parts)
@@ -132,11 +136,15 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
     tiles out dynamically (`dynamic`) ran 6-32 % slower (H100); a third
     stage at head dim 64 2 % slower. O goes out through stmatrix and TMA
     (dense) at head dim 128, 0-13 % faster, and at 64 without a mask, 4-8 %
-    faster (H100; with one it ran 1-7 % slower there)."""
+    faster (H100; with one it ran 1-7 % slower there). At head dim 256, where
+    O is 128 registers a thread, O is rescaled only when a row maximum grew
+    by more than 2^8 (`lazy_rescale`): 2-6 % faster at S = 1024-16k (H100;
+    neutral at 128, mixed at 64)."""
     block_n = 64 if head_dim == 256 else 128
     persistent = not varlen and not (causal and head_dim == 256)
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
                            block_n=block_n, stages=2, persistent=persistent,
+                           lazy_rescale=head_dim == 256,
                            tma_store=not varlen and (head_dim == 128 or
                                                      (head_dim == 64 and not causal)))  # fmt: skip
 

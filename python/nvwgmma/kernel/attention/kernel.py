@@ -49,6 +49,18 @@ SIGNATURE = (
 )
 
 _LN2 = 0.6931471805599453
+# lazy_rescale: the stale row maximum may trail the true one by 8 (log2
+# units), FlashAttention-4's threshold: P <= 2^8, far inside bf16/f16.
+LAZY_RESCALE_LOG2 = 8.0
+
+
+class _Correction(list):
+    """The two rows' O corrections and `needed`, an i1: either row's
+    maximum moved (lazy_rescale)."""
+
+    def __init__(self, factors, needed):
+        super().__init__(factors)
+        self.needed = needed
 
 
 def _wide(v):
@@ -417,8 +429,17 @@ class _Kernel:
         ninf = llvm.mlir_constant(FloatAttr.get(f32, float("-inf")))
         zero = llvm.mlir_constant(FloatAttr.get(f32, 0.0))
         m = [llvm.fmul(x, scale) for x in fragment.row_max(values)]
+        grown = None
         if m_old is not None:
             m = [llvm.intr_maxnum(a, b) for a, b in zip(m, m_old)]
+            if self.c.lazy_rescale:
+                # Keep the old maximum unless the new one exceeds it by more
+                # than 2^8: P stays <= 256, and O needs no rescaling.
+                # (-inf - -inf is NaN: a row with no key yet keeps -inf.)
+                limit = llvm.mlir_constant(FloatAttr.get(f32, LAZY_RESCALE_LOG2))
+                grown = [llvm.fcmp(llvm.FCmpPredicate.ogt, llvm.fsub(a, b), limit)
+                         for a, b in zip(m, m_old)]  # fmt: skip
+                m = [llvm.select(g, a, b) for g, a, b in zip(grown, m, m_old)]
         # A row with no key yet (all -inf) subtracts 0, not -inf: no NaN.
         safe = [llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, x, ninf), zero, x) for x in m]
         neg = [llvm.fneg(x) for x in safe]
@@ -428,7 +449,7 @@ class _Kernel:
         else:  # 2^x as e^(x ln 2), as a kernel without the trick computes it
             from ...dialects import math
 
-            ln2 = llvm.mlir_constant(FloatAttr.get(f32, 0.6931471805599453))
+            ln2 = llvm.mlir_constant(FloatAttr.get(f32, _LN2))
             p = [math.exp(llvm.fmul(x, ln2)) for x in p]
         sums = fragment.row_sum(p, quad=False)
         if m_old is None:
@@ -436,7 +457,25 @@ class _Kernel:
         else:
             corr = [fastmath.exp2(llvm.fsub(a, b)) for a, b in zip(m_old, safe)]
             den_new = [fastmath.fma(a, b, x) for a, b, x in zip(den_old, corr, sums)]
+        if grown is not None:
+            corr = _Correction(corr, llvm.or_(*grown))
         return fragment.to_a_fragments(p, self.c.dtype), m, den_new, corr
+
+    def _rescale(self, o, corr):
+        """O times each row's correction; with lazy_rescale only in a thread
+        whose rows' maximum moved (corr.needed)."""
+        from ...dialects import scf
+        from ...ir import InsertionPoint
+        from .. import fragment
+
+        if not isinstance(corr, _Correction):
+            return fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
+        branch = scf.IfOp(corr.needed, [o.type], has_else=True)
+        with InsertionPoint(branch.then_block):
+            scf.YieldOp([fragment.pack(fragment.scale_rows(fragment.unpack(o), list(corr)))])
+        with InsertionPoint(branch.else_block):
+            scf.YieldOp([o])
+        return branch.results[0]
 
     def _overlapped(self, it=None):
         """`it`: the rings' running index at block 0 (persistent), else the
@@ -490,7 +529,7 @@ class _Kernel:
             p_next, m_next, den_next, corr = self._softmax(s, j, m, den)
             wg.wait_group(0)
             self._release(self.vring, v_stage)
-            o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
+            o = self._rescale(o, corr)
             more = [] if it is None else [arith.addi(r, const(1))]
             scf.YieldOp([o, *p_next, *m_next, *den_next, *more])
         o, p, m, den, r_end = state(list(loop.results))
@@ -533,7 +572,7 @@ class _Kernel:
             wg.wait_group(0)
             self._release(self.kring, k_stage)
             p, m, den, corr = self._softmax(s, j, [m0, m1], [den0, den1])
-            o = fragment.pack(fragment.scale_rows(fragment.unpack(o), corr))
+            o = self._rescale(o, corr)
             o, v_stage = self._pv(o, p, j, arith.cmpi(arith.CmpIPredicate.sgt, j, const(0)))
             wg.commit_group()
             last = arith.cmpi(arith.CmpIPredicate.eq, j, arith.subi(self.n, const(1)))
