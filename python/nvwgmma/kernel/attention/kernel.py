@@ -483,7 +483,6 @@ class _Kernel:
         from ...dialects import arith, scf
         from ...dialects import nvwgmma as wg
         from ...ir import IndexType, InsertionPoint, IntegerType
-        from .. import fragment
 
         c, const = self.c, self.const
         i32, index = IntegerType.get_signless(32), IndexType.get()
@@ -552,7 +551,6 @@ class _Kernel:
         from ...dialects import arith, llvm, scf
         from ...dialects import nvwgmma as wg
         from ...ir import F32Type, FloatAttr, IndexType, InsertionPoint, IntegerType
-        from .. import fragment
 
         c, const = self.c, self.const
         i32, index = IntegerType.get_signless(32), IndexType.get()
