@@ -68,220 +68,168 @@ struct F32 {
       r = fma(r, x, c(coeff));
     return r;
   }
+  Value both(Value a, Value b) const {
+    return arith::AndIOp::create(rw, loc, a, b);
+  }
+  Value max(Value a, Value b) const {
+    return arith::MaximumFOp::create(rw, loc, a, b);
+  }
+  Value min(Value a, Value b) const {
+    return arith::MinimumFOp::create(rw, loc, a, b);
+  }
   template <typename Op> Value call(Value a) const {
     return Op::create(rw, loc, a);
   }
 };
 
-bool isScalarF32(Type t) { return t.isF32(); }
-
-/// sin, cos or tan of x: x = k * pi/2 + r, |r| <= pi/4, then the quadrant
-/// k mod 4 picks +-sin(r), +-cos(r) or their quotient.
-template <typename Op> struct SinCosTan : OpRewritePattern<Op> {
-  SinCosTan(MLIRContext *context) : OpRewritePattern<Op>(context, 2) {}
+/// Rewrites a scalar f32 `Op` into what `build(f, op)` returns.
+template <typename Op, Value (*build)(const F32 &, Op)>
+struct InF32 : OpRewritePattern<Op> {
+  InF32(MLIRContext *context) : OpRewritePattern<Op>(context, 2) {}
   LogicalResult matchAndRewrite(Op op, PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
+    if (!op.getType().isF32())
       return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand();
-    Value k = math::RoundEvenOp::create(rw, op.getLoc(), f.mul(x, f.c(M_2_PI)));
-    // pi/2 in three parts (24, 24 and 24 bits): k * part1 is exact.
-    Value r = f.fma(f.neg(k), f.c(1.57079637050628662109375), x);
-    r = f.fma(f.neg(k), f.c(-4.37113900018624283e-8), r);
-    r = f.fma(f.neg(k), f.c(-1.71512451000591e-15), r);
-    Value r2 = f.mul(r, r);
-    // Cephes sinf / cosf on [-pi/4, pi/4].
-    Value s = f.fma(
-        f.mul(r, r2),
-        f.poly(r2, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4}), r);
-    Value cs = f.fma(f.mul(r2, r2),
-                     f.poly(r2, {4.166664568298827e-2, -1.388731625493765e-3,
-                                 2.443315711809948e-5}),
-                     f.fma(f.c(-0.5), r2, f.c(1.0)));
-    // k mod 4 in [0, 4) without converting a huge k to an integer.
-    Value q =
-        f.sub(k, f.mul(f.c(4.0), f.call<math::FloorOp>(f.mul(k, f.c(0.25)))));
-    Value odd = f.cmp(
-        arith::CmpFPredicate::OEQ,
-        f.sub(q, f.mul(f.c(2.0), f.call<math::FloorOp>(f.mul(q, f.c(0.5))))),
-        f.c(1.0));
-    Value high = f.cmp(arith::CmpFPredicate::OGE, q, f.c(2.0));
-    Value result;
-    if (std::is_same_v<Op, math::SinOp>) {
-      result = f.sel(odd, cs, s);
-      result = f.sel(high, f.neg(result), result);
-    } else if (std::is_same_v<Op, math::CosOp>) {
-      result = f.sel(odd, f.neg(s), cs);
-      result = f.sel(high, f.neg(result), result);
-    } else {
-      result = f.sel(odd, f.neg(f.div(cs, s)), f.div(s, cs));
-    }
-    rw.replaceOp(op, result);
+    rw.replaceOp(op, build(F32{rw, op.getLoc()}, op));
     return success();
   }
 };
+
+/// sin, cos or tan of x: x = k * pi/2 + r, |r| <= pi/4, then the quadrant
+/// k mod 4 picks +-sin(r), +-cos(r) or their quotient.
+template <typename Op> Value expandSinCosTan(const F32 &f, Op op) {
+  Value x = op.getOperand();
+  Value k = f.call<math::RoundEvenOp>(f.mul(x, f.c(M_2_PI)));
+  // pi/2 in three parts (24, 24 and 24 bits): k * part1 is exact.
+  Value r = f.fma(f.neg(k), f.c(1.57079637050628662109375), x);
+  r = f.fma(f.neg(k), f.c(-4.37113900018624283e-8), r);
+  r = f.fma(f.neg(k), f.c(-1.71512451000591e-15), r);
+  Value r2 = f.mul(r, r);
+  // Cephes sinf / cosf on [-pi/4, pi/4].
+  Value s = f.fma(
+      f.mul(r, r2),
+      f.poly(r2, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4}), r);
+  Value cs = f.fma(f.mul(r2, r2),
+                   f.poly(r2, {4.166664568298827e-2, -1.388731625493765e-3,
+                               2.443315711809948e-5}),
+                   f.fma(f.c(-0.5), r2, f.c(1.0)));
+  // k mod 4 in [0, 4) without converting a huge k to an integer.
+  Value q =
+      f.sub(k, f.mul(f.c(4.0), f.call<math::FloorOp>(f.mul(k, f.c(0.25)))));
+  Value odd = f.cmp(
+      arith::CmpFPredicate::OEQ,
+      f.sub(q, f.mul(f.c(2.0), f.call<math::FloorOp>(f.mul(q, f.c(0.5))))),
+      f.c(1.0));
+  Value high = f.cmp(arith::CmpFPredicate::OGE, q, f.c(2.0));
+  Value result;
+  if (std::is_same_v<Op, math::SinOp>) {
+    result = f.sel(odd, cs, s);
+    result = f.sel(high, f.neg(result), result);
+  } else if (std::is_same_v<Op, math::CosOp>) {
+    result = f.sel(odd, f.neg(s), cs);
+    result = f.sel(high, f.neg(result), result);
+  } else {
+    result = f.sel(odd, f.neg(f.div(cs, s)), f.div(s, cs));
+  }
+  return result;
+}
 
 /// sinh(x) = sign(x) (t + t / (t + 1)) / 2 with t = expm1|x| (no
 /// cancellation near 0) below 1, e^2/2 - 1/(2 e^2) with e = exp(|x|/2)
 /// above (no overflow before sinh itself overflows).
-struct Sinh : OpRewritePattern<math::SinhOp> {
-  Sinh(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::SinhOp op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand(), a = f.abs(x);
-    Value t = f.call<math::ExpM1Op>(a);
-    Value small =
-        f.mul(f.c(0.5), f.sub(f.mul(f.c(2.0), t),
-                              f.div(f.mul(t, t), f.add(t, f.c(1.0)))));
-    Value e = f.call<math::ExpOp>(f.mul(a, f.c(0.5)));
-    Value big =
-        f.sub(f.mul(f.mul(f.c(0.5), e), e), f.div(f.c(0.5), f.mul(e, e)));
-    Value r = f.sel(f.cmp(arith::CmpFPredicate::OLT, a, f.c(1.0)), small, big);
-    rw.replaceOp(op, f.sign(r, x));
-    return success();
-  }
-};
+Value expandSinh(const F32 &f, math::SinhOp op) {
+  Value x = op.getOperand(), a = f.abs(x);
+  Value t = f.call<math::ExpM1Op>(a);
+  Value small = f.mul(f.c(0.5), f.sub(f.mul(f.c(2.0), t),
+                                      f.div(f.mul(t, t), f.add(t, f.c(1.0)))));
+  Value e = f.call<math::ExpOp>(f.mul(a, f.c(0.5)));
+  Value big = f.sub(f.mul(f.mul(f.c(0.5), e), e), f.div(f.c(0.5), f.mul(e, e)));
+  Value r = f.sel(f.cmp(arith::CmpFPredicate::OLT, a, f.c(1.0)), small, big);
+  return f.sign(r, x);
+}
 
 /// asinh(x) = sign(x) log1p(a + a^2 / (1 + sqrt(1 + a^2))), a = |x|;
 /// log(a) + ln 2 above 2^12, where a^2 + 1 rounds to a^2.
-struct Asinh : OpRewritePattern<math::AsinhOp> {
-  Asinh(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::AsinhOp op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand(), a = f.abs(x), a2 = f.mul(a, a);
-    Value root = f.call<math::SqrtOp>(f.add(a2, f.c(1.0)));
-    Value small =
-        f.call<math::Log1pOp>(f.add(a, f.div(a2, f.add(root, f.c(1.0)))));
-    Value big = f.add(f.call<math::LogOp>(a), f.c(M_LN2));
-    Value r =
-        f.sel(f.cmp(arith::CmpFPredicate::OGT, a, f.c(4096.0)), big, small);
-    rw.replaceOp(op, f.sign(r, x));
-    return success();
-  }
-};
+Value expandAsinh(const F32 &f, math::AsinhOp op) {
+  Value x = op.getOperand(), a = f.abs(x), a2 = f.mul(a, a);
+  Value root = f.call<math::SqrtOp>(f.add(a2, f.c(1.0)));
+  Value small =
+      f.call<math::Log1pOp>(f.add(a, f.div(a2, f.add(root, f.c(1.0)))));
+  Value big = f.add(f.call<math::LogOp>(a), f.c(M_LN2));
+  Value r = f.sel(f.cmp(arith::CmpFPredicate::OGT, a, f.c(4096.0)), big, small);
+  return f.sign(r, x);
+}
 
 /// acosh(x) = log1p(t + sqrt(t (t + 2))), t = x - 1; log(x) + ln 2 above
 /// 2^12. NaN below 1 (the square root of a negative).
-struct Acosh : OpRewritePattern<math::AcoshOp> {
-  Acosh(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::AcoshOp op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand(), t = f.sub(x, f.c(1.0));
-    Value small = f.call<math::Log1pOp>(
-        f.add(t, f.call<math::SqrtOp>(f.mul(t, f.add(t, f.c(2.0))))));
-    Value big = f.add(f.call<math::LogOp>(x), f.c(M_LN2));
-    rw.replaceOp(op, f.sel(f.cmp(arith::CmpFPredicate::OGT, x, f.c(4096.0)),
-                           big, small));
-    return success();
-  }
-};
+Value expandAcosh(const F32 &f, math::AcoshOp op) {
+  Value x = op.getOperand(), t = f.sub(x, f.c(1.0));
+  Value small = f.call<math::Log1pOp>(
+      f.add(t, f.call<math::SqrtOp>(f.mul(t, f.add(t, f.c(2.0))))));
+  Value big = f.add(f.call<math::LogOp>(x), f.c(M_LN2));
+  return f.sel(f.cmp(arith::CmpFPredicate::OGT, x, f.c(4096.0)), big, small);
+}
 
 /// atanh(x) = sign(x) log1p(2a / (1 - a)) / 2, a = |x|.
-struct Atanh : OpRewritePattern<math::AtanhOp> {
-  Atanh(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::AtanhOp op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand(), a = f.abs(x);
-    Value r = f.mul(f.c(0.5), f.call<math::Log1pOp>(f.div(f.mul(f.c(2.0), a),
-                                                          f.sub(f.c(1.0), a))));
-    rw.replaceOp(op, f.sign(r, x));
-    return success();
-  }
-};
+Value expandAtanh(const F32 &f, math::AtanhOp op) {
+  Value x = op.getOperand(), a = f.abs(x);
+  Value r = f.mul(f.c(0.5), f.call<math::Log1pOp>(
+                                f.div(f.mul(f.c(2.0), a), f.sub(f.c(1.0), a))));
+  return f.sign(r, x);
+}
 
 /// cbrt(x) = sign(x) y, y = 2^(log2|x| / 3) and one Newton step; 0, inf and
 /// NaN are their own cube roots.
-struct Cbrt : OpRewritePattern<math::CbrtOp> {
-  Cbrt(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::CbrtOp op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand(), a = f.abs(x);
-    Value y =
-        f.call<math::Exp2Op>(f.mul(f.call<math::Log2Op>(a), f.c(1.0 / 3.0)));
-    y = f.fma(f.sub(f.div(a, f.mul(y, y)), y), f.c(1.0 / 3.0), y);
-    Value finiteNonZero = f.cmp(arith::CmpFPredicate::OLT, a,
-                                f.c(std::numeric_limits<float>::infinity()));
-    finiteNonZero =
-        arith::AndIOp::create(rw, op.getLoc(), finiteNonZero,
-                              f.cmp(arith::CmpFPredicate::OGT, a, f.c(0.0)));
-    rw.replaceOp(op, f.sel(finiteNonZero, f.sign(y, x), x));
-    return success();
-  }
-};
+Value expandCbrt(const F32 &f, math::CbrtOp op) {
+  Value x = op.getOperand(), a = f.abs(x);
+  Value y =
+      f.call<math::Exp2Op>(f.mul(f.call<math::Log2Op>(a), f.c(1.0 / 3.0)));
+  y = f.fma(f.sub(f.div(a, f.mul(y, y)), y), f.c(1.0 / 3.0), y);
+  Value finiteNonZero = f.cmp(arith::CmpFPredicate::OLT, a,
+                              f.c(std::numeric_limits<float>::infinity()));
+  finiteNonZero =
+      f.both(finiteNonZero, f.cmp(arith::CmpFPredicate::OGT, a, f.c(0.0)));
+  return f.sel(finiteNonZero, f.sign(y, x), x);
+}
 
 /// atan(x) = sign(x) (b + atan(t)): |x| reduced to |t| <= tan(pi/8) by
 /// t = -1/|x| (b = pi/2) above tan(3pi/8), t = (|x| - 1)/(|x| + 1)
 /// (b = pi/4) above tan(pi/8); Cephes' atanf polynomial.
-struct Atan : OpRewritePattern<math::AtanOp> {
-  Atan(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::AtanOp op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value x = op.getOperand(), a = f.abs(x);
-    Value big = f.cmp(arith::CmpFPredicate::OGT, a, f.c(2.414213562373095));
-    Value mid = f.cmp(arith::CmpFPredicate::OGT, a, f.c(0.4142135623730950));
-    Value t =
-        f.sel(big, f.div(f.c(-1.0), a),
-              f.sel(mid, f.div(f.sub(a, f.c(1.0)), f.add(a, f.c(1.0))), a));
-    Value base = f.sel(big, f.c(M_PI_2), f.sel(mid, f.c(M_PI_4), f.c(0.0)));
-    Value z = f.mul(t, t);
-    Value p = f.poly(z, {-3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1,
-                         8.05374449538e-2});
-    Value r = f.add(base, f.fma(f.mul(p, z), t, t));
-    rw.replaceOp(op, f.sign(r, x));
-    return success();
-  }
-};
+Value expandAtan(const F32 &f, math::AtanOp op) {
+  Value x = op.getOperand(), a = f.abs(x);
+  Value big = f.cmp(arith::CmpFPredicate::OGT, a, f.c(2.414213562373095));
+  Value mid = f.cmp(arith::CmpFPredicate::OGT, a, f.c(0.4142135623730950));
+  Value t = f.sel(big, f.div(f.c(-1.0), a),
+                  f.sel(mid, f.div(f.sub(a, f.c(1.0)), f.add(a, f.c(1.0))), a));
+  Value base = f.sel(big, f.c(M_PI_2), f.sel(mid, f.c(M_PI_4), f.c(0.0)));
+  Value z = f.mul(t, t);
+  Value p = f.poly(z, {-3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1,
+                       8.05374449538e-2});
+  Value r = f.add(base, f.fma(f.mul(p, z), t, t));
+  return f.sign(r, x);
+}
 
 /// atan2(y, x) from atan(min / max) of |x|, |y| on [0, 1], reflected to the
 /// octant and quadrant; the signs of zero and the infinities as C's atan2.
-struct Atan2 : OpRewritePattern<math::Atan2Op> {
-  Atan2(MLIRContext *context) : OpRewritePattern(context, 2) {}
-  LogicalResult matchAndRewrite(math::Atan2Op op,
-                                PatternRewriter &rw) const override {
-    if (!isScalarF32(op.getType()))
-      return failure();
-    F32 f{rw, op.getLoc()};
-    Value y = op.getLhs(), x = op.getRhs();
-    Value ax = f.abs(x), ay = f.abs(y);
-    Value hi = arith::MaximumFOp::create(rw, op.getLoc(), ax, ay);
-    Value lo = arith::MinimumFOp::create(rw, op.getLoc(), ax, ay);
-    Value inf = f.c(std::numeric_limits<float>::infinity());
-    Value bothInf = arith::AndIOp::create(
-        rw, op.getLoc(), f.cmp(arith::CmpFPredicate::OEQ, ax, inf),
-        f.cmp(arith::CmpFPredicate::OEQ, ay, inf));
-    Value ratio = f.sel(f.cmp(arith::CmpFPredicate::OEQ, hi, f.c(0.0)),
-                        f.c(0.0), f.div(lo, hi));
-    ratio = f.sel(bothInf, f.c(1.0), ratio);
-    Value r = f.call<math::AtanOp>(ratio);
-    r = f.sel(f.cmp(arith::CmpFPredicate::OGT, ay, ax), f.sub(f.c(M_PI_2), r),
-              r);
-    Value xNegative =
-        f.cmp(arith::CmpFPredicate::OLT, f.sign(f.c(1.0), x), f.c(0.0));
-    r = f.sel(xNegative, f.sub(f.c(M_PI), r), r);
-    // NaN in, NaN out (the selects above may have dropped it).
-    Value unordered = f.cmp(arith::CmpFPredicate::UNO, x, y);
-    rw.replaceOp(op, f.sel(unordered, f.add(x, y), f.sign(r, y)));
-    return success();
-  }
-};
+Value expandAtan2(const F32 &f, math::Atan2Op op) {
+  Value y = op.getLhs(), x = op.getRhs();
+  Value ax = f.abs(x), ay = f.abs(y);
+  Value hi = f.max(ax, ay);
+  Value lo = f.min(ax, ay);
+  Value inf = f.c(std::numeric_limits<float>::infinity());
+  Value bothInf = f.both(f.cmp(arith::CmpFPredicate::OEQ, ax, inf),
+                         f.cmp(arith::CmpFPredicate::OEQ, ay, inf));
+  Value ratio = f.sel(f.cmp(arith::CmpFPredicate::OEQ, hi, f.c(0.0)), f.c(0.0),
+                      f.div(lo, hi));
+  ratio = f.sel(bothInf, f.c(1.0), ratio);
+  Value r = f.call<math::AtanOp>(ratio);
+  r = f.sel(f.cmp(arith::CmpFPredicate::OGT, ay, ax), f.sub(f.c(M_PI_2), r), r);
+  Value xNegative =
+      f.cmp(arith::CmpFPredicate::OLT, f.sign(f.c(1.0), x), f.c(0.0));
+  r = f.sel(xNegative, f.sub(f.c(M_PI), r), r);
+  // NaN in, NaN out (the selects above may have dropped it).
+  Value unordered = f.cmp(arith::CmpFPredicate::UNO, x, y);
+  return f.sel(unordered, f.add(x, y), f.sign(r, y));
+}
 
 /// fpowi(x, n) by squaring over every bit of |n| (branch-free; a constant n
 /// folds away in LLVM), 1 / x^|n| for n < 0; x^0 = 1 for every x.
@@ -327,7 +275,12 @@ struct FPowI : OpRewritePattern<math::FPowIOp> {
 } // namespace
 
 void mlir::nvwgmma::populateF32FunctionPatterns(RewritePatternSet &patterns) {
-  patterns.add<SinCosTan<math::SinOp>, SinCosTan<math::CosOp>,
-               SinCosTan<math::TanOp>, Sinh, Asinh, Acosh, Atanh, Cbrt, Atan,
-               Atan2, FPowI>(patterns.getContext());
+  patterns
+      .add<InF32<math::SinOp, expandSinCosTan<math::SinOp>>,
+           InF32<math::CosOp, expandSinCosTan<math::CosOp>>,
+           InF32<math::TanOp, expandSinCosTan<math::TanOp>>,
+           InF32<math::SinhOp, expandSinh>, InF32<math::AsinhOp, expandAsinh>,
+           InF32<math::AcoshOp, expandAcosh>, InF32<math::AtanhOp, expandAtanh>,
+           InF32<math::CbrtOp, expandCbrt>, InF32<math::AtanOp, expandAtan>,
+           InF32<math::Atan2Op, expandAtan2>, FPowI>(patterns.getContext());
 }
