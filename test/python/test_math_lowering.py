@@ -60,8 +60,9 @@ llvm.func @k(%p: !llvm.ptr, %x: f64) attributes {{nvvm.kernel}} {{
         with pytest.raises(Exception) as raised:
             compile_to_ptx(ir.Module.parse(source))
     assert (
-        f"operand of 'math.{op}' must be f32, f16 or bf16 (PTX has no f64 instruction for "
-        "it, and nvwgmma approximates in f32), but got f64 (math_c1)" in str(raised.value)
+        f"operand of 'math.{op}' must be f32, f16 or bf16, or a 1-D vector of them (nvwgmma "
+        "computes it in f32, lane by lane; PTX has no f64 instruction for it), but got f64 "
+        "(math_c1)" in str(raised.value)
     )
 
 

@@ -66,12 +66,33 @@ bool isComputedPerLaneInF32(StringRef name) {
   return isTranscendental(name) || name == "math.fpowi";
 }
 
-/// exp2 on f16/f32 is ex2.approx already; only f64 exp2 lacks an instruction.
-bool needsF64Instruction(Operation *op) {
-  if (!isTranscendental(op->getName().getStringRef()) ||
-      op->getNumOperands() == 0)
+/// The element types nvwgmma can compute `name` in, as a diagnostic lists
+/// them, or "" when it takes any (ops it does not rewrite).
+StringRef computableTypes(StringRef name) {
+  if (name == "math.fpowi")
+    return "f64, f32, f16 or bf16"; // squarings: any float llc can multiply
+  return isTranscendental(name) ? "f32, f16 or bf16" : "";
+}
+
+/// Whether the operand type of `op` is one the pass rewrites: a scalar of
+/// computableTypes, or a fixed 1-D vector of them. (On f64 neither PTX nor
+/// the approximations have an answer; other shapes would need the vector
+/// or tensor dialects to be lowered after this pass.)
+bool isRefused(Operation *op) {
+  StringRef types = computableTypes(op->getName().getStringRef());
+  if (types.empty() || op->getNumOperands() == 0)
     return false;
-  return getElementTypeOrSelf(op->getOperand(0).getType()).isF64();
+  Type type = op->getOperand(0).getType();
+  if (auto vector = dyn_cast<VectorType>(type)) {
+    if (vector.getRank() != 1 || vector.isScalable())
+      return true;
+  } else if (isa<ShapedType>(type)) {
+    return true;
+  }
+  Type elem = getElementTypeOrSelf(type);
+  if (isa<Float16Type, BFloat16Type, Float32Type>(elem))
+    return false;
+  return !(elem.isF64() && types.starts_with("f64"));
 }
 
 Value f32Constant(PatternRewriter &rewriter, Location loc, double value) {
@@ -301,8 +322,9 @@ struct ExpandIPowI : OpRewritePattern<math::IPowIOp> {
     Type type = op.getType();
     unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
     auto constant = [&](int64_t value) -> Value {
-      TypedAttr attr = rewriter.getIntegerAttr(getElementTypeOrSelf(type),
-                                               APInt(width, value, true));
+      TypedAttr attr = rewriter.getIntegerAttr(
+          getElementTypeOrSelf(type),
+          APInt(width, value, /*isSigned=*/true, /*implicitTrunc=*/true));
       if (auto shaped = dyn_cast<ShapedType>(type))
         attr = DenseElementsAttr::get(shaped, attr);
       return arith::ConstantOp::create(rewriter, loc, type, attr);
@@ -372,6 +394,12 @@ void callIntrinsicsInGpuModules(Operation *root) {
         (directIntrinsic(op->getName().getStringRef()).empty() &&
          op->getName().getStringRef() != "math.rsqrt"))
       return;
+    // Scalars and 1-D vectors only: what llvm.call_intrinsic can carry.
+    Type type = op->getResult(0).getType();
+    auto vector = dyn_cast<VectorType>(type);
+    if ((vector && (vector.getRank() != 1 || vector.isScalable())) ||
+        (!vector && isa<ShapedType>(type)))
+      return;
     for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
       if (p->getName().getStringRef() == "gpu.module") {
         ops.push_back(op);
@@ -406,17 +434,18 @@ void callIntrinsicsInGpuModules(Operation *root) {
 struct LegalizeMathPass
     : nvwgmma::impl::LegalizeMathForNVPTXBase<LegalizeMathPass> {
   void runOnOperation() override {
-    // Refuse first: a partly rewritten f64 op would be harder to read.
+    // Refuse first: a partly rewritten op would be harder to read.
     WalkResult refused = getOperation()->walk([&](Operation *op) {
-      if (!needsF64Instruction(op))
+      if (!isRefused(op))
         return WalkResult::advance();
       std::string found;
       llvm::raw_string_ostream os(found);
       os << op->getOperand(0).getType();
-      op->emitError() << "operand of '" << op->getName()
-                      << "' must be f32, f16 or bf16 (PTX has no f64 "
-                         "instruction for it, and nvwgmma approximates in "
-                         "f32), but got "
+      op->emitError() << "operand of '" << op->getName() << "' must be "
+                      << computableTypes(op->getName().getStringRef())
+                      << ", or a 1-D vector of them (nvwgmma computes it "
+                         "in f32, lane by lane; PTX has no f64 instruction "
+                         "for it), but got "
                       << found << " (" << "math_c1" << ")";
       return WalkResult::interrupt();
     });

@@ -126,3 +126,14 @@ module attributes {gpu.container_module} {
     return %0 : f32
   }
 }
+
+// -----
+
+// ipowi on i1 (one bit: no squaring, only the sign rules).
+// CHECK-LABEL: func.func @ipowi_i1
+// CHECK-NOT:   math.ipowi
+// CHECK:       return
+func.func @ipowi_i1(%b: i1, %e: i1) -> i1 {
+  %0 = math.ipowi %b, %e : i1
+  return %0 : i1
+}
