@@ -66,6 +66,15 @@ bool isComputedPerLaneInF32(StringRef name) {
   return isTranscendental(name) || name == "math.fpowi";
 }
 
+/// A scalar or a fixed 1-D vector: the types the rewrites here build
+/// constants and lanes for. Ops on other shapes are left alone (or refused:
+/// isRefused), never half rewritten.
+bool isScalarOrLane(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.getRank() == 1 && !vector.isScalable();
+  return !isa<ShapedType>(type);
+}
+
 /// The element types nvwgmma can compute `name` in, as a diagnostic lists
 /// them, or "" when it takes any (ops it does not rewrite).
 StringRef computableTypes(StringRef name) {
@@ -83,12 +92,8 @@ bool isRefused(Operation *op) {
   if (types.empty() || op->getNumOperands() == 0)
     return false;
   Type type = op->getOperand(0).getType();
-  if (auto vector = dyn_cast<VectorType>(type)) {
-    if (vector.getRank() != 1 || vector.isScalable())
-      return true;
-  } else if (isa<ShapedType>(type)) {
+  if (!isScalarOrLane(type))
     return true;
-  }
   Type elem = getElementTypeOrSelf(type);
   if (isa<Float16Type, BFloat16Type, Float32Type>(elem))
     return false;
@@ -320,6 +325,8 @@ struct ExpandIPowI : OpRewritePattern<math::IPowIOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type type = op.getType();
+    if (!isa<IntegerType>(getElementTypeOrSelf(type)))
+      return failure(); // index: no width to square over
     unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
     auto constant = [&](int64_t value) -> Value {
       TypedAttr attr = rewriter.getIntegerAttr(
@@ -395,10 +402,7 @@ void callIntrinsicsInGpuModules(Operation *root) {
          op->getName().getStringRef() != "math.rsqrt"))
       return;
     // Scalars and 1-D vectors only: what llvm.call_intrinsic can carry.
-    Type type = op->getResult(0).getType();
-    auto vector = dyn_cast<VectorType>(type);
-    if ((vector && (vector.getRank() != 1 || vector.isScalable())) ||
-        (!vector && isa<ShapedType>(type)))
+    if (!isScalarOrLane(op->getResult(0).getType()))
       return;
     for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
       if (p->getName().getStringRef() == "gpu.module") {
@@ -474,7 +478,9 @@ struct LegalizeMathPass
     // asm's immediate ('n') operand into a block argument.
     SmallVector<Operation *> ops;
     getOperation()->walk([&](Operation *op) {
-      if (op->getDialect() && op->getDialect()->getNamespace() == "math")
+      if (op->getDialect() && op->getDialect()->getNamespace() == "math" &&
+          llvm::all_of(op->getOperandTypes(), isScalarOrLane) &&
+          llvm::all_of(op->getResultTypes(), isScalarOrLane))
         ops.push_back(op);
     });
     GreedyRewriteConfig config;
