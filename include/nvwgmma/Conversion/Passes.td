@@ -58,8 +58,9 @@ def LegalizeMathForNVPTX : Pass<"nvwgmma-legalize-math"> {
     The NVPTX backend selects sqrt, fma, rounding and (f16/f32) exp2 and
     has no library for the rest: `math.exp`, `math.log`, `math.sin`,
     `math.tanh`, `math.erf`, ... would abort llc or stop mlir-translate.
-    Under `fastmath<afn>`, scalar exp, exp2, log, log2, sin, cos and tanh on
-    f32 (f16/bf16 through f32) become the SFU's approximate instructions
+    Under `fastmath<afn>`, exp, exp2, log, log2, sin, cos and tanh on f32
+    (f16/bf16 through f32, vectors lane by lane) become the SFU's approximate
+    instructions
     (`ex2.approx.ftz`, `lg2.approx.ftz`, `sin/cos.approx.ftz`,
     `tanh.approx`); otherwise the transcendental functions become upstream
     MLIR's f32 expansions and polynomial approximations (f16/bf16 computed in

@@ -6,9 +6,9 @@
 // and ops convert-math-to-llvm does not know (erf, clampf, isinf, ...) stop
 // mlir-translate. Upstream's GPU lowering calls libdevice, which a kernel
 // built here has no copy of. So, before convert-math-to-llvm:
-//   - under fastmath<afn>, scalar exp, exp2, log, log2, sin, cos and tanh on
-//     f32 (and f16/bf16 through f32) become the SFU's approximate
-//     instructions, as CUDA's fast-math does;
+//   - under fastmath<afn>, exp, exp2, log, log2, sin, cos and tanh on f32
+//     (f16/bf16 through f32, vectors lane by lane) become the SFU's
+//     approximate instructions, as CUDA's fast-math does;
 //   - otherwise the transcendental functions become f32 code: upstream
 //     MLIR's polynomial approximations where the GPU measured them right
 //     (exp, expm1, log, log1p, log2, tanh, erf, erfc, asin, acos),

@@ -41,18 +41,32 @@ func.func @fast_narrow(%h: f16, %b: bf16) -> (f16, bf16) {
   return %0, %1 : f16, bf16
 }
 
-// Without afn, and on vectors (the approximate instructions are scalar),
-// exp becomes upstream's polynomial approximation; exp2 on f32 is left to
-// llc, which selects ex2.approx.f32 for it.
+// Without afn, exp becomes upstream's polynomial approximation (no SFU
+// call); exp2 on f32 is left to llc, which selects ex2.approx.f32 for it.
 // CHECK-LABEL: func.func @accurate
 // CHECK-NOT:   llvm.call_intrinsic
 // CHECK-NOT:   math.exp %
 // CHECK:       math.exp2 %arg0 : f32
 // CHECK-NOT:   math.exp %
+// CHECK-NOT:   llvm.call_intrinsic
 // CHECK:       return
-func.func @accurate(%x: f32, %v: vector<2xf32>) -> (f32, f32, vector<2xf32>) {
+func.func @accurate(%x: f32) -> (f32, f32) {
   %0 = math.exp %x fastmath<nnan> : f32
   %1 = math.exp2 %x : f32
-  %2 = math.exp %v fastmath<afn> : vector<2xf32>
-  return %0, %1, %2 : f32, f32, vector<2xf32>
+  return %0, %1 : f32, f32
+}
+
+// A vector goes lane by lane, each lane on the SFU under afn.
+// CHECK-LABEL: func.func @fast_vector
+// CHECK:       %[[X0:.*]] = llvm.extractelement %arg0[%{{.*}} : i64] : vector<2xf32>
+// CHECK:       llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK:       llvm.insertelement
+// CHECK:       %[[X1:.*]] = llvm.extractelement %arg0[%{{.*}} : i64] : vector<2xf32>
+// CHECK:       llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK:       %[[V:.*]] = llvm.insertelement
+// CHECK-NOT:   math.exp
+// CHECK:       return %[[V]] : vector<2xf32>
+func.func @fast_vector(%v: vector<2xf32>) -> vector<2xf32> {
+  %0 = math.exp %v fastmath<afn> : vector<2xf32>
+  return %0 : vector<2xf32>
 }
