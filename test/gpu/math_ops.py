@@ -48,6 +48,10 @@ DOMAIN = {
 FAST_DOMAIN = {"sin": (-math.pi, math.pi), "cos": (-math.pi, math.pi),
                "log": (1e-20, 1e20), "log2": (1e-20, 1e20)}  # fmt: skip
 SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, np.inf, -np.inf, np.nan]
+# powf's corners, C's pow table: (x, y) pairs.
+POW_SPECIAL = np.array([(-2, 3), (-2, 0.5), (-0.0, -3), (-0.0, 3), (0.0, -1), (1, np.nan),
+                        (1, np.inf), (-1, np.inf), (-1, -np.inf), (np.nan, 0), (2, np.nan),
+                        (-8, 1 / 3), (np.inf, -2), (-np.inf, 3), (-np.inf, -3), (0.5, np.inf)])  # fmt: skip
 
 # Bounds: (ulp of the output type, absolute) — an element passes if either
 # holds. Accurate f32: upstream's approximations are tested to a few ulp;
@@ -140,9 +144,12 @@ def _inputs(op, t, fast, rng):
         b = np.concatenate([rng.integers(-8, 9, 8192), [0, 1, -1, 2, 3, 0, 1, -3]]).astype(np.int32)
         return x.astype(np.float32), b
     y = rng.uniform(lo, hi, x.size) if op in BINARY else np.zeros_like(x)
-    if op == "powf":
-        x = np.abs(x)
-        y = rng.uniform(-4, 4, x.size)
+    if op == "powf":  # half: positive bases, real exponents; half: any base, integral
+        half = x.size // 2
+        x = np.concatenate([np.abs(x[:half]), rng.uniform(-10, 10, x.size - half)])
+        y = np.concatenate([rng.uniform(-4, 4, half), rng.integers(-6, 7, x.size - half)])
+        x = np.concatenate([x, POW_SPECIAL[:, 0]])
+        y = np.concatenate([y, POW_SPECIAL[:, 1]])
     return _cast(x, t), _cast(y, t)
 
 

@@ -10,6 +10,7 @@
 //     x = 4e-4): expm1 / log1p forms instead;
 //   - asinh = log(x + sqrt(x^2 + 1)) is -inf for x < -4e3 and NaN at -inf:
 //     computed on |x| with the sign restored;
+//   - powf is NaN for every negative base, integral exponent or not;
 //   - cbrt is 9 ulp off and NaN at inf; atan 40 ulp near 0.6 (and atan2
 //     with it); fpowi with a runtime
 //     exponent goes through powf and is NaN for every negative base.
@@ -231,6 +232,40 @@ Value expandAtan2(const F32 &f, math::Atan2Op op) {
   return f.sel(unordered, f.add(x, y), f.sign(r, y));
 }
 
+/// powf(x, y) = 2^(y log2|x|) with C's pow semantics around it: a negative
+/// base takes an integral exponent (the sign from its parity) and is NaN
+/// otherwise; pow(x, 0) = pow(1, y) = pow(-1, +-inf) = 1 whatever the other
+/// operand, NaN included; the signed zeros and infinities fall out of
+/// 2^(y * -inf) and 2^(y * inf). (Upstream's expansion returned NaN for
+/// every negative base.)
+Value expandPowf(const F32 &f, math::PowFOp op) {
+  Value x = op.getLhs(), y = op.getRhs(), a = f.abs(x);
+  Value r = f.call<math::Exp2Op>(f.mul(y, f.call<math::Log2Op>(a)));
+  Value integral =
+      f.cmp(arith::CmpFPredicate::OEQ, f.call<math::FloorOp>(y), y);
+  Value odd =
+      f.both(integral, f.cmp(arith::CmpFPredicate::OEQ,
+                             f.sub(y, f.mul(f.c(2.0), f.call<math::FloorOp>(
+                                                          f.mul(y, f.c(0.5))))),
+                             f.c(1.0)));
+  Value signBit =
+      f.cmp(arith::CmpFPredicate::OLT, f.sign(f.c(1.0), x), f.c(0.0));
+  r = f.sel(f.both(signBit, odd), f.neg(r), r);
+  Value negative = f.cmp(arith::CmpFPredicate::OLT, x, f.c(0.0));
+  Value notIntegral = f.cmp(arith::CmpFPredicate::ONE, f.call<math::FloorOp>(y),
+                            y); // false for NaN y
+  r = f.sel(f.both(negative, notIntegral),
+            f.c(std::numeric_limits<float>::quiet_NaN()), r);
+  Value inf = f.c(std::numeric_limits<float>::infinity());
+  Value one = f.both(f.cmp(arith::CmpFPredicate::OEQ, a, f.c(1.0)),
+                     f.cmp(arith::CmpFPredicate::OEQ, f.abs(y), inf));
+  one = arith::OrIOp::create(f.rw, f.loc, one,
+                             f.cmp(arith::CmpFPredicate::OEQ, y, f.c(0.0)));
+  one = arith::OrIOp::create(f.rw, f.loc, one,
+                             f.cmp(arith::CmpFPredicate::OEQ, x, f.c(1.0)));
+  return f.sel(one, f.c(1.0), r);
+}
+
 /// fpowi(x, n) by squaring over every bit of |n| (branch-free; a constant n
 /// folds away in LLVM), 1 / x^|n| for n < 0; x^0 = 1 for every x.
 struct FPowI : OpRewritePattern<math::FPowIOp> {
@@ -282,5 +317,6 @@ void mlir::nvwgmma::populateF32FunctionPatterns(RewritePatternSet &patterns) {
            InF32<math::SinhOp, expandSinh>, InF32<math::AsinhOp, expandAsinh>,
            InF32<math::AcoshOp, expandAcosh>, InF32<math::AtanhOp, expandAtanh>,
            InF32<math::CbrtOp, expandCbrt>, InF32<math::AtanOp, expandAtan>,
-           InF32<math::Atan2Op, expandAtan2>, FPowI>(patterns.getContext());
+           InF32<math::Atan2Op, expandAtan2>, InF32<math::PowFOp, expandPowf>,
+           FPowI>(patterns.getContext());
 }

@@ -463,9 +463,9 @@ struct LegalizeMathPass
              ExpandSincos, ExpandIPowI, ExpandClassify<math::IsInfOp, false>,
              ExpandClassify<math::IsNormalOp, true>>(context);
     nvwgmma::populateF32FunctionPatterns(patterns);
-    // cosh in terms of exp, powf of exp and log; exp2
-    // stays (ex2.approx) and so do sqrt and rounding.
-    math::populateExpansionPatterns(patterns, {"cosh", "powf", "clampf"});
+    // cosh in terms of exp; exp2 stays (ex2.approx) and so do sqrt and
+    // rounding.
+    math::populateExpansionPatterns(patterns, {"cosh", "clampf"});
     auto approximated = [](StringRef name) {
       return llvm::is_contained(
           {"math.acos", "math.asin", "math.erf", "math.erfc", "math.exp",

@@ -12,7 +12,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::nvwgmma {
-/// sin, cos, tan, sinh, asinh, acosh, atanh, cbrt, atan, atan2 on scalar
+/// sin, cos, tan, sinh, asinh, acosh, atanh, cbrt, atan, atan2, powf on scalar
 /// f32 and
 /// fpowi on any scalar float.
 void populateF32FunctionPatterns(RewritePatternSet &patterns);
