@@ -127,7 +127,8 @@ def _correct(errors) -> bool:
 
 
 def every_configuration(attention, shipped_configs):
-    """Each configuration `attention` can pick, at ragged sizes, against
+    """Each configuration `attention` can pick (passed explicitly: some are
+    picked by sequence length), at ragged sizes, against
     float32: dense (batch 2, 1000 queries over 1000 or 1200 keys, 4 query
     heads on 2 K/V heads) and varlen (sequences of 300, 1000 and 17). The
     grid runs bf16 dense only; this covers f16, every varlen default and
@@ -145,7 +146,7 @@ def every_configuration(attention, shipped_configs):
             q = torch.randn(sum(lengths), 4, d, device="cuda", dtype=dtype)
             k, v = (torch.randn(sum(lengths), 2, d, device="cuda", dtype=dtype) for _ in range(2))
             out = attention(q, k, v, causal=c.causal, cu_seqlens_q=cu, cu_seqlens_k=cu,
-                            max_seqlen_q=max(lengths))  # fmt: skip
+                            max_seqlen_q=max(lengths), config=c)  # fmt: skip
             worst = {"max_abs": 0.0, "rel": 0.0}
             for i in range(len(lengths)):
                 sl = slice(int(cu[i]), int(cu[i + 1]))
@@ -157,7 +158,7 @@ def every_configuration(attention, shipped_configs):
             sk = 1200 if c.causal else 1000  # causal: bottom-right aligned, keys > queries
             q = torch.randn(2, 1000, 4, d, device="cuda", dtype=dtype)
             k, v = (torch.randn(2, sk, 2, d, device="cuda", dtype=dtype) for _ in range(2))
-            out = attention(q, k, v, causal=c.causal)
+            out = attention(q, k, v, causal=c.causal, config=c)  # whatever the length picks
             errors = _errors(out, _reference(q, k, v, c.causal, scale))
         torch.cuda.synchronize()
         rows.append({"config": c.name, "errors": errors, "correct": _correct(errors)})

@@ -122,7 +122,12 @@ class AttentionConfig:
         return replace(self, **changes)
 
 
-def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
+# Head dim 256, causal: one CTA per tile below this many queries, the
+# paired persistent walk from it on (see default_config).
+PERSISTENT_D256_CAUSAL_FROM = 1024
+
+
+def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False, seq=None):
     """The configuration the library uses for a head dim: 128-key blocks
     (64 at head dim 256, where P·V's accumulator takes 128 registers), two
     stages, and persistent scheduling where the sequences are dense (not
@@ -139,9 +144,13 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
     faster (H100; with one it ran 1-7 % slower there). At head dim 256, where
     O is 128 registers a thread, O is rescaled only when a row maximum grew
     by more than 2^8 (`lazy_rescale`): 2-6 % faster at S = 1024-16k (H100;
-    neutral at 128, mixed at 64)."""
+    neutral at 128, mixed at 64). Causal at head dim 256 depends on `seq`
+    (queries per sequence): the paired persistent walk from 1024 on (1-10 %
+    faster at S = 1024-16k, H100), one CTA per tile below (the walk is 16 %
+    slower at 512) and when `seq` is not given."""
     block_n = 64 if head_dim == 256 else 128
-    persistent = not varlen and not (causal and head_dim == 256)
+    d256_causal_tiles = causal and head_dim == 256 and (seq or 0) < PERSISTENT_D256_CAUSAL_FROM
+    persistent = not varlen and not d256_causal_tiles
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
                            block_n=block_n, stages=2, persistent=persistent,
                            lazy_rescale=head_dim == 256,

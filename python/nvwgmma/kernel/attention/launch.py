@@ -54,14 +54,20 @@ def load_kernel(config: AttentionConfig):
 
 def shipped_configs():
     """Every configuration `attention` can pick: head dims 64/128/256,
-    bf16/f16, causal or not, dense or varlen."""
-    return [
-        default_config(d, dtype=t, causal=c, varlen=v)
-        for d in (64, 128, 256)
-        for t in ("bf16", "f16")
-        for c in (False, True)
-        for v in (False, True)
-    ]
+    bf16/f16, causal or not, dense or varlen, and at head dim 256 causal
+    both schedulings (by sequence length)."""
+    from .config import PERSISTENT_D256_CAUSAL_FROM
+
+    configs = []
+    for d in (64, 128, 256):
+        for t in ("bf16", "f16"):
+            for c in (False, True):
+                for v in (False, True):
+                    for seq in (None, PERSISTENT_D256_CAUSAL_FROM):
+                        config = default_config(d, dtype=t, causal=c, varlen=v, seq=seq)
+                        if config not in configs:
+                            configs.append(config)
+    return configs
 
 
 def precompile(directory: str, configs=None) -> list[str]:
@@ -293,6 +299,6 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
             _fail(f"k must have q's batch {batch}, but got {tk.shape[0]}")
     if sq == 0 or batch == 0 or (not varlen and sk == 0):
         _fail(f"the problem must not be empty, but got batch {batch}, Sq {sq}, Sk {sk}")
-    c = config or default_config(d, dtype=tq.dtype, causal=bool(causal), varlen=varlen)
+    c = config or default_config(d, dtype=tq.dtype, causal=bool(causal), varlen=varlen, seq=sq)
     return Plan(tq, tk, tv, varlen, batch, sq, sk, c,
                 cq if varlen else None, ck if varlen else None)  # fmt: skip
