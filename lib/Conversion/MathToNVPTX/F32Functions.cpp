@@ -101,9 +101,10 @@ template <typename Op> Value expandSinCosTan(const F32 &f, Op op) {
   Value x = op.getOperand();
   Value k = f.call<math::RoundEvenOp>(f.mul(x, f.c(M_2_PI)));
   // pi/2 in three parts (24, 24 and 24 bits): k * part1 is exact.
-  Value r = f.fma(f.neg(k), f.c(1.57079637050628662109375), x);
-  r = f.fma(f.neg(k), f.c(-4.37113900018624283e-8), r);
-  r = f.fma(f.neg(k), f.c(-1.71512451000591e-15), r);
+  Value negK = f.neg(k);
+  Value r = f.fma(negK, f.c(1.57079637050628662109375), x);
+  r = f.fma(negK, f.c(-4.37113900018624283e-8), r);
+  r = f.fma(negK, f.c(-1.71512451000591e-15), r);
   Value r2 = f.mul(r, r);
   // Cephes sinf / cosf on [-pi/4, pi/4].
   Value s = f.fma(
@@ -277,31 +278,17 @@ struct FPowI : OpRewritePattern<math::FPowIOp> {
     if (!isa<FloatType>(type) || !isa<IntegerType>(intType))
       return failure();
     Location loc = op.getLoc();
-    unsigned width = intType.getIntOrFloatBitWidth();
-    auto intConst = [&](int64_t v) -> Value {
-      return arith::ConstantOp::create(rw, loc, rw.getIntegerAttr(intType, v));
-    };
+    Value zero =
+        arith::ConstantOp::create(rw, loc, rw.getIntegerAttr(intType, 0));
     Value one = arith::ConstantOp::create(rw, loc, rw.getFloatAttr(type, 1.0));
     Value n = op.getRhs();
-    Value negative = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt,
-                                           n, intConst(0));
+    Value negative =
+        arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::slt, n, zero);
     // |n| as unsigned: INT_MIN's magnitude is its own bit pattern.
     Value magnitude = arith::SelectOp::create(
-        rw, loc, negative, arith::SubIOp::create(rw, loc, intConst(0), n), n);
-    Value result = one, square = op.getLhs();
-    for (unsigned bit = 0; bit < width; ++bit) {
-      Value set = arith::CmpIOp::create(
-          rw, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(
-              rw, loc,
-              arith::ShRUIOp::create(rw, loc, magnitude, intConst(bit)),
-              intConst(1)),
-          intConst(0));
-      result = arith::SelectOp::create(
-          rw, loc, set, arith::MulFOp::create(rw, loc, result, square), result);
-      if (bit + 1 < width)
-        square = arith::MulFOp::create(rw, loc, square, square);
-    }
+        rw, loc, negative, arith::SubIOp::create(rw, loc, zero, n), n);
+    Value result = nvwgmma::powerBySquaring(rw, loc, op.getLhs(), magnitude,
+                                            intType.getIntOrFloatBitWidth());
     rw.replaceOpWithNewOp<arith::SelectOp>(
         op, negative, arith::DivFOp::create(rw, loc, one, result), result);
     return success();

@@ -113,6 +113,27 @@ Value callApprox(PatternRewriter &rewriter, Location loc, StringRef intrinsic,
       .getResult(0);
 }
 
+/// `op` again, on other operands and result types (its attributes kept).
+Operation *recreate(PatternRewriter &rewriter, Operation *op,
+                    ValueRange operands, TypeRange types) {
+  OperationState state(op->getLoc(), op->getName());
+  state.addOperands(operands);
+  state.addTypes(types);
+  state.addAttributes(op->getAttrs());
+  return rewriter.create(state);
+}
+
+/// An integer constant of `type`'s element type, splatted: `value`
+/// truncated to its width (-1 is all ones).
+Value intConstant(OpBuilder &builder, Location loc, Type type, int64_t value) {
+  Type elem = getElementTypeOrSelf(type);
+  return nvwgmma::splatConstant(
+      builder, loc, type,
+      builder.getIntegerAttr(elem, APInt(elem.getIntOrFloatBitWidth(), value,
+                                         /*isSigned=*/true,
+                                         /*implicitTrunc=*/true)));
+}
+
 /// Scalar exp, exp2, log, log2, sin, cos, tanh with fastmath<afn>: the SFU's
 /// approximate instructions (ftz; tanh.approx has no ftz form), as nvcc's
 /// --use_fast_math emits them.
@@ -191,18 +212,17 @@ struct ScalarizeVector : RewritePattern {
     SmallVector<Value> results;
     for (Value r : op->getResults())
       results.push_back(LLVM::PoisonOp::create(rewriter, loc, r.getType()));
+    SmallVector<Type> laneTypes;
+    for (Value r : op->getResults())
+      laneTypes.push_back(cast<VectorType>(r.getType()).getElementType());
     for (int64_t lane = 0; lane < type.getNumElements(); ++lane) {
       Value index = LLVM::ConstantOp::create(rewriter, loc,
                                              rewriter.getI64IntegerAttr(lane));
-      OperationState state(loc, op->getName());
+      SmallVector<Value> operands;
       for (Value operand : op->getOperands())
-        state.addOperands(
-            LLVM::ExtractElementOp::create(rewriter, loc, operand, index)
-                .getResult());
-      for (Value r : op->getResults())
-        state.addTypes(cast<VectorType>(r.getType()).getElementType());
-      state.addAttributes(op->getAttrs());
-      Operation *scalar = rewriter.create(state);
+        operands.push_back(
+            LLVM::ExtractElementOp::create(rewriter, loc, operand, index));
+      Operation *scalar = recreate(rewriter, op, operands, laneTypes);
       for (auto [i, r] : llvm::enumerate(scalar->getResults()))
         results[i] =
             LLVM::InsertElementOp::create(rewriter, loc, results[i], r, index);
@@ -227,15 +247,14 @@ struct ComputeInF32 : RewritePattern {
       return failure();
     Location loc = op->getLoc();
     Type f32 = rewriter.getF32Type();
-    OperationState state(loc, op->getName());
+    SmallVector<Value> operands;
     for (Value operand : op->getOperands())
-      state.addOperands(
+      operands.push_back(
           isa<FloatType>(operand.getType())
               ? Value(arith::ExtFOp::create(rewriter, loc, f32, operand))
               : operand);
-    state.addTypes(SmallVector<Type>(op->getNumResults(), f32));
-    state.addAttributes(op->getAttrs());
-    Operation *wide = rewriter.create(state);
+    Operation *wide = recreate(rewriter, op, operands,
+                               SmallVector<Type>(op->getNumResults(), f32));
     SmallVector<Value> results;
     for (auto [narrow, r] : llvm::zip(op->getResults(), wide->getResults()))
       results.push_back(
@@ -254,15 +273,9 @@ struct ExpandLog10 : OpRewritePattern<math::Log10Op> {
     Location loc = op.getLoc();
     Value log2 =
         math::Log2Op::create(rewriter, loc, op.getOperand(), op.getFastmath());
-    Value factor = arith::ConstantOp::create(
+    Value factor = nvwgmma::splatConstant(
         rewriter, loc, type,
         rewriter.getFloatAttr(getElementTypeOrSelf(type), std::log10(2.0)));
-    if (auto shaped = dyn_cast<ShapedType>(type))
-      factor = arith::ConstantOp::create(
-          rewriter, loc, type,
-          DenseElementsAttr::get(
-              shaped,
-              cast<arith::ConstantOp>(factor.getDefiningOp()).getValue()));
     rewriter.replaceOpWithNewOp<arith::MulFOp>(op, log2, factor,
                                                op.getFastmath());
     return success();
@@ -292,11 +305,9 @@ struct ExpandClassify : OpRewritePattern<Op> {
     Location loc = op.getLoc();
     Type type = op.getOperand().getType();
     auto elem = cast<FloatType>(getElementTypeOrSelf(type));
-    auto constant = [&](const APFloat &value) -> Value {
-      TypedAttr attr = rewriter.getFloatAttr(elem, value);
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        attr = DenseElementsAttr::get(shaped, attr);
-      return arith::ConstantOp::create(rewriter, loc, type, attr);
+    auto constant = [&](const APFloat &value) {
+      return nvwgmma::splatConstant(rewriter, loc, type,
+                                    rewriter.getFloatAttr(elem, value));
     };
     Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
     Value inf = constant(APFloat::getInf(elem.getFloatSemantics()));
@@ -328,30 +339,14 @@ struct ExpandIPowI : OpRewritePattern<math::IPowIOp> {
     if (!isa<IntegerType>(getElementTypeOrSelf(type)))
       return failure(); // index: no width to square over
     unsigned width = getElementTypeOrSelf(type).getIntOrFloatBitWidth();
-    auto constant = [&](int64_t value) -> Value {
-      TypedAttr attr = rewriter.getIntegerAttr(
-          getElementTypeOrSelf(type),
-          APInt(width, value, /*isSigned=*/true, /*implicitTrunc=*/true));
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        attr = DenseElementsAttr::get(shaped, attr);
-      return arith::ConstantOp::create(rewriter, loc, type, attr);
+    auto constant = [&](int64_t value) {
+      return intConstant(rewriter, loc, type, value);
     };
     Value base = op.getLhs(), power = op.getRhs();
     Value zero = constant(0), one = constant(1), minusOne = constant(-1);
-    Value result = one, square = base;
-    for (unsigned bit = 0; bit + 1 < width; ++bit) {
-      Value set = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::ne,
-          arith::AndIOp::create(
-              rewriter, loc,
-              arith::ShRUIOp::create(rewriter, loc, power, constant(bit)), one),
-          zero);
-      result = arith::SelectOp::create(
-          rewriter, loc, set,
-          arith::MulIOp::create(rewriter, loc, result, square), result);
-      if (bit + 2 < width)
-        square = arith::MulIOp::create(rewriter, loc, square, square);
-    }
+    // The sign bit is left out: a negative power is the select below.
+    Value result =
+        nvwgmma::powerBySquaring(rewriter, loc, base, power, width - 1);
     Value odd = arith::CmpIOp::create(
         rewriter, loc, arith::CmpIPredicate::ne,
         arith::AndIOp::create(rewriter, loc, power, one), zero);
@@ -421,16 +416,13 @@ void callIntrinsicsInGpuModules(Operation *root) {
                                                     : directIntrinsic(name)),
         op->getOperands());
     Value result = call.getResult(0);
-    if (name == "math.rsqrt") {
-      Attribute one = rewriter.getFloatAttr(getElementTypeOrSelf(type), 1.0);
-      if (auto shaped = dyn_cast<ShapedType>(type))
-        one = DenseElementsAttr::get(shaped, one);
+    if (name == "math.rsqrt")
       result = arith::DivFOp::create(
           rewriter, op->getLoc(),
-          arith::ConstantOp::create(rewriter, op->getLoc(), type,
-                                    cast<TypedAttr>(one)),
+          nvwgmma::splatConstant(
+              rewriter, op->getLoc(), type,
+              rewriter.getFloatAttr(getElementTypeOrSelf(type), 1.0)),
           result);
-    }
     rewriter.replaceOp(op, result);
   }
 }
@@ -493,3 +485,41 @@ struct LegalizeMathPass
   }
 };
 } // namespace
+
+Value mlir::nvwgmma::splatConstant(OpBuilder &builder, Location loc, Type type,
+                                   TypedAttr element) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    element = DenseElementsAttr::get(shaped, element);
+  return arith::ConstantOp::create(builder, loc, type, element);
+}
+
+Value mlir::nvwgmma::powerBySquaring(OpBuilder &builder, Location loc,
+                                     Value base, Value exponent,
+                                     unsigned bits) {
+  Type type = base.getType(), elem = getElementTypeOrSelf(type);
+  bool isFloat = isa<FloatType>(elem);
+  Type eType = exponent.getType();
+  Value zero = intConstant(builder, loc, eType, 0);
+  Value oneBit = intConstant(builder, loc, eType, 1);
+  Value result = isFloat ? splatConstant(builder, loc, type,
+                                         builder.getFloatAttr(elem, 1.0))
+                         : intConstant(builder, loc, type, 1);
+  auto multiply = [&](Value a, Value b) -> Value {
+    if (isFloat)
+      return arith::MulFOp::create(builder, loc, a, b);
+    return arith::MulIOp::create(builder, loc, a, b);
+  };
+  Value square = base;
+  for (unsigned bit = 0; bit < bits; ++bit) {
+    Value shifted = arith::ShRUIOp::create(
+        builder, loc, exponent, intConstant(builder, loc, eType, bit));
+    Value set = arith::CmpIOp::create(
+        builder, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(builder, loc, shifted, oneBit), zero);
+    result = arith::SelectOp::create(builder, loc, set,
+                                     multiply(result, square), result);
+    if (bit + 1 < bits)
+      square = multiply(square, square);
+  }
+  return result;
+}

@@ -13,9 +13,19 @@
 
 namespace mlir::nvwgmma {
 /// sin, cos, tan, sinh, asinh, acosh, atanh, cbrt, atan, atan2, powf on scalar
-/// f32 and
-/// fpowi on any scalar float.
+/// f32 and fpowi on any scalar float.
 void populateF32FunctionPatterns(RewritePatternSet &patterns);
+
+/// An arith.constant of `type` holding `element`, splatted when `type` is a
+/// vector (or other statically shaped type).
+Value splatConstant(OpBuilder &builder, Location loc, Type type,
+                    TypedAttr element);
+
+/// base^e, e the lowest `bits` bits of the integer `exponent` read unsigned,
+/// by squaring and branch-free selects (a constant exponent folds away in
+/// LLVM); an integer or float base, scalar or vector. ipowi and fpowi.
+Value powerBySquaring(OpBuilder &builder, Location loc, Value base,
+                      Value exponent, unsigned bits);
 } // namespace mlir::nvwgmma
 
 #endif
