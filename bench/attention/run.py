@@ -59,6 +59,7 @@ def ablations():
                  (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
                  (d, "accurate exp", {"fast_exp2": False}),
                  (d, "lazy rescale flipped", lambda c: {"lazy_rescale": not c.lazy_rescale}),
+                 *((d, f"fma exp2 {n}/8", {"fma_exp2": n}) for n in (1, 2, 3)),
                  (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
                                 "consumer_regs": 232})]  # fmt: skip
     rows += [(d, "tma store flipped", lambda c: {"tma_store": not c.tma_store}) for d in (64, 128)]
@@ -121,9 +122,28 @@ def _check(q, k, v, causal, ours, sdpa):
     return {"ours": _errors(ours[:1], ref), "sdpa": _errors(sdpa[:1], ref)}
 
 
-def _correct(errors) -> bool:
-    """Within what SDPA's own bf16 result errs on these inputs, with room."""
-    return errors["rel"] <= 4e-3 and errors["max_abs"] <= 2e-2
+# fp8: rounding P to e4m3 (3 mantissa bits) alone costs ~2.5 % relative
+# error on these inputs (fp8.py's fp8_p_reference); bounded with room.
+FP8_REL = 4e-2
+
+
+def _correct(errors, fp8: bool = False) -> bool:
+    """Within what SDPA's own bf16 result errs on these inputs, with room
+    (fp8: what rounding P to e4m3 costs, with room)."""
+    return errors["rel"] <= (FP8_REL if fp8 else 4e-3) and errors["max_abs"] <= 2e-2
+
+
+def _inputs(shape, dtype, factor):
+    """(input, what the reference reads): 16-bit randn, or fp8 randn
+    stored times `factor` (undone by a descale) and its dequantisation."""
+    import torch
+
+    x = torch.randn(*shape, device="cuda")
+    if dtype != "e4m3":
+        t = x.to(torch.bfloat16 if dtype == "bf16" else torch.float16)
+        return t, t
+    stored = (x * factor).to(torch.float8_e4m3fn)
+    return stored, stored.float() / factor
 
 
 def every_configuration(attention, shipped_configs):
@@ -132,36 +152,37 @@ def every_configuration(attention, shipped_configs):
     float32: dense (batch 2, 1000 queries over 1000 or 1200 keys, 4 query
     heads on 2 K/V heads) and varlen (sequences of 300, 1000 and 17). The
     grid runs bf16 dense only; this covers f16, every varlen default and
-    the key tails."""
+    the key tails. fp8 inputs are stored scaled (q x 2, k x 4, v / 2) and
+    passed with the descales that undo it."""
     import torch
 
     rows = []
     for c in shipped_configs():
-        dtype = torch.bfloat16 if c.dtype == "bf16" else torch.float16
         d, scale = c.head_dim, 1 / math.sqrt(c.head_dim)
+        descales = {"q_descale": 0.5, "k_descale": 0.25, "v_descale": 2.0} if c.fp8 else {}
         if c.varlen:
             lengths = [300, 1000, 17]
             cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()],
                               dtype=torch.int32, device="cuda")  # fmt: skip
-            q = torch.randn(sum(lengths), 4, d, device="cuda", dtype=dtype)
-            k, v = (torch.randn(sum(lengths), 2, d, device="cuda", dtype=dtype) for _ in range(2))
+            (q, qr), (k, kr), (v, vr) = (_inputs((sum(lengths), h, d), c.dtype, f)
+                                         for h, f in ((4, 2.0), (2, 4.0), (2, 0.5)))  # fmt: skip
             out = attention(q, k, v, causal=c.causal, cu_seqlens_q=cu, cu_seqlens_k=cu,
-                            max_seqlen_q=max(lengths), config=c)  # fmt: skip
+                            max_seqlen_q=max(lengths), config=c, **descales)  # fmt: skip
             worst = {"max_abs": 0.0, "rel": 0.0}
             for i in range(len(lengths)):
                 sl = slice(int(cu[i]), int(cu[i + 1]))
-                ref = _reference(q[None, sl], k[None, sl], v[None, sl], c.causal, scale)[0]
+                ref = _reference(qr[None, sl], kr[None, sl], vr[None, sl], c.causal, scale)[0]
                 e = _errors(out[sl], ref)
                 worst = {key: max(worst[key], e[key]) for key in worst}
             errors = worst
         else:
             sk = 1200 if c.causal else 1000  # causal: bottom-right aligned, keys > queries
-            q = torch.randn(2, 1000, 4, d, device="cuda", dtype=dtype)
-            k, v = (torch.randn(2, sk, 2, d, device="cuda", dtype=dtype) for _ in range(2))
-            out = attention(q, k, v, causal=c.causal, config=c)  # whatever the length picks
-            errors = _errors(out, _reference(q, k, v, c.causal, scale))
+            (q, qr), (k, kr), (v, vr) = (_inputs((2, s, h, d), c.dtype, f) for s, h, f in
+                                         ((1000, 4, 2.0), (sk, 2, 4.0), (sk, 2, 0.5)))  # fmt: skip
+            out = attention(q, k, v, causal=c.causal, config=c, **descales)
+            errors = _errors(out, _reference(qr, kr, vr, c.causal, scale))
         torch.cuda.synchronize()
-        rows.append({"config": c.name, "errors": errors, "correct": _correct(errors)})
+        rows.append({"config": c.name, "errors": errors, "correct": _correct(errors, c.fp8)})
         print(json.dumps(rows[-1]))
     return rows
 

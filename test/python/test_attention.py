@@ -64,6 +64,9 @@ def _configs():
     # The softmax's exponentials as an f32 polynomial instead of the SFU.
     ablations += [c.replace(fast_exp2=False) for c in shipped
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
+    # Part of them on the FMA pipe (fastmath.exp2_fma), every dtype.
+    ablations += [c.replace(fma_exp2=n) for c in shipped for n in (1, 3)
+                  if c.head_dim == 128 and not c.causal and not c.varlen]  # fmt: skip
     return shipped + ablations
 
 
@@ -90,6 +93,10 @@ def _configs():
         ({"consumer_regs": 236}, "registers must be multiples of 8"),
         ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
         ({"block_n": 96}, "block_n must be 64, 128, 176 or 192, but got 96"),
+        ({"fma_exp2": 9}, r"fma_exp2 must be an int in \[0, 8\], but got 9"),
+        ({"fma_exp2": 2, "fast_exp2": False}, "fma_exp2 splits fast_exp2's exponentials"),
+        ({"dtype": "e4m3", "block_n": 176}, "e4m3 takes block_n a multiple of 32, but got 176"),
+        ({"dtype": "e5m2"}, "dtype must be bf16, f16 or e4m3, but got 'e5m2'"),
     ],
 )  # fmt: skip
 def test_bad_configurations_are_refused(changes, message):
@@ -102,22 +109,32 @@ def test_bad_configurations_are_refused(changes, message):
 @pytest.mark.parametrize("config", _configs(), ids=lambda c: c.name)
 def test_every_configuration_is_clean(ctx, config):
     meta, ptx = _assert_clean(config)
-    d, bn = config.head_dim, config.block_n
-    # S = Q Kᵀ: m64n{bn}k16 from shared memory; O += P V: m64n{d}k16 with
-    # P from registers ({4 registers}) and V transposed (MN-major).
-    s_mma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16\.f32\.{config.dtype}", ptx)
+    d, bn, k, t = config.head_dim, config.block_n, config.k_instr, config.dtype
+    # S = Q Kᵀ: m64n{bn}k16 (fp8: k32) from shared memory; O += P V:
+    # m64n{d}k16 with P from registers ({4 registers}) and V transposed
+    # (MN-major: the trans-b immediate); fp8 reads Vᵀ K-major, no immediate.
+    s_mma = re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k{k}\.f32\.{t}\.{t} ", ptx)
+    tail = r"p, 1,\s+1;" if config.fp8 else r"p, 1,\s+1, 1;"
     pv = re.findall(
-        rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k16\.f32\.{config.dtype}\.{config.dtype} "
-        r"\{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1,\s+1, 1;",
+        rf"wgmma\.mma_async\.sync\.aligned\.m64n{d}k{k}\.f32\.{t}\.{t} "
+        r"\{[^}]*\}, \{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, " + tail,
         ptx,
     )
-    assert s_mma and pv, "both GEMMs, P·V with A from registers and a transposed B"
+    assert s_mma and pv, "both GEMMs, P·V with A from registers"
     assert "ex2.approx.ftz.f32" in ptx and "shfl.sync.bfly.b32" in ptx
     # A thread's bn / 2 scores of a block (twice with overlap: the first
     # block and the loop); without fast_exp2 only the two rows' corrections
     # stay on the SFU.
     ex2 = len(re.findall(r"ex2\.approx\.ftz\.f32", ptx))
     assert ex2 >= bn // 2 if config.fast_exp2 else ex2 <= 4, ex2
+    # exp2_fma adds and subtracts 1.5 x 2^23 (0f4B400000): fma_exp2 of
+    # every 8 scores (with overlap twice: the first block and the loop),
+    # the rest on the SFU.
+    softmaxes = 2 if config.overlap else 1
+    assert ptx.count("0f4B400000") == 2 * softmaxes * (bn // 2) * config.fma_exp2 // 8
+    if config.fast_exp2:  # the rest, and a few corrections of O
+        sfu = softmaxes * (bn // 2) * (8 - config.fma_exp2) // 8
+        assert sfu <= ex2 <= sfu + 8, (sfu, ex2)
     # lazy_rescale compares the maximum's growth with 8.0 (0f41000000).
     assert ("0f41000000" in ptx) == config.lazy_rescale
     ids = set(re.findall(r"bar(?:rier)?\.(?:sync|arrive)(?:\.aligned)?\s+(\S+),", ptx))
@@ -126,17 +143,34 @@ def test_every_configuration_is_clean(ctx, config):
         assert {"5", "6"} <= ids
     assert meta["block"] == [128 * (1 + config.consumers), 1, 1]
     stores = re.findall(r"cp\.async\.bulk\.tensor\.4d\.global\.shared::cta", ptx)
-    if config.tma_store:  # per consumer branch, one box per 64 columns of O
+    if config.tma_store:  # per consumer branch, one box per 64 columns of O (16-bit)
         assert len(stores) == config.consumers * d // 64 and "stmatrix" in ptx
     else:
         assert not stores
-    assert meta["boxes"]["Q"]["box"] == [64, 1, 64, 1]
-    assert meta["boxes"]["K"]["box"] == [64, 1, bn, 1]
-    assert meta["boxes"]["V"]["box"] == [64, 1, bn, 1]
+    # Boxes one swizzle atom wide: 128 bytes, 64 where a row holds only 64.
+    atom = min(d, 128) if config.fp8 else 64
+    assert meta["boxes"]["Q"]["box"] == [atom, 1, 64, 1]
+    assert meta["boxes"]["K"]["box"] == [atom, 1, bn, 1]
+    assert meta["boxes"]["O"]["box"] == [64, 1, 64, 1]  # 16-bit O, fp8's too (bf16)
+    if config.fp8:  # Vᵀ: keys innermost, then the head dim
+        assert meta["boxes"]["V"]["box"] == [min(bn, 128), d, 1, 1]
+        assert ".e4m3x2.f32" in ptx  # P rounded to fp8 (cvt.rn.satfinite)
+    else:
+        assert meta["boxes"]["V"]["box"] == [64, 1, bn, 1]
 
 
 def q(b=2, s=256, h=4, d=128, **kw):
     return Array((b, s, h, d), "<V2", **kw)
+
+
+def q8(b=2, s=256, h=4, d=128, **kw):
+    """An fp8 (e4m3) tensor, head dim contiguous."""
+    return Array((b, s, h, d), "<V1", **kw)
+
+
+def vt8(b=2, s=256, h=4, d=128, **kw):
+    """An fp8 V stored (batch, heads, d, keys), viewed (batch, keys, heads, d)."""
+    return Array((b, s, h, d), "<V1", strides=(h * d * s, 1, d * s, s), **kw)
 
 
 @pytest.mark.parametrize(
@@ -147,7 +181,7 @@ def q(b=2, s=256, h=4, d=128, **kw):
         ((q(), q(h=3), q(h=3)), {}, "q's heads must be a multiple of k's heads"),
         ((q(), q(b=1), q(b=1)), {}, "k must have q's batch 2"),
         ((q(), q(), q(s=128)), {}, "k and v must have one shape"),
-        ((Array((2, 256, 4, 128), "<f4"),) * 3, {}, "q must be bf16 or f16"),
+        ((Array((2, 256, 4, 128), "<f4"),) * 3, {}, "q must be bf16, f16 or e4m3, but got f32"),
         ((q(), Array((2, 256, 4, 128), "<f2"), q()), {}, "k must have q's dtype bf16"),
         ((Array((256, 4, 128), "<V2"), q(), q()), {}, r"q must be \(batch, seq, heads, head dim\)"),
         ((q(strides=(256 * 512 * 2, 512 * 2, 128 * 2, 4)), q(), q()), {},
@@ -161,13 +195,24 @@ def q(b=2, s=256, h=4, d=128, **kw):
         ((Array((100, 4, 128), "<V2"),) * 3,
          {"cu_seqlens_q": Array((3,), "<i8"), "cu_seqlens_k": Array((3,), "<i4"), "max_seqlen_q": 60},
          "cu_seqlens_q must be a contiguous int32 vector"),
+        ((q(), q(), q()), {"v_descale": 2.0}, "descales scale fp8 inputs, so q must be e4m3"),
+        ((q8(), q8(), q8(strides=(256 * 4 * 128, 4 * 128, 128, 2))), {},
+         r"v must have a contiguous head dimension or keys \(stride 1\)"),
+        ((q8(), q8(), vt8()), {"k_descale": -1.0}, "k_descale must be finite and positive, but got -1.0"),
+        ((q8(), q8(), vt8()), {"q_descale": "2"}, "q_descale must be a number, but got str"),
+        ((q8(), q8(), vt8(s=250)), {}, "v's strides must be multiples of 16 bytes"),
+        ((q8(), q8(), vt8()), {"config": "bf16"}, "config.dtype must be q's dtype e4m3, but got bf16"),
     ],
 )  # fmt: skip
 def test_bad_calls_raise_before_launch(args, kwargs, message, monkeypatch):
     from nvwgmma.kernel.attention import launch
 
     monkeypatch.setattr(launch, "load_kernel", lambda c: pytest.fail("loaded"))
-    # cupy presents bf16 as "<V2"; the tensor reader names it bf16 here.
+    if kwargs.get("config") == "bf16":
+        from nvwgmma.kernel.attention import default_config
+
+        kwargs = {**kwargs, "config": default_config(128)}
+    # cupy presents bf16 as "<V2" (fp8 "<V1"); the tensor reader names it here.
     monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
     with pytest.raises(ValueError, match=message):
         launch.attention(*args, **kwargs)
@@ -194,6 +239,8 @@ def _bf16_tensor(read):
         t = read(value, what)
         if t.dtype == "<V2":
             t.dtype = "bf16"
+        if t.dtype == "<V1":
+            t.dtype = "e4m3"
         if t.dtype == "<i4":
             t.dtype = "int32"
         return t
@@ -349,7 +396,7 @@ def test_precompile_writes_every_shipped_configuration(tmp_path, monkeypatch):
     monkeypatch.setattr(launch, "write_kernel", lambda d, c: written.append(c) or f"{d}/{c.name}")
     assert cli.main(["--precompile", str(tmp_path)]) == 0
     assert {(c.head_dim, c.dtype, c.causal, c.varlen) for c in written} == {
-        (d, t, c, v) for d in (64, 128, 256) for t in ("bf16", "f16")
+        (d, t, c, v) for d in (64, 128, 256) for t in ("bf16", "f16", "e4m3")
         for c in (False, True) for v in (False, True)
     }  # fmt: skip
 
@@ -414,3 +461,35 @@ def test_prepared_launch_points_at_new_outputs(ctx, tmp_path, monkeypatch):
     assert {n: v for n, v in second.items() if n not in ("O", "LSE", "tmO")} == {
         n: v for n, v in first.items() if n not in ("O", "LSE", "tmO")
     }
+
+
+def test_fp8_launch_reads_v_transposed(ctx, tmp_path, monkeypatch):
+    """e4m3 with V stored keys-contiguous: V's map is (keys, head dim,
+    heads, batch) over its own strides with a (keys, d) box, no copy; the
+    scores' scale carries q_descale x k_descale, O's factor v_descale; O
+    is bf16."""
+    from nvwgmma.kernel.attention import launch
+
+    driver = _recording(monkeypatch, tmp_path)
+    d, s = 128, 320
+    qa, ka = q8(s=300, h=8), q8(s=s, h=2, address=2 << 20)
+    va = vt8(s=s, h=2, address=4 << 20)
+    out, lse = Array((2, 300, 8, d), "<V2", address=3 << 20), Array((2, 8, 300), "<f4")
+    launch.attention(qa, ka, va, out=out, lse=lse, q_descale=0.5, k_descale=0.25, v_descale=3.0)
+    (_, _, _, _, values), = driver.launches  # fmt: skip
+    (_, q_at, q_sizes, q_strides, q_box), _, v_map, o_map = driver.encoded
+    assert (q_sizes, q_strides, q_box) == ((d, 8, 300, 2), (d, 8 * d, 300 * 8 * d), (128, 1, 64, 1))
+    assert v_map[1:] == (4 << 20, (s, d, 2, 2), (s, d * s, 2 * d * s), (128, 128, 1, 1))
+    assert o_map[2:] == ((d, 8, 300, 2), (d * 2, 8 * d * 2, 300 * 8 * d * 2), (64, 1, 64, 1))
+    assert values["scale_log2"] == pytest.approx(0.5 * 0.25 * 1.4426950408889634 / d**0.5)
+    assert values["o_scale"] == 3.0
+    with pytest.raises(ValueError, match=r"out must be bf16 of shape \(2, 300, 8, 128\)"):
+        launch.attention(qa, ka, va, out=Array((2, 300, 8, d), "<V1", address=3 << 20))
+
+
+def test_16_bit_launch_passes_unit_o_scale(ctx, tmp_path, monkeypatch):
+    from nvwgmma.kernel.attention import launch
+
+    driver = _recording(monkeypatch, tmp_path)
+    launch.attention(q(), q(), q(), out=q(address=3 << 20), lse=Array((2, 4, 256), "<f4"))
+    assert driver.launches[0][4]["o_scale"] == 1.0

@@ -220,3 +220,51 @@ def test_helpers_assemble_in_a_kernel():
     assert "lg2.approx.ftz.f32" in ptx and "rcp.approx.ftz.f32" in ptx
     assert ptx.count("shfl.sync.idx.b32") == 2 * 4 * 2  # 2 fp8 steps x 4 registers x 2
     assert ptx.count("cvt.rn.bf16x2.f32") == 16 and ptx.count("cvt.rn.satfinite.e4m3x2.f32") == 16
+
+
+@pytest.mark.parametrize("degree,bound", [(3, 8e-5), (4, 3e-6)])
+def test_exp2_fma_is_exp2_within_its_bound(degree, bound):
+    """fastmath.exp2_fma on every thread: within its polynomial's relative
+    bound of 2^x over the softmax's range and past it (lazy rescaling's
+    2^8), below 2^-126 under -126, +0 at -inf and from -128 down."""
+    from nvwgmma.kernel import fastmath, fragment
+
+    rng = np.random.default_rng(degree)
+    x = rng.uniform(-126, 8, (64, 64)).astype(np.float32)
+    x[0, :16] = np.arange(-8, 8)  # integers: f = 0
+    x[2, :8] = np.linspace(-127.9, -126.1, 8)  # the exponent's underflow
+    x[1, :4] = [-np.inf, -128.0, -200.0, -1e30]
+    got = np.stack(
+        _run(64, lambda acc: [fastmath.exp2_fma(v, degree=degree) for v in fragment.unpack(acc)],
+             x), axis=1)  # fmt: skip
+    want = _per_thread(np.exp2(x.astype(np.float64)))
+    got = got.astype(np.float64)
+    tiny = want < 2.0**-126
+    assert (got[tiny] < 2.0**-126).all()
+    assert np.abs(got[~tiny] / want[~tiny] - 1).max() <= bound
+    zero = np.isin(_per_thread(x), [-np.inf, -128.0, -200.0, -1e30])
+    assert (got[zero] == 0).all()
+
+
+def _per_thread(matrix):
+    """(128, elements): each thread's accumulator elements of `matrix`."""
+    from nvwgmma.layouts import accumulator_map
+
+    thread, reg, _ = accumulator_map("f32", matrix.shape[1])
+    out = np.empty((128, matrix.size // 128), matrix.dtype)
+    out[thread, reg] = matrix
+    return out
+
+
+def test_exp2_fma_refuses_other_degrees():
+    from nvwgmma import ir
+    from nvwgmma.kernel import fastmath
+
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse("llvm.func @f(%x: f32, %i: i32) {\n  llvm.return\n}")
+        block = module.body.operations[0].regions[0].blocks[0]
+        with ir.InsertionPoint(block.operations[0]):
+            with pytest.raises(ValueError, match="degree must be 3 or 4, but got 2"):
+                fastmath.exp2_fma(block.arguments[0], degree=2)
+            with pytest.raises(TypeError, match="x must be an f32 Value, but got i32"):
+                fastmath.exp2_fma(block.arguments[1])

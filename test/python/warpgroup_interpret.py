@@ -89,6 +89,11 @@ class Warpgroup:
             elem = str(ir.VectorType(t).element_type) if isinstance(t, ir.VectorType) else str(t)
             return {"bf16": _to_bf16, "f16": _to_f16}[elem](args[0])
         if name == "llvm.bitcast":
+            source = op.operands[0].type
+            if _is(source, "f32"):  # f32 -> i32: its bits
+                return np.asarray(args[0], np.float32).view(np.uint32).astype(np.uint64)
+            if _is(t, "f32"):  # i32 -> f32
+                return (_wrap(args[0], source)).astype(np.uint32).view(np.float32)
             # vector<2 x 16-bit> -> i32: element 0 in the low half.
             return args[0][:, 0] | (args[0][:, 1] << np.uint64(16))
         if name in ("llvm.fadd", "llvm.fsub", "llvm.fmul", "llvm.intr.maxnum", "llvm.fdiv"):
@@ -136,6 +141,8 @@ class Warpgroup:
         if name in ints:
             a, b = (np.asarray(x, np.uint64) for x in args)
             return _wrap(ints[name](a, b), t)
+        if name == "llvm.intr.smax":
+            return _wrap(np.maximum(*(_signed(x, t) for x in args)), t)
         if name in ("llvm.zext", "llvm.trunc"):
             return _wrap(args[0], t)
         raise NotImplementedError(f"warpgroup_interpret: {name}")

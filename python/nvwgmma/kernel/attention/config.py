@@ -15,7 +15,10 @@ class AttentionConfig:
     """One forward-attention kernel.
 
     head_dim       64, 128 or 256 (Q, K and V rows)
-    dtype          bf16 or f16 (inputs and output)
+    dtype          bf16 or f16 (inputs and output), or e4m3 (fp8 inputs,
+                   bf16 output; V read transposed -- keys contiguous --
+                   since fp8 wgmma takes B K-major only; P rounded to e4m3
+                   for P·V)
     causal         mask keys after the query (bottom-right aligned)
     varlen         sequences of a batch packed along tokens, with
                    cumulative offsets (FlashAttention's varlen API)
@@ -42,6 +45,11 @@ class AttentionConfig:
                    (FlashAttention's trick); False: math.exp of the natural-
                    unit difference, nvwgmma-legalize-math's f32 polynomial on
                    the FMA pipe (the ablation of the trick)
+    fma_exp2       of every 8 scores a thread holds, this many take their
+                   exponential on the FMA pipe (fastmath.exp2_fma, degree 3;
+                   4 for f16) instead of the SFU, which delivers 16 a clock
+                   per SM against the FMA pipe's 128 (FlashAttention-4's
+                   split); 0: all on the SFU
     lazy_rescale   keep a row's old maximum until the new one exceeds it by
                    2^8 (FlashAttention-4): O is rescaled, behind a branch,
                    only when a thread's maximum moved
@@ -67,6 +75,7 @@ class AttentionConfig:
     tma_store: bool = False
     fast_exp2: bool = True
     lazy_rescale: bool = False
+    fma_exp2: int = 0
     consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
@@ -74,6 +83,20 @@ class AttentionConfig:
     @property
     def block_m(self) -> int:
         return 64 * self.consumers
+
+    @property
+    def out_dtype(self) -> str:
+        """O's type: the inputs' for 16-bit, bf16 for fp8 (FlashAttention-3)."""
+        return "bf16" if self.fp8 else self.dtype
+
+    @property
+    def fp8(self) -> bool:
+        return self.dtype == "e4m3"
+
+    @property
+    def k_instr(self) -> int:
+        """K of one wgmma: 16 for 16-bit inputs, 32 for fp8."""
+        return 32 if self.fp8 else 16
 
     @property
     def threads(self) -> int:
@@ -86,6 +109,8 @@ class AttentionConfig:
             parts.append(f"m{self.block_m}")
         if not self.fast_exp2:
             parts.append("exp")
+        if self.fma_exp2:
+            parts.append(f"fma{self.fma_exp2}")
         for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic",
                      "tma_store", "lazy_rescale"):  # fmt: skip
             if getattr(self, flag):
@@ -95,11 +120,9 @@ class AttentionConfig:
     @property
     def shared_memory_bytes(self) -> int:
         """Dynamic shared memory the kernel asks for."""
-        from ..geometry import tile_geometry
-
-        q = tile_geometry(self.dtype, 64, self.head_dim, "K").tile_bytes
-        k = tile_geometry(self.dtype, self.block_n, self.head_dim, "K").tile_bytes
-        v = tile_geometry(self.dtype, self.head_dim, self.block_n, "MN").tile_bytes
+        q = tile(self.dtype, 64, self.head_dim, "K").tile_bytes
+        k = tile(self.dtype, self.block_n, self.head_dim, "K").tile_bytes
+        v = tile(self.dtype, self.head_dim, self.block_n, self.v_major).tile_bytes
         return (self.consumers * (q + self.staging_bytes) + self.stages * (k + v)
                 + self.barrier_bytes + 1024 - 16)  # fmt: skip
 
@@ -112,14 +135,30 @@ class AttentionConfig:
         return 8 * (4 * self.stages + 1 + self.persistent) + SLOT_BYTES * self.dynamic
 
     @property
+    def v_major(self) -> str:
+        """V's tile as the B of P·V (head dim x keys): MN-major (the head dim
+        contiguous, V as stored) for 16-bit, K-major (keys contiguous: Vᵀ)
+        for fp8, whose wgmma takes no transposed B."""
+        return "K" if self.fp8 else "MN"
+
+    @property
     def staging_bytes(self) -> int:
         """Each consumer's O staging (tma_store), else 0."""
         from .. import epilogue
 
-        return epilogue.staging_bytes(self.head_dim, self.dtype) if self.tma_store else 0
+        return epilogue.staging_bytes(self.head_dim, self.out_dtype) if self.tma_store else 0
 
     def replace(self, **changes) -> AttentionConfig:
         return replace(self, **changes)
+
+
+def tile(dtype: str, rows: int, k: int, major: str):
+    """A tile's geometry: 128-byte swizzle atoms, 64-byte ones where a
+    K-major row holds only 64 bytes (fp8 at head dim 64, or 64 keys of Vᵀ)."""
+    from ..geometry import ELEMENT_BITS, tile_geometry
+
+    narrow = major == "K" and k * ELEMENT_BITS[dtype] // 8 == 64
+    return tile_geometry(dtype, rows, k, major, swizzle="64B" if narrow else "128B")
 
 
 # Head dim 256, causal: one CTA per tile below this many queries, the
@@ -147,8 +186,11 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False, s
     neutral at 128, mixed at 64). Causal at head dim 256 depends on `seq`
     (queries per sequence): the paired persistent walk from 1024 on (1-10 %
     faster at S = 1024-16k, H100), one CTA per tile below (the walk is 16 %
-    slower at 512) and when `seq` is not given."""
-    block_n = 64 if head_dim == 256 else 128
+    slower at 512) and when `seq` is not given. fp8 (e4m3) takes the same
+    rules but 128-key blocks at head dim 256 without a mask: its P
+    fragments are half the registers (with the mask's coordinates, 128 keys
+    spill 4 bytes)."""
+    block_n = 64 if head_dim == 256 and (dtype != "e4m3" or causal) else 128
     d256_causal_tiles = causal and head_dim == 256 and (seq or 0) < PERSISTENT_D256_CAUSAL_FROM
     persistent = not varlen and not d256_causal_tiles
     return AttentionConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
@@ -169,10 +211,13 @@ def check_config(c: AttentionConfig) -> None:
             raise TypeError(f"{f.name} must be a bool, but got {value!r}")
     if c.head_dim not in (64, 128, 256):
         raise ValueError(f"head_dim must be 64, 128 or 256, but got {c.head_dim}")
-    if c.dtype not in ("bf16", "f16"):
-        raise ValueError(f"dtype must be bf16 or f16, but got {c.dtype!r}")
+    if c.dtype not in ("bf16", "f16", "e4m3"):
+        raise ValueError(f"dtype must be bf16, f16 or e4m3, but got {c.dtype!r}")
     if c.block_n not in (64, 128, 176, 192):
         raise ValueError(f"block_n must be 64, 128, 176 or 192, but got {c.block_n}")
+    if c.fp8 and c.block_n % 32:
+        # P·V's K (the keys) comes in fp8 instructions of 32.
+        raise ValueError(f"e4m3 takes block_n a multiple of 32, but got {c.block_n}")
     if c.persistent and (c.varlen or not c.overlap):
         raise ValueError(
             f"persistent needs dense sequences and overlap, but got varlen={c.varlen}, "
@@ -188,6 +233,10 @@ def check_config(c: AttentionConfig) -> None:
             "dynamic needs persistent=True (it is how persistent CTAs take their tiles), "
             "but got persistent=False"
         )
+    if isinstance(c.fma_exp2, bool) or c.fma_exp2 not in range(9):
+        raise ValueError(f"fma_exp2 must be an int in [0, 8], but got {c.fma_exp2!r}")
+    if c.fma_exp2 and not c.fast_exp2:
+        raise ValueError("fma_exp2 splits fast_exp2's exponentials, but got fast_exp2=False")
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
     if c.consumers not in (2, 3):

@@ -46,6 +46,7 @@ SIGNATURE = (
     ("batches", "i32"),
     ("section", "i32"),  # causal persistent walks: (head, batch) pairs per L2 section
     ("sched", "!llvm.ptr<1>"),  # dynamic tile walk: two i32 counters, zero between launches
+    ("o_scale", "f32"),  # O's factor (fp8: V's descale; 1 otherwise)
 )
 
 _LN2 = 0.6931471805599453
@@ -75,13 +76,16 @@ class _Kernel:
     """The IR of one kernel: the shared-memory plan and each role."""
 
     def __init__(self, c: AttentionConfig):
-        from ..geometry import tile_geometry
+        from .config import tile
 
         self.c = c
         d, bn = c.head_dim, c.block_n
-        self.q = tile_geometry(c.dtype, 64, d, "K")  # one consumer's rows
-        self.k = tile_geometry(c.dtype, bn, d, "K")  # B of S = Q Kᵀ (keys x d)
-        self.v = tile_geometry(c.dtype, d, bn, "MN")  # B of O = P V (d x keys, d contiguous)
+        self.q = tile(c.dtype, 64, d, "K")  # one consumer's rows
+        self.k = tile(c.dtype, bn, d, "K")  # B of S = Q Kᵀ (keys x d)
+        # B of O = P V (d x keys): d contiguous (V as stored) for 16-bit,
+        # keys contiguous (Vᵀ) for fp8.
+        self.v = tile(c.dtype, d, bn, c.v_major)
+        self.o = tile(c.out_dtype, 64, d, "K")  # one consumer's rows of O
         self.q_at = 0
         self.k_at = c.consumers * self.q.tile_bytes
         self.v_at = self.k_at + c.stages * self.k.tile_bytes
@@ -207,20 +211,25 @@ class _Kernel:
 
     # ------------------------------------------------------------ producer
     def _load(self, tensor_map, geometry, at, token, head, barrier_or_ring, stage=None):
+        """`geometry`'s tile from the 4-D map (head dim, heads, tokens,
+        batch) at `token`; a K-major Vᵀ tile (fp8) from the map (tokens,
+        head dim, heads, batch), its contiguous run along the keys."""
         from ...dialects import arith
         from .. import pipeline
 
+        def plus(v, offset):
+            return arith.addi(v, self.const(offset)) if offset else v
+
         box = geometry.tma()
+        transposed = geometry is self.v and self.c.v_major == "K"
         for offset, inner, outer in geometry.tma_placements():
             dst = self.smem(
                 at + offset if isinstance(at, int) else arith.addi(at, self.const(offset))
             )
-            coords = (
-                self.const(inner),
-                head,
-                arith.addi(token, self.const(outer)) if outer else token,
-                self.tb,
-            )
+            if transposed:
+                coords = (plus(token, inner), self.const(outer), head, self.tb)
+            else:
+                coords = (self.const(inner), head, plus(token, outer), self.tb)
             if stage is None:
                 pipeline.load_tile(tensor_map, dst, coords, barrier_or_ring, bytes=box.bytes)
             else:
@@ -366,12 +375,13 @@ class _Kernel:
         arrive through loop-carried registers: copies the compiler places
         after an earlier fence would need one of ptxas's own."""
         return self._stage_mma(self.vring, self.v, self.v_desc, j, o, len(p), p.__getitem__,
-                               self.c.head_dim, first_scale=accumulate, transpose_b=True)  # fmt: skip
+                               self.c.head_dim, first_scale=accumulate,
+                               transpose_b=self.c.v_major == "MN")  # fmt: skip
 
     def _stage_mma(self, ring, tile, desc, j, acc, steps, a_at, n, *, first_scale,
                    transpose_b=False):  # fmt: skip
-        """Wait for ring stage j, fence, and issue `steps` m64 x `n` x 16
-        wgmmas with B from `tile` in that stage and A from `a_at(step)` (a
+        """Wait for ring stage j, fence, and issue `steps` m64 x `n` x k
+        (16, fp8 32) wgmmas with B from `tile` in that stage and A from `a_at(step)` (a
         descriptor or register fragment), D scaled by `first_scale` at the
         first step only; (accumulator, stage)."""
         from ...dialects import nvwgmma as wg
@@ -384,7 +394,8 @@ class _Kernel:
             a = a_at(step)
             b = smem.step_descriptor(desc, tile, k_step=step, stage=stage,
                                      stage_bytes=tile.tile_bytes)  # fmt: skip
-            acc = wg.mma_async(acc, a, b, shape=(64, n, 16), a_type=self.c.dtype, d_type="f32",
+            acc = wg.mma_async(acc, a, b, shape=(64, n, self.c.k_instr), a_type=self.c.dtype,
+                               d_type="f32",
                                transpose_b=transpose_b,
                                scale_d=first_scale if step == 0 else True)  # fmt: skip
         return acc, stage
@@ -445,7 +456,10 @@ class _Kernel:
         neg = [llvm.fneg(x) for x in safe]
         p = [fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)]
         if self.c.fast_exp2:
-            p = [fastmath.exp2(x) for x in p]
+            # fma_exp2 of every 8 on the FMA pipe, the rest on the SFU.
+            degree = 4 if self.c.dtype == "f16" else 3
+            p = [fastmath.exp2_fma(x, degree=degree) if e % 8 < self.c.fma_exp2
+                 else fastmath.exp2(x) for e, x in enumerate(p)]  # fmt: skip
         else:  # 2^x as e^(x ln 2), as a kernel without the trick computes it
             from ...dialects import math
 
@@ -597,6 +611,8 @@ class _Kernel:
             llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, t, zero), zero, llvm.fdiv(one, t))
             for t in total
         ]
+        if c.fp8:  # V's descale
+            inverse = [llvm.fmul(x, args["o_scale"]) for x in inverse]
         o = fragment.pack(fragment.scale_rows(fragment.unpack(o), inverse))
         if c.tma_store:
             self._store_o_tma(o)
@@ -656,9 +672,9 @@ class _Kernel:
             ),  # fmt: skip
             _wide(arith.muli(self.head, args["o_head"])),
         )
-        base = gep(args["O"], offset, element_type(c.dtype))
+        base = gep(args["O"], offset, element_type(c.out_dtype))
         epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,
-                                   out_type=c.dtype, row=self.row0, col=0,
+                                   out_type=c.out_dtype, row=self.row0, col=0,
                                    thread=self.wg_thread,
                                    bounds=(self.sq, self.const(c.head_dim)))  # fmt: skip
 
@@ -676,14 +692,14 @@ class _Kernel:
         )
         if c.persistent:
             self._each_consumer(self._wait_store_read)
-        epilogue.stage_accumulator(o, staging, d_type="f32", n=c.head_dim, out_type=c.dtype,
-                                   thread=self.wg_thread)  # fmt: skip
+        epilogue.stage_accumulator(o, staging, d_type="f32", n=c.head_dim,
+                                   out_type=c.out_dtype, thread=self.wg_thread)  # fmt: skip
         row = arith.addi(self.q_start, self.row0)
         self._each_consumer(
             lambda barrier_id: epilogue.tma_store(
                 self.args["tmO"], staging, row=row, col=const(0), n=c.head_dim,
                 barrier_id=barrier_id, thread=self.wg_thread, wait_read=not c.persistent,
-                out_type=c.dtype, batch=self.tb, between=[self.head],
+                out_type=c.out_dtype, batch=self.tb, between=[self.head],
             )
         )  # fmt: skip
 
@@ -706,9 +722,12 @@ def build_attention(config: AttentionConfig | None = None):
     dynamic_smem = kernel.barriers_at + c.barrier_bytes + 1024 - 16
     assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
 
-    def box(geometry):
+    def box(geometry, transposed=False):
+        """The 4-D box: (head dim, 1 head, tokens, 1 batch entry); a
+        transposed V's (keys, head dim, 1, 1)."""
         b = geometry.tma()
-        return {"box": [b.box[0], 1, b.box[1], 1], "swizzle": b.swizzle, "data_type": b.data_type}
+        dims = [b.box[0], b.box[1], 1, 1] if transposed else [b.box[0], 1, b.box[1], 1]
+        return {"box": dims, "swizzle": b.swizzle, "data_type": b.data_type}
 
     meta = {
         "kernel": "attention",
@@ -718,7 +737,12 @@ def build_attention(config: AttentionConfig | None = None):
         "grid": f"(ceil(max query length / {c.block_m}), query heads, batch)",
         "block_m": c.block_m,
         "dynamic_smem": dynamic_smem,
-        "boxes": {"Q": box(kernel.q), "K": box(kernel.k), "V": box(kernel.v), "O": box(kernel.q)},
+        "boxes": {
+            "Q": box(kernel.q),
+            "K": box(kernel.k),
+            "V": box(kernel.v, c.v_major == "K"),
+            "O": box(kernel.o),
+        },
         "signature": [list(p) for p in SIGNATURE],
     }
     return module, meta

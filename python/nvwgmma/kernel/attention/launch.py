@@ -7,6 +7,7 @@ nvwgmma.kernel.cache), launch on the caller's stream.
     o, lse = attention(q, k, v, return_lse=True)      # lse: (batch, heads, seq) f32
     o = attention(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=s)  # varlen:
                                                       # (tokens, heads, head dim)
+    o = attention(q8, k8, v8, v_descale=sv)           # fp8 e4m3 in, bf16 out
 """
 
 from __future__ import annotations
@@ -54,13 +55,13 @@ def load_kernel(config: AttentionConfig):
 
 def shipped_configs():
     """Every configuration `attention` can pick: head dims 64/128/256,
-    bf16/f16, causal or not, dense or varlen, and at head dim 256 causal
-    both schedulings (by sequence length)."""
+    bf16/f16/e4m3, causal or not, dense or varlen, and at head dim 256
+    causal both schedulings (by sequence length)."""
     from .config import PERSISTENT_D256_CAUSAL_FROM
 
     configs = []
     for d in (64, 128, 256):
-        for t in ("bf16", "f16"):
+        for t in ("bf16", "f16", "e4m3"):
             for c in (False, True):
                 for v in (False, True):
                     for seq in (None, PERSISTENT_D256_CAUSAL_FROM):
@@ -80,7 +81,7 @@ class Plan:
 
     q: object
     k: object
-    v: object
+    v: object  # fp8: V with the keys contiguous (the kernel's Vᵀ), or None: copied so
     varlen: bool
     batch: int
     sq: int
@@ -88,6 +89,7 @@ class Plan:
     config: AttentionConfig
     cu_q: object = None
     cu_k: object = None
+    v_given: object = None  # v as given
 
 
 def _fail(message):
@@ -103,11 +105,16 @@ def _tensor(value, what):
     return t
 
 
-def _check_strides(t, what):
-    if t.strides[-1] != 1:
-        _fail(f"{what} must have a contiguous head dimension (stride 1), but got {t.strides}")
-    for s in t.strides[:-1]:
-        if (s * 2) % 16:
+def _check_strides(t, what, contiguous=-1, along="head dimension"):
+    """TMA's rules for `t`: the `contiguous` axis has stride 1, the others
+    are multiples of 16 bytes, the address 16-byte aligned."""
+    from ..gemm.launch import _ELEMENT_BYTES
+
+    if t.strides[contiguous] != 1:
+        _fail(f"{what} must have a contiguous {along} (stride 1), but got {t.strides}")
+    size = _ELEMENT_BYTES[t.dtype]
+    for axis, s in enumerate(t.strides):
+        if axis != contiguous % len(t.strides) and (s * size) % 16:
             _fail(f"{what}'s strides must be multiples of 16 bytes for TMA, but got {t.strides}")
     if t.address % 16:
         _fail(f"{what} must be 16-byte aligned for TMA, but got address {t.address:#x}")
@@ -115,7 +122,7 @@ def _check_strides(t, what):
 
 def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
               max_seqlen_q=None, out=None, lse=None, return_lse=False, stream=None,
-              config=None):  # fmt: skip
+              config=None, q_descale=1.0, k_descale=1.0, v_descale=1.0):  # fmt: skip
     """softmax(Q Kᵀ · scale) V per head, FlashAttention's conventions.
 
     Dense: q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), any strides
@@ -123,9 +130,15 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     multi-query attention). Varlen: q (total_q, Hq, D), k and v (total_k,
     Hkv, D), `cu_seqlens_q`/`cu_seqlens_k` int32 (batch + 1) cumulative
     offsets, `max_seqlen_q` the longest query sequence. bf16 or f16; D 64,
-    128 or 256. `causal` masks key j for query i when j > i + Sk - Sq
-    (bottom-right aligned); a query row with no key gets 0 (LSE -inf).
-    `scale` defaults to 1/sqrt(D). Returns O (like q, contiguous), and
+    128 or 256. fp8: e4m3 torch tensors, O in bf16; the scores are
+    scaled by q_descale x k_descale and O by v_descale (the inputs'
+    per-tensor quantisation scales); v with its keys contiguous (e.g. a
+    (batch, Hkv, D, Sk) tensor transposed to (batch, Sk, Hkv, D)) is read as
+    it is, one with its head dim contiguous is first transposed into a
+    scratch copy on the stream (fp8 wgmma reads B only K-major).
+    `causal` masks key j for query i when j > i + Sk - Sq (bottom-right
+    aligned); a query row with no key gets 0 (LSE -inf). `scale`
+    defaults to 1/sqrt(D). Returns O (q's shape, contiguous), and
     with `return_lse` the f32 log-sum-exp (batch, Hq, Sq) -- varlen:
     (Hq, total_q). `out` and `lse` may be given preallocated.
 
@@ -135,12 +148,13 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     stays well under the kernel's time even at 512 tokens."""
     s = _calls.default_stream(q) if stream is None else _calls.handle(stream)
     key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, bool(causal), scale, s,
-                      config, out, lse))  # fmt: skip
+                      config, out, lse, q_descale, k_descale, v_descale))  # fmt: skip
     hit = _recent.get(key) if key is not None else None
     if hit is None:
         launch, o, lse = prepare(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
                                  cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, out=out,
-                                 lse=lse, stream=stream, config=config)  # fmt: skip
+                                 lse=lse, stream=stream, config=config, q_descale=q_descale,
+                                 k_descale=k_descale, v_descale=v_descale)  # fmt: skip
         _calls.remember(_recent, key, launch)
     else:
         launch = hit
@@ -155,13 +169,14 @@ _recent: dict = {}
 
 
 def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
-            max_seqlen_q=None, out=None, lse=None, stream=None, config=None):  # fmt: skip
+            max_seqlen_q=None, out=None, lse=None, stream=None, config=None, q_descale=1.0,
+            k_descale=1.0, v_descale=1.0):  # fmt: skip
     """(launch, out, lse): everything `attention` does for this call but
     the launch, which `launch()` repeats on the same tensors, unchecked (a
     loop, a benchmark, a CUDA graph capture); `launch.outputs(out, lse)`
     points it at another O and LSE (new ones where None) and returns them."""
     from .. import runtime
-    from ..gemm.launch import _contiguous, _stream
+    from ..gemm.launch import _ELEMENT_BYTES, _contiguous, _stream
     from .kernel import SIGNATURE
 
     p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
@@ -169,13 +184,18 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     tq, tk, tv, varlen, batch, sq, sk = p.q, p.k, p.v, p.varlen, p.batch, p.sq, p.sk
     cq, ck = p.cu_q, p.cu_k
     d, hq, hkv = tq.shape[-1], tq.shape[-2], tk.shape[-2]
+    descales = [_descale(x, name) for x, name in
+                ((q_descale, "q_descale"), (k_descale, "k_descale"), (v_descale, "v_descale"))]  # fmt: skip
+    if not p.config.fp8 and descales != [1.0] * 3:
+        _fail(f"descales scale fp8 inputs, so q must be e4m3, but got {tq.dtype}")
     kernel, meta = load_kernel(p.config)
     # Output and LSE, contiguous.
-    new_o = tq.allocator(tq.shape, tq.dtype)
+    out_dtype = p.config.out_dtype
+    new_o = tq.allocator(tq.shape, out_dtype)
     o = out if out is not None else new_o()
     to = _tensor(o, "out")
-    if to.shape != tq.shape or to.dtype != tq.dtype:
-        _fail(f"out must be {tq.dtype} of shape {tq.shape}, but got {to.dtype} {to.shape}")
+    if to.shape != tq.shape or to.dtype != out_dtype:
+        _fail(f"out must be {out_dtype} of shape {tq.shape}, but got {to.dtype} {to.shape}")
     if p.config.tma_store:
         _check_strides(to, "out")
     tokens_q = tq.shape[0]
@@ -189,17 +209,24 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     on = _stream(stream, tq)
 
     def map_of(t, name, address):
-        box = meta["boxes"][name]
-        if varlen:
-            sizes = (d, t.shape[1], t.shape[0], 1)
-            strides = (t.strides[1] * 2, t.strides[0] * 2, t.strides[0] * 2 * t.shape[0])
+        box, e = meta["boxes"][name], _ELEMENT_BYTES[t.dtype]
+        if varlen:  # (tokens, heads, d) as one batch entry, its stride past the tensor
+            span = -(-max(x * n for x, n in zip(t.strides, t.shape)) * e // 16) * 16 // e
+            t_strides, shape = (span, *t.strides), (1, *t.shape)
         else:
-            sizes = (d, t.shape[2], t.shape[1], t.shape[0])
-            strides = (t.strides[2] * 2, t.strides[1] * 2, t.strides[0] * 2)
+            t_strides, shape = t.strides, t.shape
+        sb, ss, sh, sd = (x * e for x in t_strides)
+        if name == "V" and p.config.v_major == "K":  # (keys, d, heads, batch): Vᵀ
+            sizes, strides = (shape[1], d, shape[2], shape[0]), (sd, sh, sb)
+        else:  # (d, heads, tokens, batch)
+            sizes, strides = (d, shape[2], shape[1], shape[0]), (sh, ss, sb)
         return runtime.tensor_map(address, box["data_type"], sizes=sizes, strides=strides,
                                   box=box["box"], swizzle=box["swizzle"])  # fmt: skip
 
-    # O's map (tma_store) is read with Q's box over O's own strides: a new
+    copy_v = None
+    if p.config.fp8 and tv is None:  # V with its head dim contiguous: a Vᵀ copy
+        tv, copy_v = _transposed_v(p.v_given, on)
+    # O's map (tma_store) is read with O's box over O's own strides: a new
     # O of the same call is contiguous like the first one checked here.
     maps = [map_of(t, name, t.address) for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]
     maps.append(map_of(to, "O", to.address) if p.config.tma_store else 0)
@@ -223,12 +250,13 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
         ("i32", o_strides[2]),
         ("i64", lse_strides[0]),
         ("i32", lse_strides[1]),
-        ("f32", scale * 1.4426950408889634),
+        ("f32", scale * descales[0] * descales[1] * 1.4426950408889634),
         ("i32", hq),
         ("i32", batch),
         ("i32", _section(p, d, hq // hkv) if p.config.persistent else 1),
         # The dynamic walk's counters: zero at every launch (the kernel resets them).
         ("u64", runtime.workspace(8, on, "attention tiles") if p.config.dynamic else 0),
+        ("f32", descales[2]),
     ]
     grid = (-(-sq // meta["block_m"]), hq, batch)
     if p.config.persistent:  # one CTA per SM (or per unit, when fewer) walks the tiles
@@ -237,6 +265,8 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
         units = (-(-grid[0] // 2) if paired else grid[0]) * hq * batch
         grid = (min(units, runtime.device_attribute("MULTIPROCESSOR_COUNT")), 1, 1)
     launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=on)
+    if copy_v is not None:
+        launch = _AfterCopy(launch, copy_v)
     # Contiguous outputs: a new O has `to`'s strides when `to` is new or contiguous.
     fresh = out is None or _contiguous(to)
     o_map = (lambda at: map_of(to, "O", at)) if p.config.tma_store else None
@@ -244,6 +274,52 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
         ("out", "O", new_o if fresh else None, "tmO" if o_map else None, o_map),
         ("lse", "LSE", new_lse, None, None)])  # fmt: skip
     return launch, o, lse
+
+
+def _descale(value, what) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        _fail(f"{what} must be a number, but got {type(value).__name__}")
+    if not (math.isfinite(value) and value > 0):
+        _fail(f"{what} must be finite and positive, but got {value}")
+    return float(value)
+
+
+def _transposed_v(tv, stream):
+    """(the Vᵀ an fp8 kernel reads, a callable refreshing it from `tv` on
+    `stream`): tokens padded to 16 bytes for TMA, viewed with tv's shape."""
+    import torch
+
+    v = tv.value
+    on = torch.cuda.ExternalStream(stream, device=v.device)
+    with torch.cuda.stream(on):  # the caching allocator ties it to that stream
+        if v.dim() == 4:
+            b, s, h, d = v.shape
+            storage = torch.empty(b, h, d, -(-s // 16) * 16, dtype=v.dtype, device=v.device)
+            view = storage[..., :s].permute(0, 3, 1, 2)
+        else:
+            t, h, d = v.shape
+            storage = torch.empty(h, d, -(-t // 16) * 16, dtype=v.dtype, device=v.device)
+            view = storage[..., :t].permute(2, 0, 1)
+
+    def copy():
+        with torch.cuda.stream(on):
+            view.copy_(v)
+
+    return _tensor(view, "v"), copy
+
+
+class _AfterCopy:
+    """A prepared launch that first refreshes V's transposed copy."""
+
+    def __init__(self, launch, copy):
+        self.launch, self.copy = launch, copy
+
+    def set(self, index, value):
+        self.launch.set(index, value)
+
+    def __call__(self):
+        self.copy()
+        self.launch()
 
 
 def _section(p, d, group):
@@ -270,10 +346,18 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
             _fail(f"{t.what} must have q's dtype {tq.dtype}, but got {t.dtype}")
         if t.device != tq.device:
             _fail(f"{t.what} must be on q's device {tq.device_name}, but got {t.device_name}")
-    if tq.dtype not in ("bf16", "f16"):
-        _fail(f"q must be bf16 or f16, but got {tq.dtype}")
-    for t in (tq, tk, tv):  # 2-byte elements from here on
+    if tq.dtype not in ("bf16", "f16", "e4m3"):
+        _fail(f"q must be bf16, f16 or e4m3, but got {tq.dtype}")
+    for t in (tq, tk):
         _check_strides(t, t.what)
+    v_read = tv
+    if tq.dtype == "e4m3" and tv.strides[-1] != 1:
+        # fp8 reads Vᵀ: the keys (the tokens axis) contiguous.
+        _check_strides(tv, "v", contiguous=-3, along="head dimension or keys")
+    elif tq.dtype == "e4m3":
+        v_read = None  # attention transposes it
+    else:
+        _check_strides(tv, "v")
     d = tq.shape[-1]
     if d not in (64, 128, 256) or tk.shape[-1] != d or tv.shape[-1] != d:
         _fail(f"the head dim must be 64, 128 or 256 for q, k and v, but got "
@@ -300,5 +384,7 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
     if sq == 0 or batch == 0 or (not varlen and sk == 0):
         _fail(f"the problem must not be empty, but got batch {batch}, Sq {sq}, Sk {sk}")
     c = config or default_config(d, dtype=tq.dtype, causal=bool(causal), varlen=varlen, seq=sq)
-    return Plan(tq, tk, tv, varlen, batch, sq, sk, c,
-                cq if varlen else None, ck if varlen else None)  # fmt: skip
+    if c.dtype != tq.dtype:
+        _fail(f"config.dtype must be q's dtype {tq.dtype}, but got {c.dtype}")
+    return Plan(tq, tk, v_read, varlen, batch, sq, sk, c,
+                cq if varlen else None, ck if varlen else None, tv)  # fmt: skip
