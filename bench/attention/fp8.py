@@ -110,6 +110,18 @@ def row(attention, d, s, causal, fma=()):
         "bf16": lambda: attention(qb, kb, vb, causal=causal),
     }
     base = default_config(d, dtype="e4m3", causal=causal, seq=s)
+    # Vᵀ with its keys already in P's register order (what the copy writes):
+    # the kernel without P's shuffles, alone.
+    from nvwgmma.kernel.attention import launch
+
+    vp_tensor, refresh = launch._transposed_v(launch._tensor(v8, "v"), 0, True)
+    refresh()
+    vp = vp_tensor.value
+    permuted = base.replace(v_permuted=True)
+    errors["permuted_identical_to_copy"] = bool(
+        torch.equal(ours, attention(q8, k8, vp, causal=causal, config=permuted, **descales))
+    )
+    calls["fp8_vp"] = lambda: attention(q8, k8, vp, causal=causal, config=permuted, **descales)
     for n in fma:
         config = base.replace(fma_exp2=n)
         variant = attention(q8, k8, v8t, causal=causal, config=config, **descales)
@@ -134,6 +146,8 @@ def row(attention, d, s, causal, fma=()):
             # > 1: fp8 (V read as stored, transposed on the fly) faster
             "fp8_vs_bf16": paired("bf16", "fp8"), "fp8_vs_cudnn_bf16": paired("cudnn", "fp8"),
             "vt_vs_copy": paired("fp8", "fp8_vt"),
+            # > 1: P's fragments without shuffles (V's keys permuted) faster
+            "permuted_vs_shuffles": paired("fp8_vt", "fp8_vp"),
             # > 1: the fma_exp2 variant faster than the default (both V stored transposed)
             **{f"fma{n}_vs_default": paired("fp8_vt", f"fma{n}") for n in fma}}  # fmt: skip
 
@@ -153,7 +167,8 @@ def run(directory: str, seqs=SEQS, dims=HEAD_DIMS, fma=()) -> dict:
                 results["rows"].append(r)
                 e = r["errors"]
                 print(f"d{d} S={s}{' causal' if causal else '':7s} fp8 "
-                      f"{r['tflops']['fp8']:.0f} (Vt {r['tflops']['fp8_vt']:.0f}) TFLOP/s, "
+                      f"{r['tflops']['fp8']:.0f} (Vt {r['tflops']['fp8_vt']:.0f}, permuted Vt "
+                      f"{r['tflops']['fp8_vp']:.0f}: x{r['permuted_vs_shuffles']:.3f}) TFLOP/s, "
                       f"bf16 {r['tflops']['bf16']:.0f}, cudnn {r['tflops']['cudnn']:.0f}; "
                       f"x{r['fp8_vs_bf16']:.2f} ours bf16, rel {e['ours']['rel']:.1e} "
                       f"(P in e4m3 alone {e['p_in_e4m3']['rel']:.1e})"

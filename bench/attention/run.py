@@ -122,15 +122,19 @@ def _check(q, k, v, causal, ours, sdpa):
     return {"ours": _errors(ours[:1], ref), "sdpa": _errors(sdpa[:1], ref)}
 
 
-# fp8: rounding P to e4m3 (3 mantissa bits) alone costs ~2.5 % relative
-# error on these inputs (fp8.py's fp8_p_reference); bounded with room.
-FP8_REL = 4e-2
+# fp8: rounding P to e4m3 (3 mantissa bits: up to 1/16 relative) alone
+# costs ~2.5 % relative error on these inputs (fp8.py's fp8_p_reference),
+# and up to ~2e-2 absolute on a causal row with few keys, whose O is a few
+# P-weighted rows of V (measured 2.1-2.3e-2 at head dim 256); bounded with room.
+FP8_REL, FP8_ABS = 4e-2, 6e-2
 
 
 def _correct(errors, fp8: bool = False) -> bool:
     """Within what SDPA's own bf16 result errs on these inputs, with room
     (fp8: what rounding P to e4m3 costs, with room)."""
-    return errors["rel"] <= (FP8_REL if fp8 else 4e-3) and errors["max_abs"] <= 2e-2
+    if fp8:
+        return errors["rel"] <= FP8_REL and errors["max_abs"] <= FP8_ABS
+    return errors["rel"] <= 4e-3 and errors["max_abs"] <= 2e-2
 
 
 def _inputs(shape, dtype, factor):

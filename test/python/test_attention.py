@@ -97,6 +97,8 @@ def _configs():
         ({"fma_exp2": 2, "fast_exp2": False}, "fma_exp2 splits fast_exp2's exponentials"),
         ({"dtype": "e4m3", "block_n": 176}, "e4m3 takes block_n a multiple of 32, but got 176"),
         ({"dtype": "e5m2"}, "dtype must be bf16, f16 or e4m3, but got 'e5m2'"),
+        ({"dtype": "e4m3", "varlen": True, "persistent": False},
+         r"e4m3 takes dense sequences \(Vᵀ boxes would start at unaligned keys\)"),
     ],
 )  # fmt: skip
 def test_bad_configurations_are_refused(changes, message):
@@ -155,6 +157,8 @@ def test_every_configuration_is_clean(ctx, config):
     if config.fp8:  # Vᵀ: keys innermost, then the head dim
         assert meta["boxes"]["V"]["box"] == [min(bn, 128), d, 1, 1]
         assert ".e4m3x2.f32" in ptx  # P rounded to fp8 (cvt.rn.satfinite)
+        # P's fragments: quad shuffles, or none where V's keys are permuted.
+        assert ("shfl.sync.idx" in ptx) != config.v_permuted
     else:
         assert meta["boxes"]["V"]["box"] == [64, 1, bn, 1]
 
@@ -202,6 +206,9 @@ def vt8(b=2, s=256, h=4, d=128, **kw):
         ((q8(), q8(), vt8()), {"q_descale": "2"}, "q_descale must be a number, but got str"),
         ((q8(), q8(), vt8(s=250)), {}, "v's strides must be multiples of 16 bytes"),
         ((q8(), q8(), vt8()), {"config": "bf16"}, "config.dtype must be q's dtype e4m3, but got bf16"),
+        ((Array((100, 4, 128), "<V1"),) * 3,
+         {"cu_seqlens_q": Array((3,), "<i4"), "cu_seqlens_k": Array((3,), "<i4"), "max_seqlen_q": 60},
+         r"e4m3 attention takes dense sequences, but got cu_seqlens \(varlen\)"),
     ],
 )  # fmt: skip
 def test_bad_calls_raise_before_launch(args, kwargs, message, monkeypatch):
@@ -397,7 +404,7 @@ def test_precompile_writes_every_shipped_configuration(tmp_path, monkeypatch):
     assert cli.main(["--precompile", str(tmp_path)]) == 0
     assert {(c.head_dim, c.dtype, c.causal, c.varlen) for c in written} == {
         (d, t, c, v) for d in (64, 128, 256) for t in ("bf16", "f16", "e4m3")
-        for c in (False, True) for v in (False, True)
+        for c in (False, True) for v in (False, True) if not (t == "e4m3" and v)
     }  # fmt: skip
 
 
@@ -493,3 +500,17 @@ def test_16_bit_launch_passes_unit_o_scale(ctx, tmp_path, monkeypatch):
     driver = _recording(monkeypatch, tmp_path)
     launch.attention(q(), q(), q(), out=q(address=3 << 20), lse=Array((2, 4, 256), "<f4"))
     assert driver.launches[0][4]["o_scale"] == 1.0
+
+
+def test_fp8_v_layout_picks_the_fragment_order(monkeypatch):
+    """fp8 V with its head dim contiguous is copied into Vᵀ with P's register
+    key order (v_permuted: no shuffles); V given keys-contiguous is read as
+    it is, in key order; an explicit config is kept."""
+    from nvwgmma.kernel.attention import default_config, launch
+
+    monkeypatch.setattr(launch, "_tensor", _bf16_tensor(launch._tensor))
+    assert launch.plan(q8(), q8(), q8()).config.v_permuted
+    assert launch.plan(q8(), q8(), q8()).v is None  # the launcher copies it
+    assert not launch.plan(q8(), q8(), vt8()).config.v_permuted
+    explicit = default_config(128, dtype="e4m3")
+    assert launch.plan(q8(), q8(), q8(), config=explicit).config == explicit

@@ -138,6 +138,33 @@ def test_a_fragments_hold_the_accumulator(a_type, n):
     np.testing.assert_array_equal(_fragment_matrix(got, a_type), want)
 
 
+@pytest.mark.parametrize("a_type", ["e4m3", "e5m2"])
+@pytest.mark.parametrize("n", [32, 128])
+def test_permuted_fp8_fragments_hold_the_key_order(a_type, n):
+    """permuted=True: no shuffles, and fragment K position k holds column
+    fp8_key_order(n)[k] -- a permutation of each 32 columns."""
+    from nvwgmma.kernel import fragment
+    from nvwgmma.layouts import to_bits
+
+    m = _matrix(n, seed=5) / 4
+    got = _run(n, lambda acc: fragment.to_a_fragments(fragment.unpack(acc), a_type,
+                                                      permuted=True), m)  # fmt: skip
+    order = fragment.fp8_key_order(n)
+    assert sorted(order) == list(range(n)) and order != list(range(n))
+    assert all(c // 32 == k // 32 for k, c in enumerate(order))
+    np.testing.assert_array_equal(_fragment_matrix(got, a_type), to_bits(m[:, order], a_type))
+
+
+def test_permuted_refuses_16_bit_and_partial_steps():
+    from nvwgmma.kernel import fragment
+
+    with pytest.raises(ValueError, match="n must be a multiple of 32"):
+        fragment.fp8_key_order(48)
+    with pytest.raises(ValueError, match="permuted applies to fp8 fragments"):
+        _run(16, lambda acc: fragment.to_a_fragments(fragment.unpack(acc), "bf16", permuted=True),
+             _matrix(16))  # fmt: skip
+
+
 @pytest.mark.parametrize("n", [16, 64, 256])
 def test_16_bit_fragment_layout_is_the_accumulator_layout(n):
     """The claim behind the no-movement conversion, from the layout tables:

@@ -287,7 +287,19 @@ _A16 = {"bf16", "f16"}
 _A8 = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 
-def to_a_fragments(values, a_type: str, *, loc=None, ip=None) -> list:
+def fp8_key_order(n: int) -> list[int]:
+    """Which accumulator column each K position of `to_a_fragments(...,
+    permuted=True)` holds, for n columns: in every 32, position 16h + 4q + i
+    holds column 16h + 2q + i % 2 + 8 (i // 2) -- the thread's own two pairs.
+    The B operand multiplied by such fragments must have its K rows in this
+    order (e.g. attention's Vᵀ, keys permuted in memory)."""
+    if n % 32:
+        raise ValueError(f"n must be a multiple of 32 (whole fp8 k steps), but got {n}")
+    return [32 * (k // 32) + 16 * (k % 32 // 16) + 2 * (k % 16 // 4) + k % 2 + 8 * (k % 4 // 2)
+            for k in range(n)]  # fmt: skip
+
+
+def to_a_fragments(values, a_type: str, *, permuted: bool = False, loc=None, ip=None) -> list:
     """The f32 accumulator elements `values` (64 x n) as the A fragments of
     the wgmma steps that multiply them (n / K of them, K = 16 for bf16/f16,
     32 for fp8): fragment s holds columns sK .. sK+K-1, rounded to nearest
@@ -295,7 +307,9 @@ def to_a_fragments(values, a_type: str, *, loc=None, ip=None) -> list:
 
     16-bit: fragment s is elements 8s .. 8s+7 converted in pairs. fp8: each
     thread packs its pairs, and takes four consecutive columns from two
-    threads of its quad (shfl.idx) per register."""
+    threads of its quad (shfl.idx) per register; with `permuted` (fp8
+    only) it keeps its own -- no shuffles -- and fragment s holds columns
+    sK + fp8_key_order(K), which B's rows must follow."""
     from ..dialects import llvm
     from ..dialects import nvwgmma as wg
     from ..ir import BF16Type, F16Type, IntegerType, VectorType
@@ -303,6 +317,9 @@ def to_a_fragments(values, a_type: str, *, loc=None, ip=None) -> list:
     values = _elements(values)
     if a_type not in _A16 and a_type not in _A8:
         raise ValueError(f"a_type must be one of bf16, f16, e4m3, e5m2, but got {a_type!r}")
+    if _checks.boolean(permuted, "permuted") and a_type in _A16:
+        raise ValueError(f"permuted applies to fp8 fragments (16-bit ones need no movement), "
+                         f"but got a_type {a_type!r}")  # fmt: skip
     k = 16 if a_type in _A16 else 32
     if len(values) % (k // 2):
         raise ValueError(
@@ -321,7 +338,7 @@ def to_a_fragments(values, a_type: str, *, loc=None, ip=None) -> list:
             narrow = llvm.fptrunc(VectorType.get([2], elem), pair, loc=loc, ip=ip)
             words.append(llvm.bitcast(i32, narrow, loc=loc, ip=ip))
     else:
-        words = _fp8_words(values, _A8[a_type], loc, ip)
+        words = _fp8_words(values, _A8[a_type], permuted, loc, ip)
     per_step = 4
     fragment = wg.a_fragment_type()
     out = []
@@ -333,14 +350,14 @@ def to_a_fragments(values, a_type: str, *, loc=None, ip=None) -> list:
     return out
 
 
-def _fp8_words(values, fp8_type: str, loc, ip) -> list:
+def _fp8_words(values, fp8_type: str, permuted: bool, loc, ip) -> list:
     """The 32-bit A registers of every 32-column k step, in order.
 
     Register j of a step holds row half j mod 2, columns 16 (j / 2) + 4q ..
     +3. Thread q' packs, per 16-column chunk and row half, W = its low pair
     (columns 2q', 2q'+1) | its high pair (8+2q', 9+2q') << 16; thread q
     needs the low (q < 2) or high half of W from threads 2q mod 4 and
-    2q mod 4 + 1."""
+    2q mod 4 + 1. `permuted`: W itself is the register (fp8_key_order)."""
     from ..dialects import llvm, nvvm
     from ..ir import IntegerType, Type, TypeAttr
 
@@ -385,6 +402,9 @@ def _fp8_words(values, fp8_type: str, loc, ip) -> list:
                 loc=loc,
                 ip=ip,
             )
+            if permuted:
+                words.append(word)
+                continue
             a = llvm.and_(llvm.lshr(shuffle(word, src_a), shift, loc=loc, ip=ip), c(0xFFFF),
                           loc=loc, ip=ip)  # fmt: skip
             b = llvm.lshr(shuffle(word, src_b), shift, loc=loc, ip=ip)

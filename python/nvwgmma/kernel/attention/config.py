@@ -18,7 +18,7 @@ class AttentionConfig:
     dtype          bf16 or f16 (inputs and output), or e4m3 (fp8 inputs,
                    bf16 output; V read transposed -- keys contiguous --
                    since fp8 wgmma takes B K-major only; P rounded to e4m3
-                   for P·V)
+                   for P·V; dense sequences only)
     causal         mask keys after the query (bottom-right aligned)
     varlen         sequences of a batch packed along tokens, with
                    cumulative offsets (FlashAttention's varlen API)
@@ -45,6 +45,9 @@ class AttentionConfig:
                    (FlashAttention's trick); False: math.exp of the natural-
                    unit difference, nvwgmma-legalize-math's f32 polynomial on
                    the FMA pipe (the ablation of the trick)
+    v_permuted     e4m3: V's keys lie in fragment.fp8_key_order within every
+                   32 (attention's Vᵀ copy writes them so), so P's fp8
+                   fragments are the threads' own values, no shuffles
     fma_exp2       of every 8 scores a thread holds, this many take their
                    exponential on the FMA pipe (fastmath.exp2_fma, degree 3;
                    4 for f16) instead of the SFU, which delivers 16 a clock
@@ -76,6 +79,7 @@ class AttentionConfig:
     fast_exp2: bool = True
     lazy_rescale: bool = False
     fma_exp2: int = 0
+    v_permuted: bool = False
     consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
@@ -111,6 +115,8 @@ class AttentionConfig:
             parts.append("exp")
         if self.fma_exp2:
             parts.append(f"fma{self.fma_exp2}")
+        if self.v_permuted:
+            parts.append("vperm")
         for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic",
                      "tma_store", "lazy_rescale"):  # fmt: skip
             if getattr(self, flag):
@@ -215,6 +221,16 @@ def check_config(c: AttentionConfig) -> None:
         raise ValueError(f"dtype must be bf16, f16 or e4m3, but got {c.dtype!r}")
     if c.block_n not in (64, 128, 176, 192):
         raise ValueError(f"block_n must be 64, 128, 176 or 192, but got {c.block_n}")
+    if c.fp8 and c.varlen:
+        # Vᵀ's boxes start at a sequence's first key along its contiguous
+        # axis: TMA faults (an illegal instruction, H100) unless that is a
+        # multiple of 16 bytes, which packed sequences do not keep.
+        raise ValueError("e4m3 takes dense sequences (Vᵀ boxes would start at unaligned keys), "
+                         "but got varlen=True")  # fmt: skip
+    if c.v_permuted and not c.fp8:
+        raise ValueError(
+            f"v_permuted orders fp8 P's keys, so dtype must be e4m3, but got {c.dtype}"
+        )
     if c.fp8 and c.block_n % 32:
         # P·V's K (the keys) comes in fp8 instructions of 32.
         raise ValueError(f"e4m3 takes block_n a multiple of 32, but got {c.block_n}")

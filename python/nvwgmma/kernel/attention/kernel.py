@@ -473,7 +473,8 @@ class _Kernel:
             den_new = [fastmath.fma(a, b, x) for a, b, x in zip(den_old, corr, sums)]
         if grown is not None:
             corr = _Correction(corr, llvm.or_(*grown))
-        return fragment.to_a_fragments(p, self.c.dtype), m, den_new, corr
+        p = fragment.to_a_fragments(p, self.c.dtype, permuted=self.c.v_permuted)
+        return p, m, den_new, corr
 
     def _rescale(self, o, corr):
         """O times each row's correction; with lazy_rescale only in a thread

@@ -55,8 +55,8 @@ def load_kernel(config: AttentionConfig):
 
 def shipped_configs():
     """Every configuration `attention` can pick: head dims 64/128/256,
-    bf16/f16/e4m3, causal or not, dense or varlen, and at head dim 256
-    causal both schedulings (by sequence length)."""
+    bf16/f16/e4m3, causal or not, dense or varlen (16-bit), and at head
+    dim 256 causal both schedulings (by sequence length)."""
     from .config import PERSISTENT_D256_CAUSAL_FROM
 
     configs = []
@@ -65,9 +65,13 @@ def shipped_configs():
             for c in (False, True):
                 for v in (False, True):
                     for seq in (None, PERSISTENT_D256_CAUSAL_FROM):
+                        if t == "e4m3" and v:  # fp8 is dense only (check_config)
+                            continue
                         config = default_config(d, dtype=t, causal=c, varlen=v, seq=seq)
-                        if config not in configs:
-                            configs.append(config)
+                        # fp8: V as given (keys contiguous) or copied (keys permuted)
+                        for vp in (False, True) if t == "e4m3" else (False,):
+                            if config.replace(v_permuted=vp) not in configs:
+                                configs.append(config.replace(v_permuted=vp))
     return configs
 
 
@@ -225,7 +229,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
 
     copy_v = None
     if p.config.fp8 and tv is None:  # V with its head dim contiguous: a Vᵀ copy
-        tv, copy_v = _transposed_v(p.v_given, on)
+        tv, copy_v = _transposed_v(p.v_given, on, p.config.v_permuted)
     # O's map (tma_store) is read with O's box over O's own strides: a new
     # O of the same call is contiguous like the first one checked here.
     maps = [map_of(t, name, t.address) for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]
@@ -284,26 +288,37 @@ def _descale(value, what) -> float:
     return float(value)
 
 
-def _transposed_v(tv, stream):
+def _transposed_v(tv, stream, permuted):
     """(the Vᵀ an fp8 kernel reads, a callable refreshing it from `tv` on
-    `stream`): tokens padded to 16 bytes for TMA, viewed with tv's shape."""
+    `stream`), viewed with tv's shape: keys contiguous, padded with zero
+    rows to 32 (TMA's 16-byte strides; whole permuted groups); `permuted`:
+    in every 32 keys, fragment.fp8_key_order's order. Moved as bytes
+    (torch's fp8 gathers are partial)."""
     import torch
 
+    from ..fragment import fp8_key_order
+
     v = tv.value
-    on = torch.cuda.ExternalStream(stream, device=v.device)
-    with torch.cuda.stream(on):  # the caching allocator ties it to that stream
-        if v.dim() == 4:
-            b, s, h, d = v.shape
-            storage = torch.empty(b, h, d, -(-s // 16) * 16, dtype=v.dtype, device=v.device)
-            view = storage[..., :s].permute(0, 3, 1, 2)
-        else:
-            t, h, d = v.shape
-            storage = torch.empty(h, d, -(-t // 16) * 16, dtype=v.dtype, device=v.device)
-            view = storage[..., :t].permute(2, 0, 1)
+    b, s, h, d = v.shape
+    padded = -(-s // 32) * 32
+    # The launch's stream: torch's own object for its current stream (an
+    # ExternalStream of the same handle 0 left the copy unordered with the
+    # kernel: the first launch read Vᵀ before the copy wrote it, H100).
+    on = torch.cuda.current_stream(v.device)
+    if on.cuda_stream != stream:
+        on = torch.cuda.ExternalStream(stream, device=v.device)
+    with torch.cuda.stream(on):  # the caching allocator ties them to that stream
+        storage = torch.zeros(b, h, d, padded, dtype=torch.uint8, device=v.device)
+        order = fp8_key_order(padded) if permuted else list(range(padded))
+        keys = torch.tensor(order, dtype=torch.int64, device=v.device)
+        inside = (keys < s).view(1, padded, 1, 1)
+        keys = keys.clamp(max=s - 1)
+    view = storage.view(v.dtype).permute(0, 3, 1, 2)
 
     def copy():
         with torch.cuda.stream(on):
-            view.copy_(v)
+            rows = v.view(torch.uint8).index_select(1, keys) * inside  # (b, padded, h, d)
+            storage.copy_(rows.permute(0, 2, 3, 1))
 
     return _tensor(view, "v"), copy
 
@@ -351,6 +366,8 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
     for t in (tq, tk):
         _check_strides(t, t.what)
     v_read = tv
+    if tq.dtype == "e4m3" and varlen:
+        _fail("e4m3 attention takes dense sequences, but got cu_seqlens (varlen)")
     if tq.dtype == "e4m3" and tv.strides[-1] != 1:
         # fp8 reads Vᵀ: the keys (the tokens axis) contiguous.
         _check_strides(tv, "v", contiguous=-3, along="head dimension or keys")
@@ -384,6 +401,8 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
     if sq == 0 or batch == 0 or (not varlen and sk == 0):
         _fail(f"the problem must not be empty, but got batch {batch}, Sq {sq}, Sk {sk}")
     c = config or default_config(d, dtype=tq.dtype, causal=bool(causal), varlen=varlen, seq=sq)
+    if config is None and tq.dtype == "e4m3" and v_read is None:
+        c = c.replace(v_permuted=True)  # the Vᵀ copy puts the keys in P's register order
     if c.dtype != tq.dtype:
         _fail(f"config.dtype must be q's dtype {tq.dtype}, but got {c.dtype}")
     return Plan(tq, tk, v_read, varlen, batch, sq, sk, c,
