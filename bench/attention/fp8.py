@@ -45,27 +45,6 @@ def fp8_inputs(b, s, h, hkv, d, generator=None):
     return (q8, k8, v8), (qf, kf, vf), {"q_descale": 0.5, "k_descale": 0.25, "v_descale": 2.0}
 
 
-def fp8_p_reference(q, k, v, causal, scale):
-    """float32 attention with P rounded to e4m3 after the final row maximum
-    (the kernel rounds it after each block's running maximum): what fp8 P
-    costs by itself. (batch, seq, heads, d) float32 in and out."""
-    import torch
-
-    group = q.shape[2] // k.shape[2]
-    k, v = (x.repeat_interleave(group, dim=2) for x in (k, v))
-    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
-    for h in range(q.shape[2]):
-        s = (q[:, :, h] @ k[:, :, h].transpose(-1, -2)) * scale
-        if causal:
-            sq, sk = s.shape[-2], s.shape[-1]
-            keep = torch.ones(sq, sk, dtype=torch.bool, device=s.device).tril(sk - sq)
-            s = s.masked_fill(~keep, float("-inf"))
-        p = torch.exp(s - s.amax(-1, keepdim=True))
-        den = p.sum(-1, keepdim=True)
-        out[:, :, h] = (p.to(torch.float8_e4m3fn).float() @ v[:, :, h]) / den
-    return out
-
-
 def _attention_run():
     """bench/attention/run.py as a module (`run` is bench/gemm's here)."""
     import importlib.util
@@ -99,7 +78,7 @@ def row(attention, d, s, causal, fma=()):
     ours = attention(q8, k8, v8, causal=causal, **descales)
     ours_t = attention(q8, k8, v8t, causal=causal, **descales)
     ref = check._reference(qf[:1], kf[:1], vf[:1], causal, scale)
-    emulated = fp8_p_reference(qf[:1], kf[:1], vf[:1], causal, scale)
+    emulated = check.fp8_p_reference(qf[:1], kf[:1], vf[:1], causal, scale)
     errors = {"ours": check._errors(ours[:1], ref), "p_in_e4m3": check._errors(emulated, ref),
               "v_transposed_identical": bool(torch.equal(ours, ours_t))}  # fmt: skip
     del emulated
@@ -141,7 +120,7 @@ def row(attention, d, s, causal, fma=()):
         return statistics.median(x / y for x, y in zip(rounds[slow], rounds[fast]))
 
     return {"d": d, "seq": s, "batch": b, "heads": h, "causal": causal, "errors": errors,
-            "correct": check._correct(errors["ours"], fp8=True), "ms": ms,
+            "correct": check._fp8_correct(errors["ours"], errors["p_in_e4m3"]), "ms": ms,
             "tflops": {n: flops / (t * 1e9) for n, t in ms.items()},
             # > 1: fp8 (V read as stored, transposed on the fly) faster
             "fp8_vs_bf16": paired("bf16", "fp8"), "fp8_vs_cudnn_bf16": paired("cudnn", "fp8"),
