@@ -95,6 +95,7 @@ def row(attention, d, s, causal, fma=()):
 
     vp_tensor, refresh = launch._transposed_v(launch._tensor(v8, "v"), 0, True)
     refresh()
+    torch.cuda.synchronize()
     vp = vp_tensor.value
     permuted = base.replace(v_permuted=True)
     errors["permuted_identical_to_copy"] = bool(

@@ -514,3 +514,41 @@ def test_fp8_v_layout_picks_the_fragment_order(monkeypatch):
     assert not launch.plan(q8(), q8(), vt8()).config.v_permuted
     explicit = default_config(128, dtype="e4m3")
     assert launch.plan(q8(), q8(), q8(), config=explicit).config == explicit
+
+
+@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("permuted", [False, True])
+def test_vcopy_builds_clean(ctx, d, permuted):
+    """fp8's Vᵀ copy: 16-byte global loads and stores, byte gathers from
+    shared memory, no spills."""
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.attention.vcopy import VCopyConfig, build_vcopy
+    from nvwgmma.tools import find_tool
+
+    module, meta = build_vcopy(VCopyConfig(d, permuted))
+    ptx = compile_to_ptx(module)
+    loads = stores = d * 64 // 16 // 128  # per thread
+    assert ptx.count("ld.global.v4") == loads and ptx.count("st.global.v4") == stores
+    assert ptx.count("ld.shared.b8") == 16 * stores
+    assert meta["dynamic_smem"] == 64 * (d + 4)
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
+
+
+def test_vcopy_order_is_the_fragment_key_order():
+    """vcopy writes position 16 part + m from key 16 part + sigma(m): in
+    every 32 keys that is fragment.fp8_key_order (permuted) or the keys in
+    order."""
+    from nvwgmma.kernel.attention.vcopy import _sigma
+    from nvwgmma.kernel.fragment import fp8_key_order
+
+    assert [16 * (p // 16) + _sigma(p % 16, True) for p in range(96)] == fp8_key_order(96)
+    assert [_sigma(m, False) for m in range(16)] == list(range(16))
+
+
+def test_vcopy_refuses_other_head_dims(ctx):
+    from nvwgmma.kernel.attention.vcopy import VCopyConfig, build_vcopy
+
+    with pytest.raises(ValueError, match="head_dim must be 64, 128 or 256, but got 96"):
+        build_vcopy(VCopyConfig(96))

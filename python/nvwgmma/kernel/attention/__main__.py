@@ -1,6 +1,7 @@
 """python -m nvwgmma.kernel.attention --precompile DIR: write the PTX of
-every shipped configuration (head dims 64/128/256, bf16/f16, causal or
-not, dense or varlen) for machines without a compiler (NVWGMMA_PTX_DIR)."""
+every shipped configuration (head dims 64/128/256, bf16/f16/e4m3, causal
+or not, dense or varlen) and of fp8's Vᵀ copies, for machines without a
+compiler (NVWGMMA_PTX_DIR)."""
 
 import argparse
 import sys

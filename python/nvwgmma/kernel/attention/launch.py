@@ -76,7 +76,12 @@ def shipped_configs():
 
 
 def precompile(directory: str, configs=None) -> list[str]:
-    return [write_kernel(directory, c) for c in (configs or shipped_configs())]
+    """The PTX of `configs` (default: every shipped one) and, by default,
+    of the fp8 Vᵀ copies (vcopy) they launch."""
+    from . import vcopy
+
+    paths = [write_kernel(directory, c) for c in (configs or shipped_configs())]
+    return paths + ([] if configs else [vcopy.write(directory, c) for c in vcopy.CONFIGS])
 
 
 @dataclass(frozen=True)
@@ -291,36 +296,24 @@ def _descale(value, what) -> float:
 def _transposed_v(tv, stream, permuted):
     """(the Vᵀ an fp8 kernel reads, a callable refreshing it from `tv` on
     `stream`), viewed with tv's shape: keys contiguous, padded with zero
-    rows to 32 (TMA's 16-byte strides; whole permuted groups); `permuted`:
-    in every 32 keys, fragment.fp8_key_order's order. Moved as bytes
-    (torch's fp8 gathers are partial)."""
+    keys to 32 (TMA's 16-byte strides; whole permuted groups); `permuted`:
+    in every 32 keys, fragment.fp8_key_order's order. One pass of the
+    vcopy kernel, on the attention kernel's stream."""
     import torch
 
-    from ..fragment import fp8_key_order
+    from . import vcopy
 
-    v = tv.value
-    b, s, h, d = v.shape
+    b, s, h, d = tv.shape
     padded = -(-s // 32) * 32
-    # The launch's stream: torch's own object for its current stream (an
-    # ExternalStream of the same handle 0 left the copy unordered with the
-    # kernel: the first launch read Vᵀ before the copy wrote it, H100).
-    on = torch.cuda.current_stream(v.device)
-    if on.cuda_stream != stream:
-        on = torch.cuda.ExternalStream(stream, device=v.device)
-    with torch.cuda.stream(on):  # the caching allocator ties them to that stream
-        storage = torch.zeros(b, h, d, padded, dtype=torch.uint8, device=v.device)
-        order = fp8_key_order(padded) if permuted else list(range(padded))
-        keys = torch.tensor(order, dtype=torch.int64, device=v.device)
-        inside = (keys < s).view(1, padded, 1, 1)
-        keys = keys.clamp(max=s - 1)
-    view = storage.view(v.dtype).permute(0, 3, 1, 2)
-
-    def copy():
-        with torch.cuda.stream(on):
-            rows = v.view(torch.uint8).index_select(1, keys) * inside  # (b, padded, h, d)
-            storage.copy_(rows.permute(0, 2, 3, 1))
-
-    return _tensor(view, "v"), copy
+    kernel, meta = vcopy.load(vcopy.VCopyConfig(d, permuted))
+    storage = torch.empty(b, h, d, padded, dtype=torch.uint8, device=tv.value.device)
+    sb, ss, sh, _ = tv.strides  # bytes: one-byte elements
+    args = [("u64", tv.address), ("u64", storage.data_ptr()), ("i32", s), ("i32", h),
+            ("i64", sb), ("i32", ss), ("i32", sh), ("i32", padded)]  # fmt: skip
+    grid = (-(-padded // meta["keys_per_cta"]), h, b)
+    copy = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)
+    copy.storage = storage  # alive as long as the launch
+    return _tensor(storage.view(tv.value.dtype).permute(0, 3, 1, 2), "v"), copy
 
 
 class _AfterCopy:
@@ -372,6 +365,7 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
         # fp8 reads Vᵀ: the keys (the tokens axis) contiguous.
         _check_strides(tv, "v", contiguous=-3, along="head dimension or keys")
     elif tq.dtype == "e4m3":
+        _check_strides(tv, "v")  # vcopy's 16-byte loads
         v_read = None  # attention transposes it
     else:
         _check_strides(tv, "v")
