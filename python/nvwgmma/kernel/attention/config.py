@@ -18,7 +18,9 @@ class AttentionConfig:
     dtype          bf16 or f16 (inputs and output), or e4m3 (fp8 inputs,
                    bf16 output; V read transposed -- keys contiguous --
                    since fp8 wgmma takes B K-major only; P rounded to e4m3
-                   for P·V; dense sequences only)
+                   for P·V; varlen reads Vᵀ from a dense (batch, heads,
+                   d, longest) copy: packed, a sequence's Vᵀ box would
+                   start at an unaligned key, where TMA faults)
     causal         mask keys after the query (bottom-right aligned)
     varlen         sequences of a batch packed along tokens, with
                    cumulative offsets (FlashAttention's varlen API)
@@ -221,12 +223,6 @@ def check_config(c: AttentionConfig) -> None:
         raise ValueError(f"dtype must be bf16, f16 or e4m3, but got {c.dtype!r}")
     if c.block_n not in (64, 128, 176, 192):
         raise ValueError(f"block_n must be 64, 128, 176 or 192, but got {c.block_n}")
-    if c.fp8 and c.varlen:
-        # Vᵀ's boxes start at a sequence's first key along its contiguous
-        # axis: TMA faults (an illegal instruction, H100) unless that is a
-        # multiple of 16 bytes, which packed sequences do not keep.
-        raise ValueError("e4m3 takes dense sequences (Vᵀ boxes would start at unaligned keys), "
-                         "but got varlen=True")  # fmt: skip
     if c.v_permuted and not c.fp8:
         raise ValueError(
             f"v_permuted orders fp8 P's keys, so dtype must be e4m3, but got {c.dtype}"

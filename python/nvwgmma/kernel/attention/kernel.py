@@ -226,8 +226,9 @@ class _Kernel:
             dst = self.smem(
                 at + offset if isinstance(at, int) else arith.addi(at, self.const(offset))
             )
-            if transposed:
-                coords = (plus(token, inner), self.const(outer), head, self.tb)
+            if transposed:  # varlen: Vᵀ is dense, one batch entry per sequence
+                batch = self.batch if self.c.varlen else self.tb
+                coords = (plus(token, inner), self.const(outer), head, batch)
             else:
                 coords = (self.const(inner), head, plus(token, outer), self.tb)
             if stage is None:
@@ -270,10 +271,12 @@ class _Kernel:
         with InsertionPoint(loads.body):
             j = arith.index_cast(i32, loads.induction_variable)
             r = j if it is None else loads.inner_iter_args[0]
-            token = arith.addi(self.k_start, arith.muli(j, const(c.block_n)))
-            for ring, tm, geometry, at in (
-                (self.kring, args["tmK"], self.k, self.k_at),
-                (self.vring, args["tmV"], self.v, self.v_at),
+            k_token = arith.addi(self.k_start, arith.muli(j, const(c.block_n)))
+            # fp8 varlen: the sequence's Vᵀ starts at key 0 of its own batch entry.
+            v_token = arith.muli(j, const(c.block_n)) if c.fp8 and c.varlen else k_token
+            for ring, tm, geometry, at, token in (
+                (self.kring, args["tmK"], self.k, self.k_at, k_token),
+                (self.vring, args["tmV"], self.v, self.v_at, v_token),
             ):
                 stage, phase = ring.stage_and_phase(r)
                 ring.producer_acquire(stage, phase)

@@ -55,8 +55,9 @@ def load_kernel(config: AttentionConfig):
 
 def shipped_configs():
     """Every configuration `attention` can pick: head dims 64/128/256,
-    bf16/f16/e4m3, causal or not, dense or varlen (16-bit), and at head
-    dim 256 causal both schedulings (by sequence length)."""
+    bf16/f16/e4m3, causal or not, dense or varlen, at head dim 256 causal
+    both schedulings (by sequence length), and fp8 with V's keys in either
+    order."""
     from .config import PERSISTENT_D256_CAUSAL_FROM
 
     configs = []
@@ -65,8 +66,6 @@ def shipped_configs():
             for c in (False, True):
                 for v in (False, True):
                     for seq in (None, PERSISTENT_D256_CAUSAL_FROM):
-                        if t == "e4m3" and v:  # fp8 is dense only (check_config)
-                            continue
                         config = default_config(d, dtype=t, causal=c, varlen=v, seq=seq)
                         # fp8: V as given (keys contiguous) or copied (keys permuted)
                         for vp in (False, True) if t == "e4m3" else (False,):
@@ -99,6 +98,7 @@ class Plan:
     cu_q: object = None
     cu_k: object = None
     v_given: object = None  # v as given
+    max_k: int = 0  # varlen: the longest key sequence (fp8's Vᵀ copy)
 
 
 def _fail(message):
@@ -130,15 +130,16 @@ def _check_strides(t, what, contiguous=-1, along="head dimension"):
 
 
 def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
-              max_seqlen_q=None, out=None, lse=None, return_lse=False, stream=None,
-              config=None, q_descale=1.0, k_descale=1.0, v_descale=1.0):  # fmt: skip
+              max_seqlen_q=None, max_seqlen_k=None, out=None, lse=None, return_lse=False,
+              stream=None, config=None, q_descale=1.0, k_descale=1.0, v_descale=1.0):  # fmt: skip
     """softmax(Q Kᵀ · scale) V per head, FlashAttention's conventions.
 
     Dense: q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), any strides
     with the head dim contiguous; Hq a multiple of Hkv (grouped-query /
     multi-query attention). Varlen: q (total_q, Hq, D), k and v (total_k,
     Hkv, D), `cu_seqlens_q`/`cu_seqlens_k` int32 (batch + 1) cumulative
-    offsets, `max_seqlen_q` the longest query sequence. bf16 or f16; D 64,
+    offsets, `max_seqlen_q` the longest query sequence (`max_seqlen_k`
+    the longest key sequence: fp8 needs it). bf16 or f16; D 64,
     128 or 256. fp8: e4m3 torch tensors, O in bf16; the scores are
     scaled by q_descale x k_descale and O by v_descale (the inputs'
     per-tensor quantisation scales); v with its keys contiguous (e.g. a
@@ -156,14 +157,16 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     the checks and reuses the packed launch: the host's part of a call
     stays well under the kernel's time even at 512 tokens."""
     s = _calls.default_stream(q) if stream is None else _calls.handle(stream)
-    key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, bool(causal), scale, s,
-                      config, out, lse, q_descale, k_descale, v_descale))  # fmt: skip
+    key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+                      bool(causal), scale, s, config, out, lse, q_descale, k_descale,
+                      v_descale))  # fmt: skip
     hit = _recent.get(key) if key is not None else None
     if hit is None:
         launch, o, lse = prepare(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
-                                 cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q, out=out,
-                                 lse=lse, stream=stream, config=config, q_descale=q_descale,
-                                 k_descale=k_descale, v_descale=v_descale)  # fmt: skip
+                                 cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+                                 max_seqlen_k=max_seqlen_k, out=out, lse=lse, stream=stream,
+                                 config=config, q_descale=q_descale, k_descale=k_descale,
+                                 v_descale=v_descale)  # fmt: skip
         _calls.remember(_recent, key, launch)
     else:
         launch = hit
@@ -178,8 +181,8 @@ _recent: dict = {}
 
 
 def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_k=None,
-            max_seqlen_q=None, out=None, lse=None, stream=None, config=None, q_descale=1.0,
-            k_descale=1.0, v_descale=1.0):  # fmt: skip
+            max_seqlen_q=None, max_seqlen_k=None, out=None, lse=None, stream=None, config=None,
+            q_descale=1.0, k_descale=1.0, v_descale=1.0):  # fmt: skip
     """(launch, out, lse): everything `attention` does for this call but
     the launch, which `launch()` repeats on the same tensors, unchecked (a
     loop, a benchmark, a CUDA graph capture); `launch.outputs(out, lse)`
@@ -189,7 +192,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     from .kernel import SIGNATURE
 
     p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-             max_seqlen_q=max_seqlen_q, config=config)  # fmt: skip
+             max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, config=config)  # fmt: skip
     tq, tk, tv, varlen, batch, sq, sk = p.q, p.k, p.v, p.varlen, p.batch, p.sq, p.sk
     cq, ck = p.cu_q, p.cu_k
     d, hq, hkv = tq.shape[-1], tq.shape[-2], tk.shape[-2]
@@ -219,7 +222,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
 
     def map_of(t, name, address):
         box, e = meta["boxes"][name], _ELEMENT_BYTES[t.dtype]
-        if varlen:  # (tokens, heads, d) as one batch entry, its stride past the tensor
+        if len(t.shape) == 3:  # varlen (tokens, heads, d): one batch entry, its stride past it
             span = -(-max(x * n for x, n in zip(t.strides, t.shape)) * e // 16) * 16 // e
             t_strides, shape = (span, *t.strides), (1, *t.shape)
         else:
@@ -234,7 +237,8 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
 
     copy_v = None
     if p.config.fp8 and tv is None:  # V with its head dim contiguous: a Vᵀ copy
-        tv, copy_v = _transposed_v(p.v_given, on, p.config.v_permuted)
+        packed = (ck.address, batch, p.max_k) if varlen else None
+        tv, copy_v = _transposed_v(p.v_given, on, p.config.v_permuted, packed)
     # O's map (tma_store) is read with O's box over O's own strides: a new
     # O of the same call is contiguous like the first one checked here.
     maps = [map_of(t, name, t.address) for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]
@@ -293,23 +297,31 @@ def _descale(value, what) -> float:
     return float(value)
 
 
-def _transposed_v(tv, stream, permuted):
+def _transposed_v(tv, stream, permuted, packed=None):
     """(the Vᵀ an fp8 kernel reads, a callable refreshing it from `tv` on
-    `stream`), viewed with tv's shape: keys contiguous, padded with zero
-    keys to 32 (TMA's 16-byte strides; whole permuted groups); `permuted`:
-    in every 32 keys, fragment.fp8_key_order's order. One pass of the
+    `stream`), viewed as (batch, keys, heads, d): keys contiguous, padded
+    with zero keys to 32 (TMA's 16-byte strides; whole permuted groups);
+    `permuted`: in every 32 keys, fragment.fp8_key_order's order. `packed`
+    (varlen: cu_seqlens_k's address, batch, the longest key sequence):
+    sequence b becomes batch entry b, its keys from 0. One pass of the
     vcopy kernel, on the attention kernel's stream."""
     import torch
 
     from . import vcopy
 
-    b, s, h, d = tv.shape
-    padded = -(-s // 32) * 32
-    kernel, meta = vcopy.load(vcopy.VCopyConfig(d, permuted))
+    if packed is None:
+        b, s, h, d = tv.shape
+        sb, ss, sh, _ = tv.strides  # bytes: one-byte elements
+        cu, longest = 0, s
+    else:
+        (s, h, d), (ss, sh, _) = tv.shape, tv.strides
+        cu, b, longest = packed
+        sb = 0
+    padded = -(-longest // 32) * 32
+    kernel, meta = vcopy.load(vcopy.VCopyConfig(d, permuted, packed is not None))
     storage = torch.empty(b, h, d, padded, dtype=torch.uint8, device=tv.value.device)
-    sb, ss, sh, _ = tv.strides  # bytes: one-byte elements
     args = [("u64", tv.address), ("u64", storage.data_ptr()), ("i32", s), ("i32", h),
-            ("i64", sb), ("i32", ss), ("i32", sh), ("i32", padded)]  # fmt: skip
+            ("i64", sb), ("i32", ss), ("i32", sh), ("i32", padded), ("u64", cu)]  # fmt: skip
     grid = (-(-padded // meta["keys_per_cta"]), h, b)
     copy = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)
     copy.storage = storage  # alive as long as the launch
@@ -339,7 +351,7 @@ def _section(p, d, group):
 
 
 def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seqlen_q=None,
-         config=None) -> Plan:  # fmt: skip
+         max_seqlen_k=None, config=None) -> Plan:  # fmt: skip
     """attention's checks (each a ValueError before anything is loaded or
     launched) and what they decide: the tensors, varlen, batch, Sq, Sk and
     the configuration."""
@@ -359,8 +371,11 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
     for t in (tq, tk):
         _check_strides(t, t.what)
     v_read = tv
-    if tq.dtype == "e4m3" and varlen:
-        _fail("e4m3 attention takes dense sequences, but got cu_seqlens (varlen)")
+    if tq.dtype == "e4m3" and varlen and max_seqlen_k is None:
+        _fail("e4m3 varlen attention needs max_seqlen_k (V's transposed copy is dense)")
+    if tq.dtype == "e4m3" and varlen and tv.strides[-1] != 1:
+        _fail(f"e4m3 varlen attention takes v with a contiguous head dimension (it is "
+              f"copied), but got strides {tv.strides}")  # fmt: skip
     if tq.dtype == "e4m3" and tv.strides[-1] != 1:
         # fp8 reads Vᵀ: the keys (the tokens axis) contiguous.
         _check_strides(tv, "v", contiguous=-3, along="head dimension or keys")
@@ -399,5 +414,6 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
         c = c.replace(v_permuted=True)  # the Vᵀ copy puts the keys in P's register order
     if c.dtype != tq.dtype:
         _fail(f"config.dtype must be q's dtype {tq.dtype}, but got {c.dtype}")
+    max_k = int(max_seqlen_k) if varlen and max_seqlen_k is not None else sk
     return Plan(tq, tk, v_read, varlen, batch, sq, sk, c,
-                cq if varlen else None, ck if varlen else None, tv)  # fmt: skip
+                cq if varlen else None, ck if varlen else None, tv, max_k)  # fmt: skip

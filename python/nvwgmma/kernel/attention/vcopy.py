@@ -25,7 +25,8 @@ SIGNATURE = (
     ("sb", "i64"),  # V's strides in bytes: batch, key, head
     ("ss", "i32"),
     ("sh", "i32"),
-    ("padded", "i32"),  # keys rounded up to 32
+    ("padded", "i32"),  # keys rounded up to 32 (varlen: the longest sequence's)
+    ("cu", "!llvm.ptr<1>"),  # varlen: i32 cumulative key offsets (batch + 1), else 0
 )
 KEYS = 64  # per CTA
 THREADS = 128
@@ -33,12 +34,19 @@ THREADS = 128
 
 @dataclass(frozen=True)
 class VCopyConfig:
+    """head_dim; permuted: fragment.fp8_key_order inside every 32 keys;
+    varlen: V packed (tokens, heads, d), sequence b at cu[b] .. cu[b + 1],
+    copied to batch entry b of a dense Vᵀ (its keys from 0, each sequence's
+    boxes aligned)."""
+
     head_dim: int = 128
     permuted: bool = True
+    varlen: bool = False
 
     @property
     def name(self) -> str:
-        return f"vcopy_d{self.head_dim}{'_permuted' if self.permuted else ''}"
+        return (f"vcopy_d{self.head_dim}{'_permuted' if self.permuted else ''}"
+                f"{'_varlen' if self.varlen else ''}")  # fmt: skip
 
     @property
     def row_bytes(self) -> int:
@@ -83,7 +91,17 @@ def build_vcopy(config: VCopyConfig):
         k0 = arith.muli(nvvm.read_ptx_sreg_ctaid_x(i32), c(KEYS))
         h, b = nvvm.read_ptx_sreg_ctaid_y(i32), nvvm.read_ptx_sreg_ctaid_z(i32)
         smem = llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem")
-        src = gep(a["src"], arith.addi(arith.muli(wide(b), a["sb"]), wide(arith.muli(h, a["sh"]))))
+        # Rows read: start + key, clamped into V (S rows: all tokens when
+        # varlen), so a key past the sequence -- zeroed below -- reads a valid row.
+        if config.varlen:  # sequence b: keys cu[b] .. cu[b + 1] of the packed V
+            start = llvm.load(i32, gep(a["cu"], b, i32))
+            keys = arith.subi(llvm.load(i32, gep(a["cu"], arith.addi(b, c(1)), i32)), start)
+            src = gep(a["src"], wide(arith.muli(h, a["sh"])))
+        else:
+            start, keys = c(0), a["S"]
+            src = gep(
+                a["src"], arith.addi(arith.muli(wide(b), a["sb"]), wide(arith.muli(h, a["sh"])))
+            )
         last = arith.subi(a["S"], c(1))
         chunks = d // 16  # 16-byte vectors per key row
         zero = llvm.mlir_zero(v4)
@@ -91,13 +109,13 @@ def build_vcopy(config: VCopyConfig):
             i = arith.addi(tid, c(THREADS * r))
             key, chunk = arith.divui(i, c(chunks)), arith.remui(i, c(chunks))
             k = arith.addi(k0, key)
-            inside = arith.cmpi(arith.CmpIPredicate.slt, k, a["S"])
-            at = arith.addi(wide(arith.muli(arith.minsi(k, last), a["ss"])),
-                            wide(arith.muli(chunk, c(16))))  # fmt: skip
-            row = llvm.select(inside, llvm.load(v4, gep(src, at), alignment=16), zero)
+            inside = arith.cmpi(arith.CmpIPredicate.slt, k, keys)
+            row = arith.minsi(arith.addi(start, k), last)
+            at = arith.addi(arith.muli(wide(row), wide(a["ss"])), wide(arith.muli(chunk, c(16))))
+            loaded = llvm.select(inside, llvm.load(v4, gep(src, at), alignment=16), zero)
             put = arith.addi(arith.muli(key, c(config.row_bytes)), arith.muli(chunk, c(16)))
             for w in range(4):
-                word = llvm.extractelement(row, c(w))
+                word = llvm.extractelement(loaded, c(w))
                 llvm.store(word, gep(smem, arith.addi(put, c(4 * w))), alignment=4)
         nvvm.barrier0()
         # Vᵀ row (b, h, dd) starts at ((b H + h) d + dd) padded.
@@ -135,7 +153,8 @@ def build_vcopy(config: VCopyConfig):
     return module, meta
 
 
-CONFIGS = tuple(VCopyConfig(d, p) for d in (64, 128, 256) for p in (False, True))
+CONFIGS = tuple(VCopyConfig(d, p, v) for d in (64, 128, 256) for p in (False, True)
+                for v in (False, True))  # fmt: skip
 
 
 def _key(config: VCopyConfig) -> str:
