@@ -520,14 +520,16 @@ def test_fp8_v_layout_picks_the_fragment_order(monkeypatch):
 
 @pytest.mark.parametrize("d", [64, 128, 256])
 @pytest.mark.parametrize("permuted", [False, True])
-def test_vcopy_builds_clean(ctx, d, permuted):
+@pytest.mark.parametrize("varlen", [False, True])
+def test_vcopy_builds_clean(ctx, d, permuted, varlen):
     """fp8's Vᵀ copy: 16-byte global loads and stores, byte gathers from
-    shared memory, no spills."""
+    shared memory, no spills; varlen reads its sequence's two offsets."""
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.attention.vcopy import VCopyConfig, build_vcopy
     from nvwgmma.tools import find_tool
 
-    module, meta = build_vcopy(VCopyConfig(d, permuted))
+    module, meta = build_vcopy(VCopyConfig(d, permuted, varlen))
+    assert ptx_offsets(compile_to_ptx(module)) == (2 if varlen else 0)
     ptx = compile_to_ptx(module)
     loads = stores = d * 64 // 16 // 128  # per thread
     assert ptx.count("ld.global.v4") == loads and ptx.count("st.global.v4") == stores
@@ -536,6 +538,11 @@ def test_vcopy_builds_clean(ctx, d, permuted):
     if find_tool("ptxas") is None:
         pytest.skip("ptxas not found")
     assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
+
+
+def ptx_offsets(ptx):
+    """32-bit global loads: varlen's cu[b] and cu[b + 1]."""
+    return len(re.findall(r"ld\.global\.(?:u32|b32|s32)", ptx))
 
 
 def test_vcopy_order_is_the_fragment_key_order():
