@@ -91,8 +91,11 @@ def generate(directory: str) -> None:
     print(f"wrote {len(os.listdir(directory)) // 2} kernels to {directory}")
 
 
-def _reference(q, k, v, causal, scale):
-    """float32 attention per head, (batch, seq, heads, d) in and out."""
+def _reference(q, k, v, causal, scale, p_dtype=None):
+    """float32 attention per head, (batch, seq, heads, d) in and out. With
+    `p_dtype` (a torch dtype), P = exp(s - row max) is rounded to it before
+    P·V and divided by its unrounded sum afterwards: what rounding P alone
+    costs (fp8_p_reference)."""
     import torch
 
     group = q.shape[2] // k.shape[2]
@@ -106,7 +109,11 @@ def _reference(q, k, v, causal, scale):
             sq, sk = s.shape[-2], s.shape[-1]
             mask = torch.ones(sq, sk, dtype=torch.bool, device=s.device).tril(sk - sq)
             s = s.masked_fill(~mask, float("-inf"))
-        out[:, :, h] = s.softmax(-1) @ v[:, :, h].float()
+        if p_dtype is None:
+            out[:, :, h] = s.softmax(-1) @ v[:, :, h].float()
+        else:
+            p = torch.exp(s - s.amax(-1, keepdim=True))
+            out[:, :, h] = (p.to(p_dtype).float() @ v[:, :, h].float()) / p.sum(-1, keepdim=True)
     return out
 
 
@@ -130,22 +137,10 @@ def _correct(errors) -> bool:
 def fp8_p_reference(q, k, v, causal, scale):
     """float32 attention with P rounded to e4m3 after the final row maximum
     (the kernel rounds it after each block's running maximum): what fp8 P
-    costs by itself. (batch, seq, heads, d) float32 in and out."""
+    costs by itself."""
     import torch
 
-    group = q.shape[2] // k.shape[2]
-    k, v = (x.repeat_interleave(group, dim=2) for x in (k, v))
-    out = torch.empty(q.shape, dtype=torch.float32, device=q.device)
-    for h in range(q.shape[2]):
-        s = (q[:, :, h] @ k[:, :, h].transpose(-1, -2)) * scale
-        if causal:
-            sq, sk = s.shape[-2], s.shape[-1]
-            keep = torch.ones(sq, sk, dtype=torch.bool, device=s.device).tril(sk - sq)
-            s = s.masked_fill(~keep, float("-inf"))
-        p = torch.exp(s - s.amax(-1, keepdim=True))
-        den = p.sum(-1, keepdim=True)
-        out[:, :, h] = (p.to(torch.float8_e4m3fn).float() @ v[:, :, h]) / den
-    return out
+    return _reference(q, k, v, causal, scale, p_dtype=torch.float8_e4m3fn)
 
 
 def _fp8_correct(errors, p_in_e4m3) -> bool:
@@ -157,12 +152,18 @@ def _fp8_correct(errors, p_in_e4m3) -> bool:
             and errors["max_abs"] <= 2 * p_in_e4m3["max_abs"] + 2e-2)  # fmt: skip
 
 
-def _inputs(shape, dtype, factor):
+# fp8 inputs are stored times these (q, k, v) and passed with the
+# descales that undo them, so that the descales are exercised.
+FP8_FACTORS = (2.0, 4.0, 0.5)
+FP8_DESCALES = {f"{n}_descale": 1 / f for n, f in zip("qkv", FP8_FACTORS)}
+
+
+def _inputs(shape, dtype, factor, generator=None):
     """(input, what the reference reads): 16-bit randn, or fp8 randn
     stored times `factor` (undone by a descale) and its dequantisation."""
     import torch
 
-    x = torch.randn(*shape, device="cuda")
+    x = torch.randn(*shape, device="cuda", generator=generator)
     if dtype != "e4m3":
         t = x.to(torch.bfloat16 if dtype == "bf16" else torch.float16)
         return t, t
@@ -183,13 +184,13 @@ def every_configuration(attention, shipped_configs):
     rows = []
     for c in shipped_configs():
         d, scale = c.head_dim, 1 / math.sqrt(c.head_dim)
-        descales = {"q_descale": 0.5, "k_descale": 0.25, "v_descale": 2.0} if c.fp8 else {}
+        descales = FP8_DESCALES if c.fp8 else {}
         if c.varlen:
             lengths = [300, 1000, 17]
             cu = torch.tensor([0, *torch.tensor(lengths).cumsum(0).tolist()],
                               dtype=torch.int32, device="cuda")  # fmt: skip
             (q, qr), (k, kr), (v, vr) = (_inputs((sum(lengths), h, d), c.dtype, f)
-                                         for h, f in ((4, 2.0), (2, 4.0), (2, 0.5)))  # fmt: skip
+                                         for h, f in zip((4, 2, 2), FP8_FACTORS))  # fmt: skip
             out = attention(q, k, v, causal=c.causal, cu_seqlens_q=cu, cu_seqlens_k=cu,
                             max_seqlen_q=max(lengths), max_seqlen_k=max(lengths), config=c,
                             **descales)  # fmt: skip
@@ -208,7 +209,7 @@ def every_configuration(attention, shipped_configs):
         else:
             sk = 1200 if c.causal else 1000  # causal: bottom-right aligned, keys > queries
             (q, qr), (k, kr), (v, vr) = (_inputs((2, s, h, d), c.dtype, f) for s, h, f in
-                                         ((1000, 4, 2.0), (sk, 2, 4.0), (sk, 2, 0.5)))  # fmt: skip
+                                         zip((1000, sk, sk), (4, 2, 2), FP8_FACTORS))  # fmt: skip
             out = attention(q, k, v, causal=c.causal, config=c, **descales)
             ref = _reference(qr, kr, vr, c.causal, scale)
             errors = _errors(out, ref)

@@ -546,14 +546,15 @@ def ptx_offsets(ptx):
 
 
 def test_vcopy_order_is_the_fragment_key_order():
-    """vcopy writes position 16 part + m from key 16 part + sigma(m): in
-    every 32 keys that is fragment.fp8_key_order (permuted) or the keys in
-    order."""
-    from nvwgmma.kernel.attention.vcopy import _sigma
+    """vcopy writes position 16 part + m from key 16 part + run[m]: in
+    every 32 keys that is fragment.fp8_key_order (permuted) -- whose every
+    16-aligned run repeats its first -- or the keys in order."""
+    from nvwgmma.kernel.attention.vcopy import _run_order
     from nvwgmma.kernel.fragment import fp8_key_order
 
-    assert [16 * (p // 16) + _sigma(p % 16, True) for p in range(96)] == fp8_key_order(96)
-    assert [_sigma(m, False) for m in range(16)] == list(range(16))
+    assert [16 * (p // 16) + _run_order(True)[p % 16] for p in range(96)] == fp8_key_order(96)
+    assert _run_order(False) == list(range(16))
+    assert _run_order(True) != list(range(16))
 
 
 def test_vcopy_refuses_other_head_dims(ctx):

@@ -374,21 +374,8 @@ def _fp8_words(values, fp8_type: str, permuted: bool, loc, ip) -> list:
                                             loc=loc, ip=ip)  # fmt: skip
         return llvm.zext(i32, packed, loc=loc, ip=ip)
 
-    from .epilogue import warpgroup_thread
-
-    lane = llvm.and_(warpgroup_thread(loc=loc, ip=ip), c(31), loc=loc, ip=ip)
-    q = llvm.and_(lane, c(3), loc=loc, ip=ip)
-    src_a = llvm.or_(llvm.and_(lane, c(0x1C), loc=loc, ip=ip),
-                     llvm.and_(llvm.shl(q, c(1), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip), c(3), loc=loc, ip=ip),
-                     loc=loc, ip=ip)  # fmt: skip
-    src_b = llvm.add(src_a, c(1), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
-    shift = llvm.shl(
-        llvm.lshr(q, c(1), loc=loc, ip=ip), c(4), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip
-    )  # 16 (q / 2): the half of W to take
-
-    def shuffle(word, src):
-        return nvvm.shfl_sync(i32, c(-1), word, src, c(0x1F), nvvm.ShflKind.idx, loc=loc, ip=ip)
-
+    none = llvm.IntegerOverflowFlags.none
+    exchange = None if permuted else _quad_exchange(c, none, loc, ip)
     words = []
     for step in range(len(values) // 16):
         for j in range(4):
@@ -396,24 +383,35 @@ def _fp8_words(values, fp8_type: str, permuted: bool, loc, ip) -> list:
             group = 4 * step + 2 * chunk  # the chunk's first 8-column group
             lo = pair16(4 * group + 2 * half)
             hi = pair16(4 * (group + 1) + 2 * half)
-            word = llvm.or_(
-                lo,
-                llvm.shl(hi, c(16), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip),
-                loc=loc,
-                ip=ip,
-            )
-            if permuted:
-                words.append(word)
-                continue
-            a = llvm.and_(llvm.lshr(shuffle(word, src_a), shift, loc=loc, ip=ip), c(0xFFFF),
-                          loc=loc, ip=ip)  # fmt: skip
-            b = llvm.lshr(shuffle(word, src_b), shift, loc=loc, ip=ip)
-            words.append(
-                llvm.or_(
-                    a,
-                    llvm.shl(b, c(16), llvm.IntegerOverflowFlags.none, loc=loc, ip=ip),
-                    loc=loc,
-                    ip=ip,
-                )
-            )
+            word = llvm.or_(lo, llvm.shl(hi, c(16), none, loc=loc, ip=ip), loc=loc, ip=ip)
+            words.append(word if exchange is None else exchange(word))
     return words
+
+
+def _quad_exchange(c, none, loc, ip):
+    """word -> this thread's register: the low (q < 2) or high half of W
+    from threads 2q mod 4 and 2q mod 4 + 1 of its quad (see _fp8_words)."""
+    from ..dialects import llvm, nvvm
+    from ..ir import IntegerType
+    from .epilogue import warpgroup_thread
+
+    i32 = IntegerType.get_signless(32)
+    lane = llvm.and_(warpgroup_thread(loc=loc, ip=ip), c(31), loc=loc, ip=ip)
+    q = llvm.and_(lane, c(3), loc=loc, ip=ip)
+    src_a = llvm.or_(llvm.and_(lane, c(0x1C), loc=loc, ip=ip),
+                     llvm.and_(llvm.shl(q, c(1), none, loc=loc, ip=ip), c(3), loc=loc, ip=ip),
+                     loc=loc, ip=ip)  # fmt: skip
+    src_b = llvm.add(src_a, c(1), none, loc=loc, ip=ip)
+    # 16 (q / 2): the half of W to take
+    shift = llvm.shl(llvm.lshr(q, c(1), loc=loc, ip=ip), c(4), none, loc=loc, ip=ip)
+
+    def shuffle(word, src):
+        return nvvm.shfl_sync(i32, c(-1), word, src, c(0x1F), nvvm.ShflKind.idx, loc=loc, ip=ip)
+
+    def exchange(word):
+        a = llvm.and_(llvm.lshr(shuffle(word, src_a), shift, loc=loc, ip=ip), c(0xFFFF),
+                      loc=loc, ip=ip)  # fmt: skip
+        b = llvm.lshr(shuffle(word, src_b), shift, loc=loc, ip=ip)
+        return llvm.or_(a, llvm.shl(b, c(16), none, loc=loc, ip=ip), loc=loc, ip=ip)
+
+    return exchange

@@ -57,12 +57,12 @@ class VCopyConfig:
         return KEYS * self.row_bytes
 
 
-def _sigma(m: int, permuted: bool) -> int:
-    """Which of 16 keys position m holds (fragment.fp8_key_order inside a
-    16-aligned run: 16 part + sigma(m))."""
-    if not permuted:
-        return m
-    return 2 * (m // 4) + m % 2 + 8 * ((m // 2) % 2)
+def _run_order(permuted: bool) -> list[int]:
+    """Which of 16 keys each position of a 16-aligned run holds: every run
+    of fragment.fp8_key_order repeats its first (test_attention checks)."""
+    from ..fragment import fp8_key_order
+
+    return fp8_key_order(32)[:16] if permuted else list(range(16))
 
 
 def build_vcopy(config: VCopyConfig):
@@ -125,8 +125,8 @@ def build_vcopy(config: VCopyConfig):
             dd, part = arith.shrui(j, c(2)), arith.andi(j, c(3))
             first = arith.addi(k0, arith.muli(part, c(16)))
             words = [c(0)] * 4
-            for m in range(16):
-                key = arith.addi(arith.muli(part, c(16)), c(_sigma(m, permuted)))
+            for m, run_key in enumerate(_run_order(permuted)):
+                key = arith.addi(arith.muli(part, c(16)), c(run_key))
                 byte = llvm.load(
                     i8, gep(smem, arith.addi(arith.muli(key, c(config.row_bytes)), dd))
                 )
