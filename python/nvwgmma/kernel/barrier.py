@@ -6,6 +6,7 @@ consumer warpgroups take turns in.
     barrier.sync(1, 128)                      # one warpgroup: bar.sync 1, 128
     barrier.arrive(2, 256)                    # signal a 256-thread barrier
     barrier.sync_of(consumer, (3, 4), 256)    # bar.sync 3 or 4 by consumer (an i32 Value)
+    anyone = barrier.any_of(consumer, (7, 8), 128, p)  # bar.red.or.pred: p in any thread
     turns = barrier.PingPong(consumer, ids=(5, 6))
     turns.wait(first=...)  ...issue wgmmas...  turns.pass_on(last=...)
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 from .. import _checks
 from ._ir import i32_constant
 
-__all__ = ["PingPong", "arrive", "arrive_of", "sync", "sync_of"]
+__all__ = ["PingPong", "any_", "any_of", "arrive", "arrive_of", "sync", "sync_of"]
 
 
 def _id(barrier_id) -> int:
@@ -54,6 +55,48 @@ def arrive(barrier_id: int, threads: int, *, loc=None, ip=None) -> None:
 
     nvvm.barrier_arrive(i32_constant(_threads(threads), loc, ip),
                         barrier_id=i32_constant(_id(barrier_id), loc, ip), loc=loc, ip=ip)  # fmt: skip
+
+
+def any_(barrier_id: int, threads: int, predicate, *, loc=None, ip=None):
+    """`bar.red.or.pred barrier_id, threads, predicate`: sync like `sync`
+    and return (an i1) whether `predicate` (an i1 Value) held in any of
+    the `threads` threads -- a decision they all take together. (Inline
+    PTX: nvvm.barrier reduces on barrier 0, the whole CTA, only.)"""
+    from ..dialects import arith, llvm
+    from ..ir import IntegerType
+
+    predicate = _checks.integer_value(predicate, "predicate", (1,))
+    i32 = IntegerType.get_signless(32)
+    word = arith.extui(i32, predicate, loc=loc, ip=ip)
+    asm = (
+        "{ .reg .pred %p, %q; setp.ne.u32 %p, $1, 0; "
+        f"bar.red.or.pred %q, {_id(barrier_id)}, {_threads(threads)}, %p; "
+        "selp.u32 $0, 1, 0, %q; }"
+    )
+    anyone = llvm.inline_asm(i32, [word], asm, "=r,r", has_side_effects=True, loc=loc, ip=ip)
+    return arith.cmpi(arith.CmpIPredicate.ne, anyone, i32_constant(0, loc, ip), loc=loc, ip=ip)
+
+
+def any_of(index, ids, threads: int, predicate, *, loc=None, ip=None):
+    """`any_` on barrier ids[index], `index` an i32 Value (e.g. the
+    consumer warpgroup), every id a constant."""
+    from ..dialects import arith, scf
+    from ..ir import InsertionPoint, IntegerType
+
+    index = _checks.integer_value(index, "index", (32,))
+    ids = [_id(i) for i in ids]
+    if not ids:
+        raise ValueError("ids must name at least one barrier, but got none")
+    if len(ids) == 1:
+        return any_(ids[0], threads, predicate, loc=loc, ip=ip)
+    is_first = arith.cmpi(arith.CmpIPredicate.eq, index, i32_constant(0, loc, ip), loc=loc, ip=ip)
+    branch = scf.IfOp(is_first, [IntegerType.get_signless(1)], has_else=True, loc=loc, ip=ip)
+    with InsertionPoint(branch.then_block):
+        scf.YieldOp([any_(ids[0], threads, predicate, loc=loc)], loc=loc)
+    with InsertionPoint(branch.else_block):
+        rest = arith.subi(index, i32_constant(1, loc), loc=loc)
+        scf.YieldOp([any_of(rest, ids[1:], threads, predicate, loc=loc)], loc=loc)
+    return branch.results[0]
 
 
 def _of(index, ids, emit, loc, ip):

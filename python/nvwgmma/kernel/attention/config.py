@@ -80,6 +80,7 @@ class AttentionConfig:
     tma_store: bool = False
     fast_exp2: bool = True
     lazy_rescale: bool = False
+    speculative: bool = False
     fma_exp2: int = 0
     v_permuted: bool = False
     consumers: int = 2
@@ -120,7 +121,7 @@ class AttentionConfig:
         if self.v_permuted:
             parts.append("vperm")
         for flag in ("causal", "varlen", "overlap", "pingpong", "persistent", "dynamic",
-                     "tma_store", "lazy_rescale"):  # fmt: skip
+                     "tma_store", "lazy_rescale", "speculative"):  # fmt: skip
             if getattr(self, flag):
                 parts.append(flag)
         return "_".join(parts)

@@ -52,6 +52,8 @@ SIGNATURE = (
 _LN2 = 0.6931471805599453
 # lazy_rescale: the stale row maximum may trail the true one by 8 (log2
 # units), FlashAttention-4's threshold: P <= 2^8, far inside bf16/f16.
+# speculative: each consumer's vote on redoing a block (named barriers 7, 8, 9).
+VOTE_BARRIER = 7
 LAZY_RESCALE_LOG2 = 8.0
 
 
@@ -458,16 +460,7 @@ class _Kernel:
         safe = [llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, x, ninf), zero, x) for x in m]
         neg = [llvm.fneg(x) for x in safe]
         p = [fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)]
-        if self.c.fast_exp2:
-            # fma_exp2 of every 8 on the FMA pipe, the rest on the SFU.
-            degree = 4 if self.c.dtype == "f16" else 3
-            p = [fastmath.exp2_fma(x, degree=degree) if e % 8 < self.c.fma_exp2
-                 else fastmath.exp2(x) for e, x in enumerate(p)]  # fmt: skip
-        else:  # 2^x as e^(x ln 2), as a kernel without the trick computes it
-            from ...dialects import math
-
-            ln2 = llvm.mlir_constant(FloatAttr.get(f32, _LN2))
-            p = [math.exp(llvm.fmul(x, ln2)) for x in p]
+        p = self._exp2(p)
         sums = fragment.row_sum(p, quad=False)
         if m_old is None:
             corr, den_new = None, sums
@@ -478,6 +471,49 @@ class _Kernel:
             corr = _Correction(corr, llvm.or_(*grown))
         p = fragment.to_a_fragments(p, self.c.dtype, permuted=self.c.v_permuted)
         return p, m, den_new, corr
+
+    def _exp2(self, x):
+        """2^x of every score exponent x."""
+        from ...dialects import llvm
+        from ...ir import F32Type, FloatAttr
+        from .. import fastmath
+
+        if self.c.fast_exp2:
+            # fma_exp2 of every 8 on the FMA pipe, the rest on the SFU.
+            degree = 4 if self.c.dtype == "f16" else 3
+            return [fastmath.exp2_fma(v, degree=degree) if e % 8 < self.c.fma_exp2
+                    else fastmath.exp2(v) for e, v in enumerate(x)]  # fmt: skip
+        # 2^x as e^(x ln 2), as a kernel without the trick computes it
+        from ...dialects import math
+
+        ln2 = llvm.mlir_constant(FloatAttr.get(F32Type.get(), _LN2))
+        return [math.exp(llvm.fmul(v, ln2)) for v in x]
+
+    def _speculate(self, s, j, m_old, den_old):
+        """Block j's softmax against the running maxima m_old as they stand
+        (no row maximum, no shuffles, no rescale of O): (P fragments,
+        partial sums den, redo). `redo` (i1): this thread cannot keep
+        them -- a row sum above 2^8 (some P may exceed it), not a number
+        (an overflow, or NaN in the scores), or a row with no key yet."""
+        from ...dialects import llvm
+        from ...ir import F32Type, FloatAttr
+        from .. import fastmath, fragment
+
+        scale = self.args["scale_log2"]
+        f32 = F32Type.get()
+        values = self._masked(fragment.unpack(s), j)
+        neg = [llvm.fneg(x) for x in m_old]
+        p = self._exp2([fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)])
+        sums = fragment.row_sum(p, quad=False)
+        limit = llvm.mlir_constant(FloatAttr.get(f32, 2.0**LAZY_RESCALE_LOG2))
+        ninf = llvm.mlir_constant(FloatAttr.get(f32, float("-inf")))
+        # ugt: greater, or unordered (NaN).
+        redo = [llvm.or_(llvm.fcmp(llvm.FCmpPredicate.ugt, x, limit),
+                         llvm.fcmp(llvm.FCmpPredicate.oeq, m, ninf))
+                for x, m in zip(sums, m_old)]  # fmt: skip
+        den = [llvm.fadd(a, b) for a, b in zip(den_old, sums)]
+        p = fragment.to_a_fragments(p, self.c.dtype, permuted=self.c.v_permuted)
+        return p, den, llvm.or_(*redo)
 
     def _rescale(self, o, corr):
         """O times each row's correction; with lazy_rescale only in a thread
@@ -542,11 +578,15 @@ class _Kernel:
             wg.commit_group()
             self._pass_turn(self._false())
             wg.wait_group(1)  # S_j is done; P·V of block j-1 may still run
-            self._release(self.kring, k_stage)
-            p_next, m_next, den_next, corr = self._softmax(s, j, m, den)
-            wg.wait_group(0)
-            self._release(self.vring, v_stage)
-            o = self._rescale(o, corr)
+            if c.speculative:
+                o, p_next, m_next, den_next = self._speculative(s, j, r, k_stage, v_stage, o,
+                                                                m, den)  # fmt: skip
+            else:
+                self._release(self.kring, k_stage)
+                p_next, m_next, den_next, corr = self._softmax(s, j, m, den)
+                wg.wait_group(0)
+                self._release(self.vring, v_stage)
+                o = self._rescale(o, corr)
             more = [] if it is None else [arith.addi(r, const(1))]
             scf.YieldOp([o, *p_next, *m_next, *den_next, *more])
         o, p, m, den, r_end = state(list(loop.results))
@@ -562,6 +602,35 @@ class _Kernel:
         wg.wait_group(0)
         self._release(self.vring, v_stage)
         self._finish(o, m, den)
+
+    def _speculative(self, s, j, r, k_stage, v_stage, o, m, den):
+        """Block j's softmax by _speculate, kept unless a thread of the
+        warpgroup votes to redo it: then S_j again (K_j is released only
+        after the vote), the exact softmax, O rescaled. (O, P, m, den)."""
+        from ...dialects import scf
+        from ...dialects import nvwgmma as wg
+        from ...ir import InsertionPoint
+        from .. import barrier
+
+        p, den_fast, redo = self._speculate(s, j, m, den)
+        wg.wait_group(0)
+        self._release(self.vring, v_stage)
+        ids = tuple(VOTE_BARRIER + i for i in range(self.c.consumers))
+        redo = barrier.any_of(self.index, ids, 128, redo)
+        types = [o.type] + [x.type for x in p] + [x.type for x in m] + [x.type for x in den]
+        branch = scf.IfOp(redo, types, has_else=True)
+        with InsertionPoint(branch.then_block):
+            s, _ = self._qk(r)
+            wg.commit_group()
+            wg.wait_group(0)
+            p_exact, m_exact, den_exact, corr = self._softmax(s, j, m, den)
+            scf.YieldOp([self._rescale(o, corr), *p_exact, *m_exact, *den_exact])
+        with InsertionPoint(branch.else_block):
+            scf.YieldOp([o, *p, *m, *den_fast])
+        self._release(self.kring, k_stage)
+        out = list(branch.results)
+        n = len(p)
+        return out[0], out[1 : 1 + n], out[1 + n : 1 + n + len(m)], out[1 + n + len(m) :]
 
     def _serial(self):
         """One block at a time: S, softmax, rescale, P·V, each waited for
