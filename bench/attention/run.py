@@ -51,20 +51,23 @@ def ablations():
     every head dim, scheduling and stage count flipped against the
     default's, and the other tile shapes FlashAttention-3 uses. Changes
     may be a function of the default configuration."""
-    serial = {"overlap": False, "persistent": False}  # persistent needs overlap
+    # persistent and speculative need overlap
+    serial = {"overlap": False, "persistent": False, "speculative": False}
     rows = []
     for d in HEAD_DIMS:
         rows += [(d, "no overlap", serial), (d, "no ping-pong", {"pingpong": False}),
                  (d, "neither", {**serial, "pingpong": False}),
                  (d, "persistent flipped", lambda c: {"persistent": not c.persistent}),
-                 (d, "accurate exp", {"fast_exp2": False}),
+                 (d, "accurate exp", {"fast_exp2": False, "speculative": False}),
                  (d, "lazy rescale flipped", lambda c: {"lazy_rescale": not c.lazy_rescale}),
+                 (d, "speculative flipped", lambda c: {"speculative": not c.speculative}),
                  *((d, f"fma exp2 {n}/8", {"fma_exp2": n}) for n in (1, 2, 3)),
                  (d, "dynamic", {"persistent": True, "dynamic": True, "producer_regs": 40,
                                 "consumer_regs": 232})]  # fmt: skip
     rows += [(d, "tma store flipped", lambda c: {"tma_store": not c.tma_store}) for d in (64, 128)]
     rows += [(64, "192-row tiles", {"consumers": 3, "pingpong": False, "consumer_regs": 160,
-                                    "producer_regs": 32, "tma_store": False})]  # fmt: skip
+                                    "producer_regs": 32, "tma_store": False,
+                                    "speculative": False})]  # fmt: skip
     rows += [(128, "block_n 176", {"block_n": 176, "tma_store": False}), (64, "block_n 192", {"block_n": 192}),
              (128, "stages 3", {"stages": 3, "tma_store": False}), (64, "stages 3", {"stages": 3})]  # fmt: skip
     return rows

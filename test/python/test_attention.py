@@ -39,9 +39,9 @@ def _configs():
     d128 = next(c for c in shipped if c.head_dim == 128 and c.dtype == "bf16" and not c.causal
                 and not c.varlen)  # fmt: skip
     ablations = [
-        d128.replace(overlap=False, persistent=False),
+        d128.replace(overlap=False, persistent=False, speculative=False),
         d128.replace(pingpong=False),
-        d128.replace(overlap=False, pingpong=False, persistent=False),
+        d128.replace(overlap=False, pingpong=False, persistent=False, speculative=False),
     ]
     # The other scheduling: persistent where the default is not, and back;
     # the dynamic tile walk (attention.tiles) at every head dim.
@@ -55,14 +55,19 @@ def _configs():
     ablations += [c.replace(tma_store=True, persistent=True) for c in shipped
                   if c.head_dim == 128 and c.dtype == "bf16" and c.causal and not c.varlen]  # fmt: skip
     # 192-row tiles (three consumers) at head dim 64, each scheduling.
+    # (160 registers: the speculative fallback would spill.)
     ablations += [c.replace(consumers=3, pingpong=False, consumer_regs=160, producer_regs=32,
-                            tma_store=False)
+                            tma_store=False, speculative=False)
                   for c in shipped if c.head_dim == 64 and c.dtype == "bf16"]  # fmt: skip
+    # The speculative softmax flipped where it is on (at 256 its fallback spills).
+    ablations += [c.replace(speculative=False) for c in shipped
+                  if c.speculative and not c.varlen and c.dtype != "f16"]  # fmt: skip
     # Lazy rescaling flipped, at every head dim.
     ablations += [c.replace(lazy_rescale=not c.lazy_rescale) for c in shipped
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     # The softmax's exponentials as an f32 polynomial instead of the SFU.
-    ablations += [c.replace(fast_exp2=False) for c in shipped
+    # (The f32 polynomial with the speculative fallback spills: both off.)
+    ablations += [c.replace(fast_exp2=False, speculative=False) for c in shipped
                   if c.dtype == "bf16" and not c.varlen]  # fmt: skip
     # Part of them on the FMA pipe (fastmath.exp2_fma), every dtype.
     ablations += [c.replace(fma_exp2=n) for c in shipped for n in (1, 3)
@@ -74,6 +79,8 @@ def _configs():
     "changes,message",
     [
         ({"dynamic": True}, "dynamic needs persistent"),
+        ({"speculative": True, "overlap": False},
+         "speculative is a step of the overlapped loop, but got overlap=False"),
         ({"persistent": True, "varlen": True}, "persistent needs dense sequences and overlap"),
         # 2 x 240 + 32 = 512 assembles, but setmaxnreg.inc would wait forever
         # for registers the 168-register launch never gave back.
@@ -130,13 +137,19 @@ def test_every_configuration_is_clean(ctx, config):
     # exp2_fma adds and subtracts 1.5 x 2^23 (0f4B400000): fma_exp2 of
     # every 8 scores (with overlap twice: the first block and the loop),
     # the rest on the SFU.
-    softmaxes = 2 if config.overlap else 1
+    # speculative: block j's fast softmax and its exact fallback.
+    softmaxes = 1 + config.overlap + config.speculative
     assert ptx.count("0f4B400000") == 2 * softmaxes * (bn // 2) * config.fma_exp2 // 8
     if config.fast_exp2:  # the rest, and a few corrections of O
         sfu = softmaxes * (bn // 2) * (8 - config.fma_exp2) // 8
         assert sfu <= ex2 <= sfu + 8, (sfu, ex2)
     # lazy_rescale compares the maximum's growth with 8.0 (0f41000000).
     assert ("0f41000000" in ptx) == config.lazy_rescale
+    # speculative: the row sums against 2^8 (0f43800000) and a vote per
+    # consumer on its own named barrier (7, 8).
+    votes = re.findall(r"bar\.red\.or\.pred %q, (\d+), 128, %p;", ptx)
+    assert sorted(votes) == (["7", "8"] if config.speculative else []), votes
+    assert ("0f43800000" in ptx) == config.speculative
     ids = set(re.findall(r"bar(?:rier)?\.(?:sync|arrive)(?:\.aligned)?\s+(\S+),", ptx))
     assert all(i.isdigit() for i in ids), ids  # named-barrier ids are immediates
     if config.pingpong:

@@ -20,7 +20,7 @@ def _configs():
         default_config(64),
         default_config(256, causal=True),
         default_config(128, causal=True, varlen=True),
-        d128.replace(overlap=False, persistent=False),
+        d128.replace(overlap=False, persistent=False, speculative=False),
         d128.replace(pingpong=False),
         d128.replace(persistent=False),
         default_config(256, causal=True).replace(persistent=True),
@@ -28,7 +28,8 @@ def _configs():
             persistent=True, dynamic=True, consumer_regs=232, producer_regs=40
         ),
         default_config(64).replace(
-            consumers=3, pingpong=False, consumer_regs=160, producer_regs=32, tma_store=False
+            consumers=3, pingpong=False, consumer_regs=160, producer_regs=32, tma_store=False,
+            speculative=False,
         ),
         default_config(128).replace(tma_store=True),
     ]

@@ -1,5 +1,5 @@
 """Named-barrier helpers: constant ids in the PTX (never a register) for
-every helper, and the errors."""
+every helper (votes included), and the errors."""
 
 import re
 
@@ -35,6 +35,8 @@ def test_ids_stay_constants_in_the_ptx():
         turns = barrier.PingPong(consumer, ids=(5, 6))
         turns.wait(first=first)
         turns.pass_on(last=last)
+        barrier.any_of(consumer, (7, 8), 128, first)
+        barrier.any_(9, 64, last)
 
     ctx, module = _kernel(body)
     with ctx:
@@ -43,6 +45,9 @@ def test_ids_stay_constants_in_the_ptx():
     arrives = re.findall(r"bar(?:rier)?\.arrive(?:\.aligned)?\s+(\S+), (\S+);", ptx)
     assert sorted(syncs) == [("1", "128"), ("3", "256"), ("4", "256"), ("5", "256"), ("6", "256")]
     assert sorted(arrives) == [("2", "256"), ("5", "256"), ("6", "256")]
+    # A vote: the i1 widened to an i32, tested into a predicate, reduced with OR.
+    votes = re.findall(r"bar\.red\.or\.pred %q, (\d+), (\d+), %p;", ptx)
+    assert sorted(votes) == [("7", "128"), ("8", "128"), ("9", "64")]
 
 
 def test_barrier_errors():
@@ -55,6 +60,10 @@ def test_barrier_errors():
             barrier.sync(0, 128)
         with pytest.raises(ValueError, match="threads must be a multiple of 32"):
             barrier.arrive(1, 100)
+        with pytest.raises(TypeError, match="predicate must be an i1 Value, but got a Value of type i32"):
+            barrier.any_(7, 128, consumer)
+        with pytest.raises(ValueError, match="ids must name at least one barrier"):
+            barrier.any_of(consumer, (), 128, first)
         with pytest.raises(ValueError, match="ids must differ"):
             barrier.PingPong(consumer, ids=(5, 5))
 

@@ -364,8 +364,9 @@ class _Kernel:
             ring.consumer_release(stage)
             scf.YieldOp([])
 
-    def _qk(self, j):
-        """Wait for K_j, fence, issue S = Q K_jᵀ (not committed)."""
+    def _qk(self, j, wait=True):
+        """Wait for K_j (unless waited for already), fence, issue S = Q K_jᵀ
+        (not committed)."""
         from ...dialects import nvwgmma as wg
         from .. import smem
 
@@ -373,7 +374,7 @@ class _Kernel:
         # The fence follows every register write the wgmmas read, the zero included.
         return self._stage_mma(self.kring, self.k, self.k_desc, j, s, self.q.k_steps,
                                lambda k: smem.step_descriptor(self.q_desc, self.q, k_step=k),
-                               self.c.block_n, first_scale=False)  # fmt: skip
+                               self.c.block_n, first_scale=False, wait=wait)  # fmt: skip
 
     def _pv(self, o, p, j, accumulate):
         """Wait for V_j, fence, issue O (+)= P V_j (not committed). P and O
@@ -384,7 +385,7 @@ class _Kernel:
                                transpose_b=self.c.v_major == "MN")  # fmt: skip
 
     def _stage_mma(self, ring, tile, desc, j, acc, steps, a_at, n, *, first_scale,
-                   transpose_b=False):  # fmt: skip
+                   transpose_b=False, wait=True):  # fmt: skip
         """Wait for ring stage j, fence, and issue `steps` m64 x `n` x k
         (16, fp8 32) wgmmas with B from `tile` in that stage and A from `a_at(step)` (a
         descriptor or register fragment), D scaled by `first_scale` at the
@@ -393,7 +394,8 @@ class _Kernel:
         from .. import smem
 
         stage, phase = ring.stage_and_phase(j)
-        ring.consumer_wait(stage, phase)
+        if wait:
+            ring.consumer_wait(stage, phase)
         wg.fence()
         for step in range(steps):
             a = a_at(step)
@@ -620,7 +622,7 @@ class _Kernel:
         types = [o.type] + [x.type for x in p] + [x.type for x in m] + [x.type for x in den]
         branch = scf.IfOp(redo, types, has_else=True)
         with InsertionPoint(branch.then_block):
-            s, _ = self._qk(r)
+            s, _ = self._qk(r, wait=False)  # K_j is held until after the vote
             wg.commit_group()
             wg.wait_group(0)
             p_exact, m_exact, den_exact, corr = self._softmax(s, j, m, den)
