@@ -228,6 +228,52 @@ def every_configuration(attention, shipped_configs):
     return rows
 
 
+def fallback_check(attention, default_config):
+    """Inputs that send the speculative softmax down its exact fallback,
+    against float32 and the log-sum-exp (d64 and d128, causal or not):
+    scores rising along the keys (the maximum moves every block), a jump
+    that overflows 2^x against block 0's maximum, and fewer keys than
+    queries (causal rows with no key: O = 0, LSE -inf)."""
+    import torch
+
+    rows = []
+    g = torch.Generator(device="cuda").manual_seed(1)
+    b, s, h = 2, 1536, 4
+    for d in (64, 128):
+        scale = 1 / math.sqrt(d)
+        q, k, v = (torch.randn(b, s, h, d, device="cuda", generator=g).bfloat16() for _ in "qkv")
+        ramp = torch.linspace(0.2, 3.0, s, device="cuda")[None, :, None, None]
+        jump_k = torch.ones(b, s, h, d, device="cuda")
+        jump_k[:, :200] = -1.0
+        jump_k = 8 * (jump_k + 0.05 * torch.randn(b, s, h, d, device="cuda", generator=g))
+        cases = [("growing", q, (k.float() * ramp).bfloat16(), v, (False, True)),
+                 ("jump", torch.full_like(q, 4.0), jump_k.bfloat16(), v, (False, True)),
+                 ("keyless rows", q, k[:, :700], v[:, :700], (True,))]  # fmt: skip
+        for name, qq, kk, vv, masks in cases:
+            for causal in masks:
+                config = default_config(d, causal=causal)
+                o, lse = attention(qq, kk, vv, causal=causal, config=config, return_lse=True)
+                ref = _reference(qq[:1], kk[:1], vv[:1], causal, scale)
+                sc = torch.einsum("bqhd,bkhd->bhqk", qq[:1].float(), kk[:1].float()) * scale
+                if causal:
+                    sq, sk = sc.shape[-2:]
+                    keep = torch.ones(sq, sk, dtype=torch.bool, device="cuda").tril(sk - sq)
+                    sc = sc.masked_fill(~keep, float("-inf"))
+                lse_ref = torch.logsumexp(sc, -1)
+                has = torch.isfinite(lse_ref[0, 0])  # rows with a key
+                errors = _errors(o[:1][:, has], ref[:, has])
+                lse_err = float((lse[:1][..., has] - lse_ref[..., has]).abs().max())
+                empty = bool(
+                    (o[:1][:, ~has] == 0).all() and torch.isneginf(lse[:1][..., ~has]).all()
+                )
+                row = {"case": f"{name} d{d}{' causal' if causal else ''}", "config": config.name,
+                       "errors": errors, "lse_max_abs": lse_err, "keyless_rows_ok": empty,
+                       "correct": _correct(errors) and lse_err < 1e-2 and empty}  # fmt: skip
+                rows.append(row)
+                print(json.dumps(row))
+    return rows
+
+
 def _host_us(fn, calls: int = 50) -> float:
     """Host microseconds per call of fn() from an idle GPU queue (50
     launches never fill it, so none waits for the GPU)."""
@@ -252,7 +298,13 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     _use_source_tree(directory)
-    from nvwgmma.kernel.attention import attention, launch, prepare, shipped_configs
+    from nvwgmma.kernel.attention import (
+        attention,
+        default_config,
+        launch,
+        prepare,
+        shipped_configs,  # fmt: skip
+    )
 
     info = _gpu_info()
     print(json.dumps(info))
@@ -360,6 +412,7 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
     results["varlen"] = {"lengths": lengths, "max_abs": worst, "ms": t}
     print(json.dumps(results["varlen"]))
     results["configurations"] = every_configuration(attention, shipped_configs)
+    results["fallback"] = fallback_check(attention, default_config)
     write_results(directory, "attention-results.json", results)  # so far
     ratios = {}
     for name in ("cudnn", "flash"):

@@ -28,7 +28,11 @@ def _configs():
             persistent=True, dynamic=True, consumer_regs=232, producer_regs=40
         ),
         default_config(64).replace(
-            consumers=3, pingpong=False, consumer_regs=160, producer_regs=32, tma_store=False,
+            consumers=3,
+            pingpong=False,
+            consumer_regs=160,
+            producer_regs=32,
+            tma_store=False,
             speculative=False,
         ),
         default_config(128).replace(tma_store=True),

@@ -60,7 +60,9 @@ def test_barrier_errors():
             barrier.sync(0, 128)
         with pytest.raises(ValueError, match="threads must be a multiple of 32"):
             barrier.arrive(1, 100)
-        with pytest.raises(TypeError, match="predicate must be an i1 Value, but got a Value of type i32"):
+        with pytest.raises(
+            TypeError, match="predicate must be an i1 Value, but got a Value of type i32"
+        ):
             barrier.any_(7, 128, consumer)
         with pytest.raises(ValueError, match="ids must name at least one barrier"):
             barrier.any_of(consumer, (), 128, first)

@@ -609,8 +609,8 @@ class _Kernel:
         """Block j's softmax by _speculate, kept unless a thread of the
         warpgroup votes to redo it: then S_j again (K_j is released only
         after the vote), the exact softmax, O rescaled. (O, P, m, den)."""
-        from ...dialects import scf
         from ...dialects import nvwgmma as wg
+        from ...dialects import scf
         from ...ir import InsertionPoint
         from .. import barrier
 
