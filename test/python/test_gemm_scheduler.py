@@ -14,7 +14,7 @@ from collections import defaultdict
 import pytest
 from nvwgmma.tools import find_tool
 
-UNIT, PARTIAL = 1, 2
+UNIT, PARTIAL, STAGE = 1, 2, 3
 
 
 def _lib():
@@ -27,8 +27,9 @@ def _lib():
 
 def _trace(config, m, n, k, batch, ctas):
     """[(kind, cta, ...)]: UNIT (cta, tile, row, col, batch, k_first, k_end,
-    writer, finisher, slot) and PARTIAL (cta, tile, slot) records, in
-    execution order per CTA."""
+    writer, finisher, slot), PARTIAL (cta, tile, slot) and, before each
+    UNIT, a STAGE (cta, j, stage) per K stage the producer loads for the
+    CTA's j-th unit, in execution order per CTA."""
     from nvwgmma.dialects import arith, func, scf
     from nvwgmma.ir import (
         Context,
@@ -79,9 +80,18 @@ def _trace(config, m, n, k, batch, ctas):
                     g = arith.index_cast(i32, ctas_loop.induction_variable)
                     s = make_scheduler(config, c32(m), c32(n), c32(k), c32(batch),
                                        cta=g, ctas=c32(ctas))  # fmt: skip
-                    units = scf.ForOp(*s.units())
+                    units = scf.ForOp(*s.units(), [c32(0)])
                     with InsertionPoint(units.body):
                         w = s.work(units.induction_variable)
+                        j = units.inner_iter_args[0]
+                        steps = scf.ForOp(w.k_first, w.k_end, arith.constant(index, 1))
+                        with InsertionPoint(steps.body):
+                            serpentine = config.k_order == "serpentine"
+                            stage = s.k_stage(
+                                w, steps.induction_variable, j if serpentine else None
+                            )
+                            emit(c32(STAGE), g, j, stage)
+                            scf.YieldOp([])
                         if s.fixup:
                             emit(c32(UNIT), g, w.tile, w.row, w.col, w.batch, w.k_first,
                                  w.k_end, w.writer, w.finisher, w.slot)  # fmt: skip
@@ -98,10 +108,16 @@ def _trace(config, m, n, k, batch, ctas):
                             zero = c32(0)
                             emit(c32(UNIT), g, zero, w.row, w.col, w.batch, w.k_first, w.k_end,
                                  zero, zero, zero)  # fmt: skip
-                        scf.YieldOp([])
+                        scf.YieldOp([arith.addi(j, c32(1))])
                     scf.YieldOp([])
                 func.ReturnOp([])
         text = str(module)
+    return _execute(text, runner, lib, opt)
+
+
+def _execute(text, runner, lib, opt):
+    """Lower `text` (a module with a void @main calling printI64) with
+    upstream mlir-opt, run it, and parse each printed line as ints."""
     lowered = subprocess.run(
         [opt, "--convert-scf-to-cf", "--convert-arith-to-llvm", "--convert-index-to-llvm",
          "--convert-func-to-llvm", "--convert-cf-to-llvm", "--reconcile-unrealized-casts"],
@@ -148,6 +164,19 @@ def _check(config, m, n, k, batch, ctas):
             writers[slot] = (tile, g)
         else:
             stores[key] += 1
+    # The producer loads exactly the unit's K stages: forward, or (serpentine)
+    # backwards on the CTA's odd units.
+    loaded = defaultdict(list)
+    for r in trace:
+        if r[0] == STAGE:
+            loaded[(r[1], r[2])].append(r[3])
+    for g, todo in by_cta.items():
+        for j, (_, _, lo, hi, *_) in enumerate(todo):
+            order = list(range(lo, hi))
+            if config.k_order == "serpentine" and j % 2:
+                order.reverse()
+            assert loaded.pop((g, j), []) == order, (g, j)
+    assert not loaded
     # Every tile computed over all of K, each K stage once, and stored once.
     assert len(covered) == tiles
     for key, stages in covered.items():
@@ -226,3 +255,21 @@ def test_stream_k_splits_iterations_evenly(m, n, k, batch, ctas, tile_n):
     total = _tiles(m, n, batch, 128, tile_n) * -(-k // 64)
     assert sum(work.values()) == total
     assert max(work.values()) - min(work.values()) <= 1  # the ranges differ by one at most
+
+
+@pytest.mark.parametrize("k_order", ["serpentine", "forward"])
+def test_serpentine_units_start_where_the_previous_ended(k_order):
+    """Data-parallel units each cover all of K: with serpentine order a
+    CTA's next unit starts on the K stage its previous one loaded last."""
+    trace = _check(_config(k_order=k_order), 4096, 4096, 1024, 1, 16)
+    per_cta = defaultdict(list)
+    for r in trace:
+        if r[0] == STAGE:
+            per_cta[r[1]].append(r[3])
+    k_stages = 1024 // 64
+    for stages in per_cta.values():
+        starts = stages[::k_stages]
+        ends = stages[k_stages - 1 :: k_stages]
+        assert len(starts) == 4096 * 4096 // (128 * 256) // 16
+        for end, start in zip(ends, starts[1:]):
+            assert (start == end) == (k_order == "serpentine")

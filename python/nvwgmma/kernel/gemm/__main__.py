@@ -75,6 +75,7 @@ def main(argv=None) -> int:
         "--scheduler", default="persistent", choices=["persistent", "split_k", "stream_k"]
     )
     parser.add_argument("--splits", type=int, default=1, help="K parts (--scheduler split_k)")
+    parser.add_argument("--k-order", default=GemmConfig.k_order, choices=["serpentine", "forward"])
     parser.add_argument("--a-major", default="K", choices=["K", "M"])
     parser.add_argument("--b-major", default="K", choices=["K", "N"])
     parser.add_argument("--ptx", help="PTX output file")
@@ -102,7 +103,8 @@ def main(argv=None) -> int:
         if not args.ptx:
             parser.error("--ptx (or --precompile) is required")
         fields = ("dtype", "out_dtype", "tile_n", "consumers", "stages", "group_m", "epilogue",
-                  "cluster_m", "a_major", "b_major", "schedule", "scheduler", "splits")  # fmt: skip
+                  "cluster_m", "a_major", "b_major", "schedule", "scheduler", "splits",
+                  "k_order")  # fmt: skip
         config = GemmConfig(
             **{name: getattr(args, name) for name in fields},
             epilogue_chunks=args.epilogue_chunks or (2 if args.out_dtype == "f32" else 1),

@@ -65,22 +65,26 @@ class _Roles:
         nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
         issuer = scf.IfOp(v.first)
         with InsertionPoint(issuer.then_block):
-            tiles = scf.ForOp(*self.scheduler.units(), [const(0)])
+            serpentine = c.k_order == "serpentine"
+            # Serpentine also counts the CTA's units (j).
+            tiles = scf.ForOp(*self.scheduler.units(), [const(0)] * (1 + serpentine))
             with InsertionPoint(tiles.body):
                 work = self.scheduler.work(tiles.induction_variable)
-                loads = scf.ForOp(work.k_first, work.k_end, self.c1, [tiles.inner_iter_args[0]])
+                start, *j = tiles.inner_iter_args
+                loads = scf.ForOp(work.k_first, work.k_end, self.c1, [start])
                 with InsertionPoint(loads.body):
                     it = loads.inner_iter_args[0]
                     stage, phase = ring.stage_and_phase(it)
                     ring.producer_acquire(stage, phase)
                     ring.producer_expect(stage, self.ml.tx_bytes)
-                    k0 = arith.muli(
-                        arith.index_cast(self.i32, loads.induction_variable), const(c.k_tile)
+                    kt = self.scheduler.k_stage(
+                        work, loads.induction_variable, j[0] if serpentine else None
                     )
+                    k0 = arith.muli(kt, const(c.k_tile))
                     self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row,
                                  col=work.col, batch=work.batch, rank=v.rank)  # fmt: skip
                     scf.YieldOp([arith.addi(it, const(1))])
-                scf.YieldOp([loads.results[0]])
+                scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j])
             scf.YieldOp([])
 
     def consumer(self, consumer, a_block):

@@ -19,6 +19,8 @@ K stages [k_first, k_end) of one C tile (`work(unit)`):
   range (the first thing that CTA does), written to slot g' and added by g
   in CTA order.
 
+Every scheduler's units may walk their K range either way (`k_stage`):
+with `k_order="serpentine"` (the default) a CTA's odd units go backwards.
 Partials are added in a fixed order, so results do not change from run to
 run. A finishing unit waits only on units its CTA's peers reach no later
 than their current one, so with every CTA resident (the grid is at most
@@ -159,6 +161,24 @@ class Persistent:
 
         row, col, batch = self.tile(arith.index_cast(self.i32, unit))
         return Work(row, col, batch, self._index(self.const(0)), self._index(self.k_tiles))
+
+    def k_stage(self, work, step, j):
+        """The K stage (i32) loaded at loop step `step` (an index Value in
+        [k_first, k_end)) of the CTA's `j`-th unit (i32; None when
+        config.k_order is "forward"). Serpentine: odd units walk their K
+        range backwards, so each starts on the stages its predecessor
+        loaded last -- the A rows it shares with them (the next tile
+        column of the same L2 group), still in L2."""
+        from ...dialects import arith
+
+        kt = arith.index_cast(self.i32, step)
+        if self.config.k_order == "forward":
+            return kt
+        first = arith.index_cast(self.i32, work.k_first)
+        end = arith.index_cast(self.i32, work.k_end)
+        back = arith.subi(arith.addi(first, end), arith.addi(kt, self.const(1)))
+        odd = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(j, self.const(1)), self.const(0))
+        return arith.select(odd, back, kt)
 
     def tile(self, t):
         """(row, col, batch) of C for tile (cluster unit) `t` (i32):

@@ -1,0 +1,243 @@
+"""Where a GEMM's time goes under the power cap: for each implementation,
+at steady state, the SM clock and board power it runs at (nvidia-smi,
+sampled while it runs), its TFLOP/s, TFLOP/s per GHz of SM clock (what
+the kernel gets done per cycle) and TFLOP per joule (what it gets done
+per unit of the capped budget) -- against torch.matmul, in one process,
+rounds interleaved.
+
+    # here (nvwgmma built)
+    python bench/gemm/power.py generate .device/power
+    # on the GPU (torch; no nvwgmma build)
+    python bench/gemm/power.py run .device/power
+
+Each configuration is checked against a float64 reference on sampled rows
+first (the bound of shapes.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (8192, 28672, 4096)]
+
+
+def variants():
+    """(label, GemmConfig) of every kernel measured."""
+    from nvwgmma.kernel.gemm import GemmConfig
+
+    return [
+        ("128x256 s3, K forward", GemmConfig(k_order="forward")),
+        ("128x256 s3, serpentine K (default)", GemmConfig()),
+        ("2x1 cluster, K forward", GemmConfig(cluster_m=2, k_order="forward")),
+        ("2x1 cluster, serpentine K", GemmConfig(cluster_m=2)),
+        ("128x192 s4", GemmConfig(tile_n=192, stages=4)),
+        ("ping-pong 64x256 s4", GemmConfig(schedule="pingpong", stages=4)),
+        ("ping-pong 64x256 s4 w1", GemmConfig(schedule="pingpong", stages=4, inflight=1)),
+    ]
+
+
+def generate(out_dir: str) -> None:
+    from nvwgmma.kernel.gemm.launch import kernel_key, write_kernel
+
+    plan = []
+    for label, config in variants():
+        write_kernel(os.path.join(out_dir, "ptx"), config)
+        plan.append({"label": label, "key": kernel_key(config)})
+    with open(os.path.join(out_dir, "plan.json"), "w") as f:
+        json.dump(plan, f, indent=1)
+    print(len(plan), "kernels")
+
+
+# ---------------------------------------------------------------------------- on the GPU
+QUERY = "clocks.sm,power.draw.instant,temperature.gpu"
+
+
+def _query() -> str:
+    """QUERY, or with the averaged power.draw where the driver has no
+    instant reading."""
+    probe = subprocess.run(["nvidia-smi", f"--query-gpu={QUERY}", "--format=csv,noheader"],
+                           capture_output=True, text=True)  # fmt: skip
+    return QUERY if probe.returncode == 0 else QUERY.replace(".instant", "")
+
+
+SHAPES_HELP = "shapes as MxNxK,... (default: 8192^3, 4096^3, gate/up at M = 8192)"
+
+
+def _smi(query: str):
+    """nvidia-smi printing `query` with a timestamp every 20 ms."""
+    return subprocess.Popen(
+        ["nvidia-smi", f"--query-gpu=timestamp,{query}", "--format=csv,noheader,nounits",
+         "-lms", "20"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+
+
+def _in_window(out: str, t0: float, t1: float) -> list:
+    """The samples of nvidia-smi output `out` taken between t0 and t1 (epoch s)."""
+    samples = []
+    for line in out.strip().splitlines():
+        stamp, *values = line.split(",")
+        try:
+            when = datetime.datetime.strptime(stamp.strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            values = [float(x) for x in values]
+        except ValueError:
+            continue
+        if t0 <= when <= t1:
+            samples.append(values)
+    return samples
+
+
+def _sampled(fn, seconds: float, warm: float, query: str) -> dict:
+    """fn() back to back for `warm` s, then for `seconds` s timed with CUDA
+    events; nvidia-smi samples clock, power and temperature every 20 ms
+    throughout, and the samples inside the timed window count."""
+    import torch
+
+    smi = _smi(query)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    once = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, int(warm * 1e3 / once))):
+        fn()
+    n = max(1, int(seconds * 1e3 / once))
+    torch.cuda.synchronize()
+    t0 = time.time()
+    start.record()
+    for _ in range(n):
+        fn()
+    end.record()
+    end.synchronize()
+    t1 = time.time()
+    smi.terminate()
+    samples = _in_window(smi.communicate()[0], t0, t1)
+    ms = start.elapsed_time(end) / n
+
+    def median(i):
+        return statistics.median(s[i] for s in samples) if samples else float("nan")
+
+    return {"ms": ms, "clock_mhz": median(0), "power_w": median(1), "temperature_c": median(2),
+            "samples": len(samples)}  # fmt: skip
+
+
+def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None) -> int:
+    import numpy as np
+    import torch
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.launch import prepare
+    from run import _gpu_info, _interleaved, write_results
+    from shapes import bound
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    info = _gpu_info()
+    print(info, flush=True)
+    plan = json.load(open(os.path.join(out_dir, "plan.json")))
+    configs = {}
+    for entry in plan:
+        if only and not any(part in entry["label"] for part in only.split(",")):
+            continue
+        meta = json.load(open(os.path.join(out_dir, "ptx", entry["key"] + ".json")))
+        configs[entry["label"]] = GemmConfig(**{**meta["config"], "fusion": ()})
+    query = _query()
+    rows, failed = [], 0
+    for m, n, k in shapes:
+        gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+        a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+        w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+        sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
+        ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+        impls = {"torch.matmul": lambda a=a, w=w: torch.matmul(a, w.T)}
+        errors = {}
+        for label, config in configs.items():
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+            launch, _ = prepare(a, w.T, out=c, config=config)
+            launch()
+            torch.cuda.synchronize()
+            got = c[sample].double().cpu().numpy()
+            errors[label] = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+            impls[label] = launch
+        ok = all(np.isfinite(e) and e <= bound(k, "bf16") for e in errors.values())
+        failed += not ok
+        # From a cold or idle GPU, power and temperature take seconds to settle.
+        _sampled(impls["torch.matmul"], 3.0, warm=0.0, query=query)
+        names = list(impls)
+        per = {name: [] for name in names}
+        for r in range(rounds):
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                per[name].append(_sampled(impls[name], seconds, warm=1.0, query=query))
+        # The same implementations timed as shapes.py times them (0.15 s
+        # warm-up, 5 batches of 40 ms), for comparison.
+        _, short = _interleaved(impls, rounds=rounds)
+        flop = 2.0 * m * n * k
+        result = {}
+        for name, samples in per.items():
+            ms = statistics.median(s["ms"] for s in samples)
+            clock = statistics.median(s["clock_mhz"] for s in samples)
+            power = statistics.median(s["power_w"] for s in samples)
+            tflops = flop / (ms * 1e-3) / 1e12
+            result[name] = {
+                "ms": ms,
+                "tflops": tflops,
+                "clock_mhz": clock,
+                "power_w": power,
+                "temperature_c": statistics.median(s["temperature_c"] for s in samples),
+                "tflops_per_ghz": tflops / (clock / 1e3),
+                "tflop_per_joule": tflops / power,
+                "ratio": statistics.median(
+                    t["ms"] / s["ms"] for s, t in zip(samples, per["torch.matmul"])
+                ),
+                "rounds": samples,
+                "short_window_ratio": statistics.median(
+                    t / o for o, t in zip(short[name], short["torch.matmul"])
+                ),
+            }
+        rows.append({"m": m, "n": n, "k": k, "correct": ok, "errors_vs_float64": errors,
+                     "results": result})  # fmt: skip
+        print(f"{'ok ' if ok else 'BAD'} {m}x{n}x{k}", flush=True)
+        for name, r in result.items():
+            print(f"  {name:28s} {r['ratio']:.3f}x (short {r['short_window_ratio']:.3f}x) "
+                  f"{r['tflops']:6.0f} TFLOP/s  "
+                  f"{r['clock_mhz']:5.0f} MHz  {r['power_w']:5.0f} W  "
+                  f"{r['tflops_per_ghz']:6.1f} TFLOP/s/GHz  {r['tflop_per_joule']:.3f} TFLOP/J",
+                  flush=True)  # fmt: skip
+        write_results(out_dir, "power-results.json", {"info": info, "rows": rows})
+    print("failed:", failed)
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("mode", choices=["generate", "run"])
+    parser.add_argument("dir")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per round")
+    parser.add_argument("--shapes", help=SHAPES_HELP)
+    parser.add_argument("--only", help="kernels whose label contains one of these (a,b,...)")
+    args = parser.parse_args(argv)
+    if args.mode == "generate":
+        generate(args.dir)
+        return 0
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
+    os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
+    shapes = SHAPES
+    if args.shapes:
+        shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
+    return run(args.dir, args.rounds, args.seconds, shapes, args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""bench/gemm/power.py's host side: which nvidia-smi samples count for a
+timed window, and that every kernel it measures is a valid configuration.
+(The measurement itself runs on the GPU.)"""
+
+import datetime
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "bench" / "gemm"))
+
+
+def test_only_samples_inside_the_window_count():
+    import power
+
+    out = (
+        "2026/11/24 02:28:17.900, 1980, 75.0, 40\n"  # idle, before the window
+        "2026/11/24 02:28:18.120, 1455, 701.5, 61\n"
+        "[N/A], 1455, 700.0, 61\n"  # unreadable: skipped
+        "2026/11/24 02:28:18.140, 1440, 699.0, 61\n"
+        "2026/11/24 02:28:19.500, 1980, 80.0, 58\n"  # after the window
+    )
+    t0 = datetime.datetime(2026, 11, 24, 2, 28, 18, 100000).timestamp()
+    t1 = datetime.datetime(2026, 11, 24, 2, 28, 19, 0).timestamp()
+    assert power._in_window(out, t0, t1) == [[1455.0, 701.5, 61.0], [1440.0, 699.0, 61.0]]
+
+
+def test_every_measured_variant_is_a_valid_config():
+    import power
+    from nvwgmma.kernel.gemm.config import check_config
+
+    labels = [label for label, config in power.variants()]
+    assert len(set(labels)) == len(labels)
+    for _, config in power.variants():
+        check_config(config)
+    assert [c.k_order for _, c in power.variants()][:2] == ["forward", "serpentine"]
