@@ -9,6 +9,8 @@ rounds interleaved.
     python bench/gemm/power.py generate .device/power
     # on the GPU (torch; no nvwgmma build)
     python bench/gemm/power.py run .device/power
+    # the selector's pick on every bf16 row of shapes.py's table
+    python bench/gemm/power.py run .device/power --table --rounds 2
 
 Each configuration is checked against a float64 reference on sampled rows
 first (the bound of shapes.py).
@@ -47,15 +49,23 @@ def variants():
 
 
 def generate(out_dir: str) -> None:
+    """The variants' PTX, and that of the selector's pick for every bf16
+    row of shapes.py's table (`run --table`)."""
+    from nvwgmma.kernel.gemm import select_config
     from nvwgmma.kernel.gemm.launch import kernel_key, write_kernel
+    from shapes import table
 
-    plan = []
+    plan = {"variants": [], "table": []}
     for label, config in variants():
         write_kernel(os.path.join(out_dir, "ptx"), config)
-        plan.append({"label": label, "key": kernel_key(config)})
+        plan["variants"].append({"label": label, "key": kernel_key(config)})
+    for label, m, n, k in table("bf16"):
+        config = select_config(m, n, k, dtype="bf16", out_dtype="bf16")
+        write_kernel(os.path.join(out_dir, "ptx"), config)
+        plan["table"].append({"label": label, "m": m, "n": n, "k": k, "key": kernel_key(config)})
     with open(os.path.join(out_dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
-    print(len(plan), "kernels")
+    print(len(plan["variants"]), "variants,", len(plan["table"]), "table rows")
 
 
 # ---------------------------------------------------------------------------- on the GPU
@@ -133,87 +143,123 @@ def _sampled(fn, seconds: float, warm: float, query: str) -> dict:
             "samples": len(samples)}  # fmt: skip
 
 
-def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None) -> int:
+def _configs(out_dir: str, entries, only=None) -> dict:
+    """label -> GemmConfig of the plan entries (label, key) kept by `only`."""
+    from nvwgmma.kernel.gemm import GemmConfig
+
+    configs = {}
+    for entry in entries:
+        if only and not any(part in entry["label"] for part in only.split(",")):
+            continue
+        meta = json.load(open(os.path.join(out_dir, "ptx", entry["key"] + ".json")))
+        configs[entry["label"]] = GemmConfig(**{**meta["config"], "fusion": ()})
+    return configs
+
+
+def measure(m, n, k, configs: dict, rounds: int, seconds: float, query: str) -> dict:
+    """One shape's row: each configuration checked against float64, then
+    timed with torch.matmul in long windows (`_sampled`) and in shapes.py's
+    short ones, rounds interleaved."""
     import numpy as np
     import torch
-    from nvwgmma.kernel.gemm import GemmConfig
     from nvwgmma.kernel.gemm.launch import prepare
-    from run import _gpu_info, _interleaved, write_results
+    from run import _interleaved
     from shapes import bound
+
+    gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+    sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
+    ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+    impls = {"torch.matmul": lambda a=a, w=w: torch.matmul(a, w.T)}
+    errors = {}
+    for label, config in configs.items():
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        launch, _ = prepare(a, w.T, out=c, config=config)
+        launch()
+        torch.cuda.synchronize()
+        got = c[sample].double().cpu().numpy()
+        errors[label] = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+        impls[label] = launch
+    ok = all(np.isfinite(e) and e <= bound(k, "bf16") for e in errors.values())
+    # From a cold or idle GPU, power and temperature take seconds to settle.
+    _sampled(impls["torch.matmul"], 3.0, warm=0.0, query=query)
+    names = list(impls)
+    per = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            per[name].append(_sampled(impls[name], seconds, warm=1.0, query=query))
+    # The same implementations timed as shapes.py times them (0.15 s
+    # warm-up, 5 batches of 40 ms), for comparison.
+    _, short = _interleaved(impls, rounds=rounds)
+    flop = 2.0 * m * n * k
+    result = {}
+    for name, samples in per.items():
+        ms = statistics.median(s["ms"] for s in samples)
+        clock = statistics.median(s["clock_mhz"] for s in samples)
+        power = statistics.median(s["power_w"] for s in samples)
+        tflops = flop / (ms * 1e-3) / 1e12
+        result[name] = {
+            "ms": ms,
+            "tflops": tflops,
+            "clock_mhz": clock,
+            "power_w": power,
+            "temperature_c": statistics.median(s["temperature_c"] for s in samples),
+            "tflops_per_ghz": tflops / (clock / 1e3),
+            "tflop_per_joule": tflops / power,
+            "ratio": statistics.median(
+                t["ms"] / s["ms"] for s, t in zip(samples, per["torch.matmul"])
+            ),
+            "rounds": samples,
+            "short_window_ratio": statistics.median(
+                t / o for o, t in zip(short[name], short["torch.matmul"])
+            ),
+        }
+    print(f"{'ok ' if ok else 'BAD'} {m}x{n}x{k}", flush=True)
+    for name, r in result.items():
+        print(f"  {name:28s} {r['ratio']:.3f}x (short {r['short_window_ratio']:.3f}x) "
+              f"{r['tflops']:6.0f} TFLOP/s  {r['clock_mhz']:5.0f} MHz  {r['power_w']:5.0f} W  "
+              f"{r['tflops_per_ghz']:6.1f} TFLOP/s/GHz  {r['tflop_per_joule']:.3f} TFLOP/J",
+              flush=True)  # fmt: skip
+    return {"m": m, "n": n, "k": k, "correct": ok, "errors_vs_float64": errors,
+            "results": result}  # fmt: skip
+
+
+def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None,
+        table: bool = False) -> int:  # fmt: skip
+    """The variants on `shapes`, or (`table`) the selector's pick on each
+    bf16 row of shapes.py's table."""
+    import numpy as np
+    import torch
+    from run import _gpu_info, write_results
 
     torch.backends.cuda.matmul.allow_tf32 = False
     info = _gpu_info()
     print(info, flush=True)
     plan = json.load(open(os.path.join(out_dir, "plan.json")))
-    configs = {}
-    for entry in plan:
-        if only and not any(part in entry["label"] for part in only.split(",")):
-            continue
-        meta = json.load(open(os.path.join(out_dir, "ptx", entry["key"] + ".json")))
-        configs[entry["label"]] = GemmConfig(**{**meta["config"], "fusion": ()})
     query = _query()
-    rows, failed = [], 0
-    for m, n, k in shapes:
-        gen = torch.Generator(device="cuda").manual_seed(m + n + k)
-        a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
-        w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
-        sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
-        ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
-        impls = {"torch.matmul": lambda a=a, w=w: torch.matmul(a, w.T)}
-        errors = {}
-        for label, config in configs.items():
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-            launch, _ = prepare(a, w.T, out=c, config=config)
-            launch()
-            torch.cuda.synchronize()
-            got = c[sample].double().cpu().numpy()
-            errors[label] = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
-            impls[label] = launch
-        ok = all(np.isfinite(e) and e <= bound(k, "bf16") for e in errors.values())
-        failed += not ok
-        # From a cold or idle GPU, power and temperature take seconds to settle.
-        _sampled(impls["torch.matmul"], 3.0, warm=0.0, query=query)
-        names = list(impls)
-        per = {name: [] for name in names}
-        for r in range(rounds):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                per[name].append(_sampled(impls[name], seconds, warm=1.0, query=query))
-        # The same implementations timed as shapes.py times them (0.15 s
-        # warm-up, 5 batches of 40 ms), for comparison.
-        _, short = _interleaved(impls, rounds=rounds)
-        flop = 2.0 * m * n * k
-        result = {}
-        for name, samples in per.items():
-            ms = statistics.median(s["ms"] for s in samples)
-            clock = statistics.median(s["clock_mhz"] for s in samples)
-            power = statistics.median(s["power_w"] for s in samples)
-            tflops = flop / (ms * 1e-3) / 1e12
-            result[name] = {
-                "ms": ms,
-                "tflops": tflops,
-                "clock_mhz": clock,
-                "power_w": power,
-                "temperature_c": statistics.median(s["temperature_c"] for s in samples),
-                "tflops_per_ghz": tflops / (clock / 1e3),
-                "tflop_per_joule": tflops / power,
-                "ratio": statistics.median(
-                    t["ms"] / s["ms"] for s, t in zip(samples, per["torch.matmul"])
-                ),
-                "rounds": samples,
-                "short_window_ratio": statistics.median(
-                    t / o for o, t in zip(short[name], short["torch.matmul"])
-                ),
-            }
-        rows.append({"m": m, "n": n, "k": k, "correct": ok, "errors_vs_float64": errors,
-                     "results": result})  # fmt: skip
-        print(f"{'ok ' if ok else 'BAD'} {m}x{n}x{k}", flush=True)
-        for name, r in result.items():
-            print(f"  {name:28s} {r['ratio']:.3f}x (short {r['short_window_ratio']:.3f}x) "
-                  f"{r['tflops']:6.0f} TFLOP/s  "
-                  f"{r['clock_mhz']:5.0f} MHz  {r['power_w']:5.0f} W  "
-                  f"{r['tflops_per_ghz']:6.1f} TFLOP/s/GHz  {r['tflop_per_joule']:.3f} TFLOP/J",
-                  flush=True)  # fmt: skip
-        write_results(out_dir, "power-results.json", {"info": info, "rows": rows})
+    rows = []
+    if table:
+        for entry in plan["table"]:
+            if only and not any(part in entry["label"] for part in only.split(",")):
+                continue
+            configs = _configs(out_dir, [{"label": "chosen", "key": entry["key"]}])
+            print(entry["label"], flush=True)
+            row = measure(entry["m"], entry["n"], entry["k"], configs, rounds, seconds, query)
+            rows.append({"label": entry["label"], **row})
+            write_results(out_dir, "power-results.json", {"info": info, "rows": rows})
+        chosen = [r["results"]["chosen"]["ratio"] for r in rows if "M=" in r["label"]
+                  and "ragged" not in r["label"]]  # fmt: skip
+        if chosen:
+            geo = float(np.exp(np.mean(np.log(chosen))))
+            print(f"bf16 projections: geometric mean {geo:.3f}, worst {min(chosen):.3f} "
+                  f"over {len(chosen)}")  # fmt: skip
+    else:
+        configs = _configs(out_dir, plan["variants"], only)
+        for m, n, k in shapes:
+            rows.append(measure(m, n, k, configs, rounds, seconds, query))
+            write_results(out_dir, "power-results.json", {"info": info, "rows": rows})
+    failed = sum(not r["correct"] for r in rows)
     print("failed:", failed)
     return 1 if failed else 0
 
@@ -225,7 +271,10 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per round")
     parser.add_argument("--shapes", help=SHAPES_HELP)
-    parser.add_argument("--only", help="kernels whose label contains one of these (a,b,...)")
+    parser.add_argument("--only", help="kernels (rows with --table) whose label contains one "
+                        "of these (a,b,...)")  # fmt: skip
+    parser.add_argument("--table", action="store_true",
+                        help="the selector's pick on shapes.py's bf16 rows instead")  # fmt: skip
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir)
@@ -236,7 +285,7 @@ def main(argv=None) -> int:
     shapes = SHAPES
     if args.shapes:
         shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]
-    return run(args.dir, args.rounds, args.seconds, shapes, args.only)
+    return run(args.dir, args.rounds, args.seconds, shapes, args.only, args.table)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ the GPU machine:
         --section WarpStateStats --section SchedulerStats \\
         python bench/profile/cases.py attention .device/attn --d 128 --seq 4096
     ncu ... python bench/profile/cases.py gemm .device/shapes --m 8192 --n 8192 --k 8192
+    ncu ... python bench/profile/cases.py gemm .device/prof --m 512 --n 4096 --k 4096 \\
+        --variant cluster_m=2
 
 Each kernel runs twice after a warm-up (the PTX comes from the directory
 that bench/attention/run.py or bench/gemm/shapes.py generated)."""
@@ -52,7 +54,18 @@ def gemm_case(args):
 
     a = torch.randn(args.m, args.k, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16)
-    return [lambda: matmul(a, w.t()), lambda: a @ w.t()]
+    calls = [lambda: matmul(a, w.t()), lambda: a @ w.t()]
+    for variant in args.variant or []:  # the selector's pick with fields replaced
+        import dataclasses
+
+        from nvwgmma.kernel.gemm import select_config
+
+        fields = dict(pair.split("=") for pair in variant.split(","))
+        base = select_config(args.m, args.n, args.k)
+        typed = {f: type(getattr(base, f))(v) for f, v in fields.items()}
+        config = dataclasses.replace(base, **typed)
+        calls.append(lambda config=config: matmul(a, w.t(), config=config))
+    return calls
 
 
 def main(argv=None) -> int:
@@ -68,6 +81,8 @@ def main(argv=None) -> int:
     parser.add_argument("--m", type=int, default=8192)
     parser.add_argument("--n", type=int, default=8192)
     parser.add_argument("--k", type=int, default=8192)
+    parser.add_argument("--variant", action="append",
+                        help="gemm: also the selector's pick with these fields (a=1,b=x)")  # fmt: skip
     args = parser.parse_args(argv)
     os.environ["NVWGMMA_PTX_DIR"] = args.ptx_dir
     calls = (attention_case if args.kind == "attention" else gemm_case)(args)
