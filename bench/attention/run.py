@@ -94,6 +94,16 @@ def generate(directory: str) -> None:
     print(f"wrote {len(os.listdir(directory)) // 2} kernels to {directory}")
 
 
+def _causal_masked(s):
+    """Scores s (..., sq, sk) with the bottom-right causal mask applied:
+    query i sees keys up to i + sk - sq (-inf beyond)."""
+    import torch
+
+    sq, sk = s.shape[-2], s.shape[-1]
+    keep = torch.ones(sq, sk, dtype=torch.bool, device=s.device).tril(sk - sq)
+    return s.masked_fill(~keep, float("-inf"))
+
+
 def _reference(q, k, v, causal, scale, p_dtype=None):
     """float32 attention per head, (batch, seq, heads, d) in and out. With
     `p_dtype` (a torch dtype), P = exp(s - row max) is rounded to it before
@@ -109,9 +119,7 @@ def _reference(q, k, v, causal, scale, p_dtype=None):
     for h in range(q.shape[2]):
         s = (q[:, :, h].float() @ k[:, :, h].float().transpose(-1, -2)) * scale
         if causal:
-            sq, sk = s.shape[-2], s.shape[-1]
-            mask = torch.ones(sq, sk, dtype=torch.bool, device=s.device).tril(sk - sq)
-            s = s.masked_fill(~mask, float("-inf"))
+            s = _causal_masked(s)
         if p_dtype is None:
             out[:, :, h] = s.softmax(-1) @ v[:, :, h].float()
         else:
@@ -256,9 +264,7 @@ def fallback_check(attention, default_config):
                 ref = _reference(qq[:1], kk[:1], vv[:1], causal, scale)
                 sc = torch.einsum("bqhd,bkhd->bhqk", qq[:1].float(), kk[:1].float()) * scale
                 if causal:
-                    sq, sk = sc.shape[-2:]
-                    keep = torch.ones(sq, sk, dtype=torch.bool, device="cuda").tril(sk - sq)
-                    sc = sc.masked_fill(~keep, float("-inf"))
+                    sc = _causal_masked(sc)
                 lse_ref = torch.logsumexp(sc, -1)
                 has = torch.isfinite(lse_ref[0, 0])  # rows with a key
                 errors = _errors(o[:1][:, has], ref[:, has])

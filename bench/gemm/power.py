@@ -113,14 +113,11 @@ def _sampled(fn, seconds: float, warm: float, query: str) -> dict:
     events; nvidia-smi samples clock, power and temperature every 20 ms
     throughout, and the samples inside the timed window count."""
     import torch
+    from run import _once
 
     smi = _smi(query)
+    once = _once(fn)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
     for _ in range(max(1, int(warm * 1e3 / once))):
         fn()
     n = max(1, int(seconds * 1e3 / once))
@@ -279,9 +276,9 @@ def main(argv=None) -> int:
     if args.mode == "generate":
         generate(args.dir)
         return 0
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-    os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
-    os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
+    from shapes import use_kernels
+
+    use_kernels(args.dir)
     shapes = SHAPES
     if args.shapes:
         shapes = [tuple(int(x) for x in s.split("x")) for s in args.shapes.split(",")]

@@ -78,6 +78,18 @@ def write_results(out_dir: str, name: str, results: dict) -> str:
     return path
 
 
+def _once(fn) -> float:
+    """Milliseconds of one fn() (at least 1 µs), to size the loops."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    end.synchronize()
+    return max(start.elapsed_time(end), 1e-3)
+
+
 def _time(fn, warm_ms: float = 150.0, batch_ms: float = 40.0, batches: int = 5) -> float:
     """Milliseconds per call of fn() at steady state: run it for `warm_ms`
     first (under a power cap, a kernel timed right after a lighter one runs
@@ -86,12 +98,8 @@ def _time(fn, warm_ms: float = 150.0, batch_ms: float = 40.0, batches: int = 5) 
     timed with CUDA events around the whole batch."""
     import torch
 
+    once = _once(fn)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    fn()
-    end.record()
-    end.synchronize()
-    once = max(start.elapsed_time(end), 1e-3)
     for _ in range(max(1, int(warm_ms / once))):
         fn()
     n = max(TIMED_RUNS, int(batch_ms / once))

@@ -216,6 +216,14 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
     return 1 if failed else 0
 
 
+def use_kernels(out_dir: str) -> None:
+    """The device has no nvwgmma build: import the checkout's pure-Python
+    runtime, with the kernels `generate` wrote to `out_dir`."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(out_dir, "ptx"))
+    os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(out_dir, "cache"))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("mode", choices=["generate", "run"])
@@ -234,10 +242,7 @@ def main(argv=None) -> int:
     if args.mode == "generate":
         generate(args.dir)
         return 0
-    # The device has no nvwgmma build: the checkout's pure-Python runtime.
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
-    os.environ.setdefault("NVWGMMA_PTX_DIR", os.path.join(args.dir, "ptx"))
-    os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(args.dir, "cache"))
+    use_kernels(args.dir)
     return run(args.dir, args.rounds, args.only, args.chosen_only, args.candidates)
 
 

@@ -80,28 +80,18 @@ def any_(barrier_id: int, threads: int, predicate, *, loc=None, ip=None):
 def any_of(index, ids, threads: int, predicate, *, loc=None, ip=None):
     """`any_` on barrier ids[index], `index` an i32 Value (e.g. the
     consumer warpgroup), every id a constant."""
-    from ..dialects import arith, scf
-    from ..ir import InsertionPoint, IntegerType
+    from ..ir import IntegerType
 
-    index = _checks.integer_value(index, "index", (32,))
-    ids = [_id(i) for i in ids]
-    if not ids:
-        raise ValueError("ids must name at least one barrier, but got none")
-    if len(ids) == 1:
-        return any_(ids[0], threads, predicate, loc=loc, ip=ip)
-    is_first = arith.cmpi(arith.CmpIPredicate.eq, index, i32_constant(0, loc, ip), loc=loc, ip=ip)
-    branch = scf.IfOp(is_first, [IntegerType.get_signless(1)], has_else=True, loc=loc, ip=ip)
-    with InsertionPoint(branch.then_block):
-        scf.YieldOp([any_(ids[0], threads, predicate, loc=loc)], loc=loc)
-    with InsertionPoint(branch.else_block):
-        rest = arith.subi(index, i32_constant(1, loc), loc=loc)
-        scf.YieldOp([any_of(rest, ids[1:], threads, predicate, loc=loc)], loc=loc)
-    return branch.results[0]
+    def emit(i, ip):
+        return any_(i, threads, predicate, loc=loc, ip=ip)
+
+    return _of(index, ids, emit, loc, ip, result=IntegerType.get_signless(1))
 
 
-def _of(index, ids, emit, loc, ip):
-    """emit(ids[i]) where i = `index` (an i32 Value), one constant-id branch
-    per entry."""
+def _of(index, ids, emit, loc, ip, result=None):
+    """emit(ids[i], ip) where i = `index` (an i32 Value), one constant-id
+    branch per entry; with a `result` type, the emitted Value of the branch
+    taken."""
     from ..dialects import arith, scf
     from ..ir import InsertionPoint
 
@@ -110,28 +100,29 @@ def _of(index, ids, emit, loc, ip):
     if not ids:
         raise ValueError("ids must name at least one barrier, but got none")
     if len(ids) == 1:
-        emit(ids[0])
-        return
+        return emit(ids[0], ip)
     is_first = arith.cmpi(arith.CmpIPredicate.eq, index, i32_constant(0, loc, ip), loc=loc, ip=ip)
-    branch = scf.IfOp(is_first, has_else=True, loc=loc, ip=ip)
+    types = [] if result is None else [result]
+    branch = scf.IfOp(is_first, types, has_else=True, loc=loc, ip=ip)
     with InsertionPoint(branch.then_block):
-        emit(ids[0])
-        scf.YieldOp([], loc=loc)
+        value = emit(ids[0], None)
+        scf.YieldOp([value][: len(types)], loc=loc)
     with InsertionPoint(branch.else_block):
         rest = arith.subi(index, i32_constant(1, loc), loc=loc)
-        _of(rest, ids[1:], emit, loc, None)
-        scf.YieldOp([], loc=loc)
+        value = _of(rest, ids[1:], emit, loc, None, result)
+        scf.YieldOp([value][: len(types)], loc=loc)
+    return branch.results[0] if types else None
 
 
 def sync_of(index, ids, threads: int, *, loc=None, ip=None) -> None:
     """`bar.sync ids[index], threads` with `index` an i32 Value (e.g. the
     consumer warpgroup), every id a constant."""
-    _of(index, ids, lambda i: sync(i, threads, loc=loc), loc, ip)
+    _of(index, ids, lambda i, ip: sync(i, threads, loc=loc, ip=ip), loc, ip)
 
 
 def arrive_of(index, ids, threads: int, *, loc=None, ip=None) -> None:
     """`bar.arrive ids[index], threads`, as sync_of."""
-    _of(index, ids, lambda i: arrive(i, threads, loc=loc), loc, ip)
+    _of(index, ids, lambda i, ip: arrive(i, threads, loc=loc, ip=ip), loc, ip)
 
 
 class PingPong:

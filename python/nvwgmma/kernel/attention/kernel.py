@@ -460,9 +460,7 @@ class _Kernel:
                 m = [llvm.select(g, a, b) for g, a, b in zip(grown, m, m_old)]
         # A row with no key yet (all -inf) subtracts 0, not -inf: no NaN.
         safe = [llvm.select(llvm.fcmp(llvm.FCmpPredicate.oeq, x, ninf), zero, x) for x in m]
-        neg = [llvm.fneg(x) for x in safe]
-        p = [fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)]
-        p = self._exp2(p)
+        p = self._exp2(values, [llvm.fneg(x) for x in safe])
         sums = fragment.row_sum(p, quad=False)
         if m_old is None:
             corr, den_new = None, sums
@@ -474,12 +472,15 @@ class _Kernel:
         p = fragment.to_a_fragments(p, self.c.dtype, permuted=self.c.v_permuted)
         return p, m, den_new, corr
 
-    def _exp2(self, x):
-        """2^x of every score exponent x."""
+    def _exp2(self, values, neg):
+        """2^(v * scale - m) of every score v, m its row's maximum (`neg`:
+        the thread's two rows' -m, log2 units)."""
         from ...dialects import llvm
         from ...ir import F32Type, FloatAttr
         from .. import fastmath
 
+        scale = self.args["scale_log2"]
+        x = [fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)]
         if self.c.fast_exp2:
             # fma_exp2 of every 8 on the FMA pipe, the rest on the SFU.
             degree = 4 if self.c.dtype == "f16" else 3
@@ -499,13 +500,11 @@ class _Kernel:
         (an overflow, or NaN in the scores), or a row with no key yet."""
         from ...dialects import llvm
         from ...ir import F32Type, FloatAttr
-        from .. import fastmath, fragment
+        from .. import fragment
 
-        scale = self.args["scale_log2"]
         f32 = F32Type.get()
         values = self._masked(fragment.unpack(s), j)
-        neg = [llvm.fneg(x) for x in m_old]
-        p = self._exp2([fastmath.fma(v, scale, neg[(e // 2) % 2]) for e, v in enumerate(values)])
+        p = self._exp2(values, [llvm.fneg(x) for x in m_old])
         sums = fragment.row_sum(p, quad=False)
         limit = llvm.mlir_constant(FloatAttr.get(f32, 2.0**LAZY_RESCALE_LOG2))
         ninf = llvm.mlir_constant(FloatAttr.get(f32, float("-inf")))
