@@ -140,13 +140,19 @@ def _sampled(fn, seconds: float, warm: float, query: str) -> dict:
             "samples": len(samples)}  # fmt: skip
 
 
+def _kept(label: str, only) -> bool:
+    """Whether `label` contains one of `only`'s comma-separated parts (all
+    labels are kept without `only`)."""
+    return not only or any(part in label for part in only.split(","))
+
+
 def _configs(out_dir: str, entries, only=None) -> dict:
     """label -> GemmConfig of the plan entries (label, key) kept by `only`."""
     from nvwgmma.kernel.gemm import GemmConfig
 
     configs = {}
     for entry in entries:
-        if only and not any(part in entry["label"] for part in only.split(",")):
+        if not _kept(entry["label"], only):
             continue
         meta = json.load(open(os.path.join(out_dir, "ptx", entry["key"] + ".json")))
         configs[entry["label"]] = GemmConfig(**{**meta["config"], "fusion": ()})
@@ -161,22 +167,16 @@ def measure(m, n, k, configs: dict, rounds: int, seconds: float, query: str) -> 
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
     from run import _interleaved
-    from shapes import bound
+    from shapes import bound, problem
 
-    gen = torch.Generator(device="cuda").manual_seed(m + n + k)
-    a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
-    w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
-    sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
-    ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+    a, w, check = problem(m, n, k)
     impls = {"torch.matmul": lambda a=a, w=w: torch.matmul(a, w.T)}
     errors = {}
     for label, config in configs.items():
         c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
         launch, _ = prepare(a, w.T, out=c, config=config)
         launch()
-        torch.cuda.synchronize()
-        got = c[sample].double().cpu().numpy()
-        errors[label] = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+        errors[label] = check(c)
         impls[label] = launch
     ok = all(np.isfinite(e) and e <= bound(k, "bf16") for e in errors.values())
     # From a cold or idle GPU, power and temperature take seconds to settle.
@@ -238,7 +238,7 @@ def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None,
     rows = []
     if table:
         for entry in plan["table"]:
-            if only and not any(part in entry["label"] for part in only.split(",")):
+            if not _kept(entry["label"], only):
                 continue
             configs = _configs(out_dir, [{"label": "chosen", "key": entry["key"]}])
             print(entry["label"], flush=True)

@@ -83,6 +83,29 @@ def bound(k: int, out_dtype: str) -> float:
     return rounding + 2e-7 * k**0.5
 
 
+def problem(m: int, n: int, k: int, fp8: bool = False):
+    """(a, w, check): seeded randn A (M x K) and W (N x K), bf16 or e4m3,
+    and check(c), C's relative error (Frobenius, after a synchronise) on 64
+    sampled rows against float64 A Wᵀ."""
+    import numpy as np
+    import torch
+
+    gen = torch.Generator(device="cuda").manual_seed(m + n + k)
+    a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+    w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
+    if fp8:
+        a, w = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
+    sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
+    ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+
+    def check(c) -> float:
+        torch.cuda.synchronize()
+        got = c[sample].double().cpu().numpy()
+        return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+    return a, w, check
+
+
 def _config_of(meta):
     from nvwgmma.kernel.gemm import GemmConfig
 
@@ -111,14 +134,8 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
         if only and only not in entry["label"]:
             continue
         m, n, k, dtype = entry["m"], entry["n"], entry["k"], entry["dtype"]
-        gen = torch.Generator(device="cuda").manual_seed(m + n + k)
         fp8 = dtype == "e4m3"
-        a = torch.randn(m, k, device="cuda", generator=gen, dtype=torch.bfloat16)
-        w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
-        if fp8:
-            a, w = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
-        sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
-        ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+        a, w, check = problem(m, n, k, fp8)
         one = torch.ones((), device="cuda")
         if fp8:
             base_name = "torch._scaled_mm"
@@ -145,9 +162,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
             c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
             launch, _ = prepare(a, w.T, out=c, config=config)
             launch()
-            torch.cuda.synchronize()
-            got = c[sample].double().cpu().numpy()
-            err = float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+            err = check(c)
             if config.scheduler != "persistent":
                 first = c.clone()
                 launch()
@@ -156,11 +171,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
             name = "chosen" if key == entry["chosen"] else key
             impls[name] = launch
             errors[name] = err
-        out = baseline()
-        torch.cuda.synchronize()
-        errors[base_name] = float(
-            np.linalg.norm(out[sample].double().cpu().numpy() - ref) / np.linalg.norm(ref)
-        )
+        errors[base_name] = check(baseline())
         limit = bound(k, "bf16")
         ok = all(np.isfinite(e) and e <= limit for e in errors.values()) and all(
             deterministic.values()

@@ -52,9 +52,9 @@ SIGNATURE = (
 _LN2 = 0.6931471805599453
 # lazy_rescale: the stale row maximum may trail the true one by 8 (log2
 # units), FlashAttention-4's threshold: P <= 2^8, far inside bf16/f16.
+LAZY_RESCALE_LOG2 = 8.0
 # speculative: each consumer's vote on redoing a block (named barriers 7, 8, 9).
 VOTE_BARRIER = 7
-LAZY_RESCALE_LOG2 = 8.0
 
 
 class _Correction(list):

@@ -379,11 +379,10 @@ def plan(q, k, v, *, causal=False, cu_seqlens_q=None, cu_seqlens_k=None, max_seq
     if tq.dtype == "e4m3" and tv.strides[-1] != 1:
         # fp8 reads Vᵀ: the keys (the tokens axis) contiguous.
         _check_strides(tv, "v", contiguous=-3, along="head dimension or keys")
-    elif tq.dtype == "e4m3":
-        _check_strides(tv, "v")  # vcopy's 16-byte loads
-        v_read = None  # attention transposes it
     else:
-        _check_strides(tv, "v")
+        _check_strides(tv, "v")  # (fp8: vcopy's 16-byte loads)
+        if tq.dtype == "e4m3":
+            v_read = None  # attention transposes it
     d = tq.shape[-1]
     if d not in (64, 128, 256) or tk.shape[-1] != d or tv.shape[-1] != d:
         _fail(f"the head dim must be 64, 128 or 256 for q, k and v, but got "
