@@ -48,10 +48,13 @@ def variants():
     ]
 
 
-def generate(out_dir: str) -> None:
+def generate(out_dir: str, changes=()) -> None:
     """The variants' PTX, and that of the selector's pick for every bf16
-    row of shapes.py's table (`run --table`)."""
+    row of shapes.py's table (`run --table`), with, for each of `changes`
+    ("field=value,..."), the pick with those fields replaced where that is
+    a valid configuration."""
     from nvwgmma.kernel.gemm import select_config
+    from nvwgmma.kernel.gemm.config import with_fields
     from nvwgmma.kernel.gemm.launch import kernel_key, write_kernel
     from shapes import table
 
@@ -62,7 +65,15 @@ def generate(out_dir: str) -> None:
     for label, m, n, k in table("bf16"):
         config = select_config(m, n, k, dtype="bf16", out_dtype="bf16")
         write_kernel(os.path.join(out_dir, "ptx"), config)
-        plan["table"].append({"label": label, "m": m, "n": n, "k": k, "key": kernel_key(config)})
+        kernels = [{"label": "chosen", "key": kernel_key(config)}]
+        for change in changes:
+            changed = with_fields(config, change)
+            try:
+                write_kernel(os.path.join(out_dir, "ptx"), changed)
+            except ValueError:  # not a configuration on this row's tile
+                continue
+            kernels.append({"label": f"chosen {change}", "key": kernel_key(changed)})
+        plan["table"].append({"label": label, "m": m, "n": n, "k": k, "kernels": kernels})
     with open(os.path.join(out_dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     print(len(plan["variants"]), "variants,", len(plan["table"]), "table rows")
@@ -240,7 +251,7 @@ def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None,
         for entry in plan["table"]:
             if not _kept(entry["label"], only):
                 continue
-            configs = _configs(out_dir, [{"label": "chosen", "key": entry["key"]}])
+            configs = _configs(out_dir, entry["kernels"])
             print(entry["label"], flush=True)
             row = measure(entry["m"], entry["n"], entry["k"], configs, rounds, seconds, query)
             rows.append({"label": entry["label"], **row})
@@ -270,11 +281,13 @@ def main(argv=None) -> int:
     parser.add_argument("--shapes", help=SHAPES_HELP)
     parser.add_argument("--only", help="kernels (rows with --table) whose label contains one "
                         "of these (a,b,...)")  # fmt: skip
+    parser.add_argument("--variant", action="append", default=[],
+                        help="generate: also the table's picks with these fields (a=1,b=x)")  # fmt: skip
     parser.add_argument("--table", action="store_true",
                         help="the selector's pick on shapes.py's bf16 rows instead")  # fmt: skip
     args = parser.parse_args(argv)
     if args.mode == "generate":
-        generate(args.dir)
+        generate(args.dir, args.variant)
         return 0
     from shapes import use_kernels
 

@@ -56,14 +56,10 @@ def gemm_case(args):
     w = torch.randn(args.n, args.k, device="cuda", dtype=torch.bfloat16)
     calls = [lambda: matmul(a, w.t()), lambda: a @ w.t()]
     for variant in args.variant or []:  # the selector's pick with fields replaced
-        import dataclasses
-
         from nvwgmma.kernel.gemm import select_config
+        from nvwgmma.kernel.gemm.config import with_fields
 
-        fields = dict(pair.split("=") for pair in variant.split(","))
-        base = select_config(args.m, args.n, args.k)
-        typed = {f: type(getattr(base, f))(v) for f, v in fields.items()}
-        config = dataclasses.replace(base, **typed)
+        config = with_fields(select_config(args.m, args.n, args.k), variant)
         calls.append(lambda config=config: matmul(a, w.t(), config=config))
     return calls
 

@@ -33,3 +33,17 @@ def test_every_measured_variant_is_a_valid_config():
     for _, config in power.variants():
         check_config(config)
     assert [c.k_order for _, c in power.variants()][:2] == ["forward", "serpentine"]
+
+
+def test_every_variants_experiment_is_valid_and_labelled_once():
+    sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "bench" / "gemm"))
+    import variants
+    from nvwgmma.kernel.gemm.config import check_config
+
+    for name, (shapes, kernels) in variants.experiments().items():
+        labels = [label for label, _ in kernels]
+        assert len(set(labels)) == len(labels), name
+        assert shapes and all(len(s) == 3 for s in shapes)
+        for _, config in kernels:
+            assert check_config(config) is config
+            assert config.shared_memory_bytes <= 227 * 1024

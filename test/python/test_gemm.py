@@ -36,6 +36,33 @@ def _library_configs():
             schedule="pingpong", scheduler="stream_k", out_dtype="f32", epilogue="registers"
         ),  # fmt: skip
         GemmConfig(schedule="pingpong", dtype="e4m3", stages=4),
+        # One warpgroup per 128 rows (rule 3's consumer: 256 threads, so the
+        # kernel states its entry registers), with each scheduler and schedule.
+        GemmConfig(
+            tile_n=128, consumers=1, consumer_rows=128, stages=6, inflight=1, split_wait=True
+        ),  # fmt: skip
+        GemmConfig(
+            dtype="e4m3",
+            tile_n=128,
+            consumers=1,
+            consumer_rows=128,
+            stages=6,
+            scheduler="split_k",
+            splits=3,
+            fusion=(Bias(),),
+        ),  # fmt: skip
+        GemmConfig(tile_n=128, consumer_rows=128, stages=4, scheduler="stream_k", a_major="M"),
+        GemmConfig(
+            tile_n=128,
+            consumer_rows=128,
+            stages=6,
+            schedule="pingpong",
+            inflight=1,
+            split_wait=True,
+            out_dtype="f32",
+            epilogue="registers",
+        ),  # fmt: skip
+        GemmConfig(tile_n=128, consumers=1, consumer_rows=128, stages=6, cluster_m=2),
     ]
 
 
@@ -52,11 +79,13 @@ def test_gemm_configuration_assembles_cleanly(ctx, index):
     config = _configs()[index]
     _, ptx = assert_clean(config)
     n, k = config.tile_n, {"bf16": 16, "f16": 16, "e4m3": 32, "e5m2": 32}[config.dtype]
-    # One 128-byte row of K per stage: 4 instructions of 32 bytes each.
-    assert (
-        ptx.count(f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{config.dtype}.{config.dtype}")
-        == 4
-    )
+    # One 128-byte row of K per stage: 4 instructions of 32 bytes each, per
+    # 64-row block of a consumer.
+    wgmma = f"wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{config.dtype}.{config.dtype}"
+    assert ptx.count(wgmma) == 4 * config.consumer_rows // 64
+    # 256-thread kernels name their entry registers, or ptxas drops setmaxnreg.
+    threads = 128 * (1 + (config.consumers if config.schedule == "cooperative" else 2))
+    assert (".maxnreg" in ptx) == (threads == 256)
 
 
 def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
@@ -112,6 +141,19 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         ),
         (dict(schedule="pingpong", consumers=1), "the pingpong schedule takes 2 consumers"),
         (dict(schedule="pp"), "schedule must be one of cooperative, pingpong, but got 'pp'"),
+        (dict(consumer_rows=96), "consumer_rows must be one of 64, 128, but got 96"),
+        (dict(consumer_rows=128.0), "consumer_rows must be an int, but got float"),
+        (
+            dict(consumer_rows=128),
+            "tile_n must be at most 128 with consumer_rows 128 .its two accumulators take "
+            "tile_n registers per thread., but got 256",
+        ),
+        (
+            dict(tile_n=128, consumer_rows=128, split_wait=True),
+            "split_wait takes consumer_rows 128 and inflight 1 .* but got consumer_rows=128, "
+            "inflight=0",
+        ),
+        (dict(split_wait=1), "split_wait must be a bool"),
     ],
 )
 def test_gemm_refuses_bad_configurations(ctx, kwargs, message):
@@ -119,6 +161,23 @@ def test_gemm_refuses_bad_configurations(ctx, kwargs, message):
 
     with pytest.raises((ValueError, TypeError), match=message):
         build_gemm(GemmConfig(**kwargs))
+
+
+def test_with_fields_replaces_typed_fields():
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.config import with_fields
+
+    got = with_fields(GemmConfig(), "consumer_rows=128,tile_n=128,split_wait=1,schedule=pingpong")
+    assert (got.consumer_rows, got.tile_n, got.split_wait, got.schedule) == (
+        128,
+        128,
+        True,
+        "pingpong",
+    )
+    assert with_fields(GemmConfig(), "tile_k=None,defer_store_wait=0").defer_store_wait is False
+    for bad in ("tilen=128", "tile_n", "fusion=()"):
+        with pytest.raises(ValueError, match="expected field=value pairs of GemmConfig fields"):
+            with_fields(GemmConfig(), bad)
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,23 @@ def test_select_config_on_llama_projections(m, name, expected):
     assert _pick(m, name) == expected
 
 
+def test_rule_3_runs_one_warpgroup_per_tile():
+    """128 x 128 tiles: one consumer warpgroup computes all 128 rows and
+    waits for the previous stage between its two 64-row blocks; the
+    two-consumer 128 x 128 stays among the candidates."""
+    from nvwgmma.kernel.gemm import candidates, select_config
+
+    for dtype in ("bf16", "e4m3"):
+        c = select_config(512, 4096, 4096, dtype=dtype)
+        assert (c.tile_m, c.consumers, c.consumer_rows, c.inflight, c.split_wait) == (
+            128, 1, 128, 1, True)  # fmt: skip
+        two = [x for x in candidates(512, 4096, 4096, dtype=dtype) if x.tile_n == 128]
+        assert any(x.consumers == 2 and x.consumer_rows == 64 for x in two)
+    # Other rules keep 64-row consumers.
+    assert select_config(4096, 4096, 4096).consumer_rows == 64
+    assert select_config(128, 4096, 4096).consumer_rows == 64
+
+
 def test_split_k_keeps_parts_long():
     from nvwgmma.kernel.gemm import select_config
 

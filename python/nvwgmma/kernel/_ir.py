@@ -76,13 +76,15 @@ def element_type(dtype: str):
     return {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}[dtype].get()
 
 
-def kernel_shell(name: str, signature, threads: int, cluster: int = 1):
+def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
+                 max_registers: int | None = None):  # fmt: skip
     """(module, entry block, {parameter name: Value}) of an empty kernel
     `name` with the parameters `signature` ((name, type) pairs), at most
-    `threads` threads per CTA, `cluster` CTAs per cluster along x, and the
+    `threads` threads per CTA, `cluster` CTAs per cluster along x, at most
+    `max_registers` registers per thread at entry (`.maxnreg`), and the
     dynamic shared memory `@dsmem` (declared 16-aligned: see
     smem.aligned_base). Build the body before the entry's llvm.return."""
-    from ..ir import DenseI32ArrayAttr, Location, Module
+    from ..ir import DenseI32ArrayAttr, IntegerAttr, IntegerType, Location, Module
 
     params = ", ".join(f"%{n}: {t}" for n, t in signature)
     with Location.unknown():
@@ -96,6 +98,10 @@ def kernel_shell(name: str, signature, threads: int, cluster: int = 1):
         )
     func = module.body.operations[1]
     func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
+    if max_registers is not None:
+        func.attributes["nvvm.maxnreg"] = IntegerAttr.get(
+            IntegerType.get_signless(32), max_registers
+        )
     if cluster > 1:
         func.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([cluster, 1, 1])
     entry = func.regions[0].blocks[0]

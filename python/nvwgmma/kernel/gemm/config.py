@@ -29,7 +29,11 @@ class GemmConfig:
     dtype: str = "bf16"  # bf16, f16, or e4m3/e5m2 (fp8) inputs
     out_dtype: str = "bf16"  # bf16, f16, f32, or e4m3/e5m2 (registers epilogue)
     tile_n: int = 256
-    consumers: int = 2  # tile_m = 64 * consumers
+    consumers: int = 2  # tile_m = consumer_rows * consumers (cooperative)
+    # Rows of the tile each consumer warpgroup computes: 64 (one m64 wgmma
+    # per K step) or 128 (two, one per 64-row block, both reading the same
+    # B -- what cuBLAS runs on 128 x 128 tiles: one warpgroup per tile).
+    consumer_rows: int = 64
     tile_k: int | None = None  # default: one 128-byte swizzled row (64 16-bit, 128 fp8)
     stages: int = 3
     group_m: int = 16  # tile rows per L2 group of the persistent schedule
@@ -41,6 +45,11 @@ class GemmConfig:
     # release by an iteration, which costs a stage of prefetch depth; with
     # 3 stages that costs more than it buys (bench/gemm ablation).
     inflight: int = 0
+    # With consumer_rows 128 and inflight 1: wait for the previous stage's
+    # group between the two blocks' wgmmas (cuBLAS's order) -- the first
+    # block's keep the tensor cores busy through the wait, and the stage is
+    # released half a stage earlier than after both.
+    split_wait: bool = False
     # The TMA epilogue stages C in `epilogue_chunks` column chunks through
     # one chunk-sized buffer per consumer: 2 chunks free the shared memory
     # of a fourth stage.
@@ -81,7 +90,8 @@ class GemmConfig:
 
     @property
     def tile_m(self) -> int:
-        return 64 * self.consumers if self.schedule == "cooperative" else 64
+        consumers = self.consumers if self.schedule == "cooperative" else 1
+        return self.consumer_rows * consumers
 
     @property
     def k_tile(self) -> int:
@@ -112,7 +122,9 @@ class GemmConfig:
         return (
             f"gemm_{self.dtype}_{self.out_dtype}_{self.tile_m}x{self.tile_n}x{self.k_tile}"
             f"_s{self.stages}_{self.epilogue}"
+            + ("" if self.consumer_rows == 64 else f"_wg{self.consumer_rows}")
             + ("" if self.inflight == 0 else f"_w{self.inflight}")
+            + ("" if not self.split_wait else "_split_wait")
             + ("" if self.group_m == 16 else f"_g{self.group_m}")
             + ("" if self.epilogue_chunks == 1 else f"_c{self.epilogue_chunks}")
             + ("" if self.defer_store_wait else "_sync_store")
@@ -131,13 +143,34 @@ class GemmConfig:
         )
 
 
+def with_fields(config: GemmConfig, text: str) -> GemmConfig:
+    """`config` with the fields of `text` ("inflight=1,stages=5", from a
+    command line) replaced, each value converted to the field's type."""
+    from dataclasses import replace
+
+    changes = {}
+    for pair in text.split(","):
+        name, sep, value = pair.partition("=")
+        if not sep or not hasattr(config, name) or name == "fusion":
+            raise ValueError(f"expected field=value pairs of GemmConfig fields, but got {pair!r}")
+        kind = type(getattr(config, name))
+        if kind is bool:
+            changes[name] = value in ("1", "true", "True")
+        elif name == "tile_k":
+            changes[name] = None if value == "None" else int(value)
+        else:
+            changes[name] = kind(value)
+    return replace(config, **changes)
+
+
 def _one_of(value, allowed, what):
     if value not in allowed:
-        raise ValueError(f"{what} must be one of {', '.join(allowed)}, but got {value!r}")
+        raise ValueError(f"{what} must be one of {', '.join(map(str, allowed))}, but got {value!r}")
 
 
-def check_config(c: GemmConfig) -> None:
-    """Raise ValueError/TypeError naming the first field `c` gets wrong."""
+def check_config(c: GemmConfig) -> GemmConfig:
+    """`c`, or raise ValueError/TypeError naming the first field it gets
+    wrong."""
     from ... import lattice
     from .. import epilogue
 
@@ -150,6 +183,14 @@ def check_config(c: GemmConfig) -> None:
             f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
+    _checks.integer(c.consumer_rows, "consumer_rows", 64, 128)
+    _one_of(c.consumer_rows, (64, 128), "consumer_rows")
+    if c.consumer_rows == 128 and c.tile_n > 128:
+        # Two m64 accumulators hold tile_n f32 registers per thread.
+        raise ValueError(
+            f"tile_n must be at most 128 with consumer_rows 128 (its two accumulators take "
+            f"tile_n registers per thread), but got {c.tile_n}"
+        )
     row_elements = ROW_BYTES * 8 // ELEMENT_BITS[c.dtype]
     if c.k_tile != row_elements:
         raise ValueError(
@@ -160,6 +201,13 @@ def check_config(c: GemmConfig) -> None:
     _checks.integer(c.group_m, "group_m", 1, 64)
     _one_of(c.epilogue, ("registers", "tma"), "epilogue")
     _checks.integer(c.inflight, "inflight", 0, 1)
+    _checks.boolean(c.split_wait, "split_wait")
+    if c.split_wait and (c.consumer_rows, c.inflight) != (128, 1):
+        raise ValueError(
+            f"split_wait takes consumer_rows 128 and inflight 1 (it waits between two blocks' "
+            f"wgmmas for the previous group), but got consumer_rows={c.consumer_rows}, "
+            f"inflight={c.inflight}"
+        )
     _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
     _checks.boolean(c.defer_store_wait, "defer_store_wait")
     _checks.integer(c.cluster_m, "cluster_m", 1, 2)
@@ -200,6 +248,7 @@ def check_config(c: GemmConfig) -> None:
             f"cluster_m must be 1 with the {c.scheduler} scheduler (its units are single "
             f"tiles), but got {c.cluster_m}"
         )
+    return c
 
 
 # Configurations CI builds, verifies, protocol-checks and assembles.

@@ -63,14 +63,21 @@ def build_gemm(config: GemmConfig | None = None):
             f"{mainloop.stage_bytes} bytes need {dynamic_smem}"
         )
     threads = 128 * (1 + c.consumers)
-    module, entry, args = kernel_shell("gemm", KERNEL_SIGNATURE, threads, c.cluster_m)
+    # setmaxnreg needs the entry register count, which ptxas derives from
+    # the thread count only where a share of the register file is under its
+    # 255-register cap (384 threads: 168); with 256 it ignores setmaxnreg
+    # (C7508) unless told: at most the consumers' count, to increase to.
+    entry_registers = None if 65536 // threads < 256 else c.consumer_regs
+    module, entry, args = kernel_shell(
+        "gemm", KERNEL_SIGNATURE, threads, c.cluster_m, max_registers=entry_registers
+    )
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
             mainloop.bind(base)
             # Every CTA of a cluster releases each stage in every CTA of it.
             # Every consumer reading a stage releases it (ping-pong: one).
-            readers = c.tile_m // 64
+            readers = c.consumers if c.schedule == "cooperative" else 1
             ring = pipeline.Ring(gep(base, ring_at), c.stages, readers * c.cluster_m)
             v = _values(c, args, base, c_at)
             init = scf.IfOp(v.first)

@@ -6,7 +6,7 @@ warpgroup runs on it.
     ml = Mainloop(config)
     ml.stage_bytes, ml.boxes          # shared memory per stage, TMA boxes
     ml.load(ring, stage, stage_base, tm_a, tm_b, k0=, row=, col=, batch=, rank=)
-    acc = ml.mma(acc, stage, a_desc, b_desc, first=kt > 0)
+    accs = ml.mma(accs, stage, a_descs, b_desc, accumulate=kt > 0)
 
 A tile is TMA-loaded as boxes of one 128-byte swizzled row each: K-major
 boxes are (K row x up to 256 M/N rows); MN-major boxes are (64 M/N x K),
@@ -139,29 +139,36 @@ class Mainloop:
         )
 
     # ---------------------------------------------------------------- consumers
-    def descriptors(self, a_block):
-        """(A, B) descriptors of stage 0, k step 0, for the consumer
-        warpgroup reading A's 64-row block `a_block` (an i32 Value: the
-        consumer's index when consumers share a tile)."""
+    def descriptors(self, consumer):
+        """(A descriptors, one per 64-row block, B descriptor) of stage 0,
+        k step 0, for the consumer warpgroup whose rows start `consumer`
+        (an i32 Value: its index when consumers share a tile) consumer_rows
+        into the stage's A tile."""
         from ...dialects import arith
         from ...ir import IntegerType
         from .. import smem
         from .._ir import gep
 
         i32 = IntegerType.get_signless(32)
-        a_desc = smem.tile_descriptor(
-            gep(self.base, arith.muli(a_block, arith.constant(i32, self.a_rows.tile_bytes))),
-            self.a_rows,
-        )
+        blocks = self.config.consumer_rows // 64
+        first = arith.muli(consumer, arith.constant(i32, blocks * self.a_rows.tile_bytes))
+        a_descs = [
+            smem.tile_descriptor(
+                gep(self.base, arith.addi(first, arith.constant(i32, b * self.a_rows.tile_bytes))),
+                self.a_rows,
+            )
+            for b in range(blocks)
+        ]
         b_desc = smem.tile_descriptor(
             gep(self.base, arith.constant(i32, self.a.geometry.tile_bytes)), self.b.geometry
         )
-        return a_desc, b_desc
+        return a_descs, b_desc
 
-    def mma(self, acc, stage, a_desc, b_desc, *, accumulate):
-        """The wgmma steps over one stage's K; `accumulate` (an i1 Value)
-        is false on a tile's first stage, which overwrites the accumulator
-        instead of zeroing it first."""
+    def mma(self, accs, stage, a_descs, b_desc, *, accumulate):
+        """The wgmma steps over one stage's K, block after block (each
+        block's steps chain on its accumulator); `accumulate` (an i1 Value)
+        is false on a tile's first stage, which overwrites the accumulators
+        instead of zeroing them first."""
         from ...dialects import nvwgmma as wg
         from .. import smem
 
@@ -171,23 +178,26 @@ class Mainloop:
             transpose["transpose_a"] = True
         if c.b_major == "N":
             transpose["transpose_b"] = True
-        for step in range(self.a_rows.k_steps):
-            acc = wg.mma_async(
-                acc,
-                smem.step_descriptor(
-                    a_desc, self.a_rows, k_step=step, stage=stage, stage_bytes=self.stage_bytes
-                ),
-                smem.step_descriptor(
-                    b_desc,
-                    self.b.geometry,
-                    k_step=step,
-                    stage=stage,
-                    stage_bytes=self.stage_bytes,
-                ),
-                shape=(64, c.tile_n, self.k_instr),
-                a_type=c.dtype,
-                d_type="f32",
-                scale_d=accumulate if step == 0 else True,
-                **transpose,
-            )
-        return acc
+        out = []
+        for acc, a_desc in zip(accs, a_descs):
+            for step in range(self.a_rows.k_steps):
+                acc = wg.mma_async(
+                    acc,
+                    smem.step_descriptor(
+                        a_desc, self.a_rows, k_step=step, stage=stage, stage_bytes=self.stage_bytes
+                    ),
+                    smem.step_descriptor(
+                        b_desc,
+                        self.b.geometry,
+                        k_step=step,
+                        stage=stage,
+                        stage_bytes=self.stage_bytes,
+                    ),
+                    shape=(64, c.tile_n, self.k_instr),
+                    a_type=c.dtype,
+                    d_type="f32",
+                    scale_d=accumulate if step == 0 else True,
+                    **transpose,
+                )
+            out.append(acc)
+        return out

@@ -87,16 +87,17 @@ class _Roles:
                 scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j])
             scf.YieldOp([])
 
-    def consumer(self, consumer, a_block):
+    def consumer(self, consumer, a_start):
         """The consumer's set-up: registers, descriptors (its A rows start
-        `a_block` 64-row blocks into the stage), barrier, staging."""
+        `a_start` times consumer_rows into the stage), barrier, staging."""
         from ...dialects import arith, nvvm
         from .._ir import gep
 
         c, v, const = self.c, self.v, self.const
         nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
         self.consumer_index = consumer
-        self.descs = self.ml.descriptors(a_block)
+        self.descs = self.ml.descriptors(a_start)
+        self.blocks = c.consumer_rows // 64
         self.releaser = arith.cmpi(arith.CmpIPredicate.eq, v.wg_thread, const(0))
         # Named barrier 0 is __syncthreads; each consumer its own.
         self.store_barrier = arith.addi(consumer, const(1))
@@ -116,20 +117,32 @@ class _Roles:
             self.ring.consumer_release(stage, peers=self.v.peers)
             scf.YieldOp([])
 
+    def _release_previous(self, accumulate, it):
+        """Release the stage before ring position `it`: a previous K step
+        of this unit exists exactly when this one accumulates."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+
+        prev = scf.IfOp(accumulate)
+        with InsertionPoint(prev.then_block):
+            previous_stage, _ = self.ring.stage_and_phase(arith.subi(it, self.const(1)))
+            self._release(previous_stage)
+            scf.YieldOp([])
+
     def mainloop(self, work, start):
-        """(accumulator, ring position after) of `work`'s K stages, the
-        ring at position `start` (i32)."""
+        """(accumulators, one per 64-row block; ring position after) of
+        `work`'s K stages, the ring at position `start` (i32)."""
         from ...dialects import arith, scf
         from ...dialects import nvwgmma as wg
         from ...ir import InsertionPoint
 
         c, ring, const = self.c, self.ring, self.const
-        a_desc, b_desc = self.descs
+        a_descs, b_desc = self.descs
         # An empty K range (more split-K parts than K stages) adds zeros.
-        acc0 = wg.zero_accumulator("f32", c.tile_n)
-        main = scf.ForOp(work.k_first, work.k_end, self.c1, [acc0, start])
+        acc0 = [wg.zero_accumulator("f32", c.tile_n) for _ in range(self.blocks)]
+        main = scf.ForOp(work.k_first, work.k_end, self.c1, [*acc0, start])
         with InsertionPoint(main.body):
-            acc, it = main.inner_iter_args
+            *accs, it = main.inner_iter_args
             kt = arith.index_cast(self.i32, main.induction_variable)
             first_k = arith.index_cast(self.i32, work.k_first)
             stage, phase = ring.stage_and_phase(it)
@@ -137,21 +150,30 @@ class _Roles:
             wg.fence()
             # The first K step of a tile overwrites: no zeroing pass.
             accumulate = arith.cmpi(arith.CmpIPredicate.ugt, kt, first_k)
-            acc = self.ml.mma(acc, stage, a_desc, b_desc, accumulate=accumulate)
-            wg.commit_group()
-            # With one group in flight, the previous group has completed
-            # and its stage can be refilled; with none, this one has.
-            wg.wait_group(c.inflight)
-            if c.inflight:  # a previous K step exists exactly when this one accumulates
-                prev = scf.IfOp(accumulate)
-                with InsertionPoint(prev.then_block):
-                    previous_stage, _ = ring.stage_and_phase(arith.subi(it, const(1)))
-                    self._release(previous_stage)
-                    scf.YieldOp([])
+            if c.split_wait:
+                # The first block's wgmmas keep the tensor cores busy while
+                # the previous stage's group completes and is released.
+                # (Its own group: ptxas makes a wait cover every wgmma issued.)
+                first = self.ml.mma(accs[:1], stage, a_descs[:1], b_desc, accumulate=accumulate)
+                wg.commit_group()
+                wg.wait_group(1)
+                self._release_previous(accumulate, it)
+                wg.fence()
+                rest = self.ml.mma(accs[1:], stage, a_descs[1:], b_desc, accumulate=accumulate)
+                accs = first + rest
+                wg.commit_group()
             else:
-                self._release(stage)
-            scf.YieldOp([acc, arith.addi(it, const(1))])
-        end = main.results[1]
+                accs = self.ml.mma(accs, stage, a_descs, b_desc, accumulate=accumulate)
+                wg.commit_group()
+                # With one group in flight, the previous group has completed
+                # and its stage can be refilled; with none, this one has.
+                wg.wait_group(c.inflight)
+                if c.inflight:
+                    self._release_previous(accumulate, it)
+                else:
+                    self._release(stage)
+            scf.YieldOp([*accs, arith.addi(it, const(1))])
+        *accs, end = main.results
         if c.inflight:
             wg.wait_group(0)
             last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, end, start))
@@ -159,23 +181,29 @@ class _Roles:
                 last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))
                 self._release(last_stage)
                 scf.YieldOp([])
-        return main.results[0], end
+        return accs, end
 
-    def finish_tile(self, work, acc, row):
-        """Store the accumulator whose first row is `row` -- or, for a
-        split tile, hand it on or add the partials first."""
-        v, thread, barrier = self.v, self.v.wg_thread, self.store_barrier
+    def finish_tile(self, work, accs, row):
+        """Store the accumulators (64-row blocks) whose first row is `row`
+        -- or, for a split tile, hand each on or add its partials first."""
+        from ...dialects import arith
 
-        def store(acc):
-            self.epilogue.store(acc, row=row, col=work.col, thread=thread, staging=self.staging,
-                                barrier=barrier, tm_c=v.tm_c, c_ptr=v.c_ptr,
-                                operands=v.operands, batch=work.batch)  # fmt: skip
+        v, thread, barrier, const = self.v, self.v.wg_thread, self.store_barrier, self.const
+        first = self.consumer_index if self.c.schedule == "cooperative" else const(0)
+        for b, acc in enumerate(accs):
+            row_b = row if b == 0 else arith.addi(row, const(64 * b))
 
-        if self.workspace is None:
-            store(acc)
-        else:
-            part = self.consumer_index if self.c.schedule == "cooperative" else self.const(0)
-            _fixup(work, acc, self.scheduler, self.workspace, store, part, thread, barrier)
+            def store(acc, row_b=row_b, b=b):
+                self.epilogue.store(acc, row=row_b, col=work.col, thread=thread,
+                                    staging=self.staging, barrier=barrier, tm_c=v.tm_c,
+                                    c_ptr=v.c_ptr, operands=v.operands, batch=work.batch,
+                                    block=b)  # fmt: skip
+
+            if self.workspace is None:
+                store(acc)
+            else:
+                part = arith.addi(arith.muli(first, const(self.blocks)), const(b))
+                _fixup(work, acc, self.scheduler, self.workspace, store, part, thread, barrier)
 
     def done(self):
         self.epilogue.finish(barrier=self.store_barrier, thread=self.v.wg_thread)
@@ -206,12 +234,13 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, wo
     r = _Roles(config, v, ring, mainloop, epilogue, scheduler, workspace)
 
     def consumer(index):
-        r.consumer(index, a_block=index)
+        r.consumer(index, a_start=index)
         tiles = scf.ForOp(*scheduler.units(), [r.const(0)])
         with InsertionPoint(tiles.body):
             work = scheduler.work(tiles.induction_variable)
-            acc, end = r.mainloop(work, tiles.inner_iter_args[0])
-            r.finish_tile(work, acc, arith.addi(work.row, arith.muli(index, r.const(64))))
+            accs, end = r.mainloop(work, tiles.inner_iter_args[0])
+            row = arith.addi(work.row, arith.muli(index, r.const(config.consumer_rows)))
+            r.finish_tile(work, accs, row)
             scf.YieldOp([end])
         r.done()
 
@@ -239,7 +268,7 @@ def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, works
     threads = const(256)
 
     def consumer(index):
-        r.consumer(index, a_block=const(0))
+        r.consumer(index, a_start=const(0))
         first, end, step = scheduler.units()
         mine_turn = arith.addi(const(_TURN_BARRIERS[0]), index)
         other_turn = arith.subi(const(_TURN_BARRIERS[0] + _TURN_BARRIERS[1]), mine_turn)
@@ -254,13 +283,13 @@ def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, works
                 with InsertionPoint(waits.then_block):
                     nvvm.BarrierOp(None, barrierId=mine_turn, numberOfThreads=threads)
                     scf.YieldOp([])
-                acc, after = r.mainloop(work, start)
+                accs, after = r.mainloop(work, start)
                 next_unit = arith.addi(tiles.induction_variable, step)
                 more = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, next_unit, end))
                 with InsertionPoint(more.then_block):
                     nvvm.barrier_arrive(threads, barrier_id=other_turn)
                     scf.YieldOp([])
-                r.finish_tile(work, acc, work.row)
+                r.finish_tile(work, accs, work.row)
                 scf.YieldOp([after])
             with InsertionPoint(turn.else_block):
                 # The other consumer's unit: skip its stages of the ring.

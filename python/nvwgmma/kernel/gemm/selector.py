@@ -12,7 +12,10 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    (one wave, where 128 x 256 leaves a quarter of the SMs idle and
    128 x 128 needs a second, mostly empty wave).
 3. Else, at least half a wave of 128 x 128 tiles: the 128 x 128 tile
-   (6 stages), data-parallel: twice the tiles, so most SMs work.
+   (6 stages), data-parallel: twice the tiles, so most SMs work -- one
+   consumer warpgroup of 128 rows (two m64 wgmmas per K step on the same
+   B) that waits for the previous stage between its two blocks, so the
+   tensor cores never drain (cuBLAS's kernel for these shapes).
 4. Else (few output tiles: small M and N): 64 x 128 tiles (one consumer
    warpgroup, 8 stages) with their K split in S parts so that tiles x S is
    about one wave, each part keeping at least 4 K stages (split-K; S = 1:
@@ -32,7 +35,9 @@ tiles leave most SMs idle (QKV, O and down at M = 128), split-K of them
 measured 1.16-1.79x faster than rule 3's kernel; rule 4's 64-row tiles
 (what cuBLAS runs there: bench/gemm/cublas_kernels.py) then ran faster
 still on H100: bf16 QKV 0.81 -> 0.95x torch, O 1.12 -> 1.37, down 1.00 ->
-1.09 (docs/performance.md).
+1.09 (docs/performance.md). Rule 3's one-warpgroup consumer (H100,
+bench/gemm/variants.py --set rows128): 1.009x torch on O at M = 512
+where two 64-row consumers ran 0.955x, 0.913x vs 0.892x on down.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ H100_SMS = 132
 # The fewest K stages a split-K part keeps: below it, the fix-up's
 # partial traffic outweighs the parallelism bought.
 MIN_PART_STAGES = 4
+# Rule 3's consumer: one warpgroup computes all 128 rows of the tile.
+ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, inflight=1, split_wait=True)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -112,7 +119,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return with_tile(base, 192)
     narrow = batch * _ceil(m, 128) * _ceil(n, 128)
     if 2 * narrow >= sms:
-        return with_tile(base, 128)
+        return with_tile(base, 128, **ONE_WARPGROUP_TILE)
     # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
     # that tiles x parts is about a wave.
     small = with_tile(base, 128, consumers=1, max_stages=16)

@@ -36,10 +36,11 @@ class Epilogue:
         else:  # fp8 C leaves from registers; its map is not read
             self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
 
-    def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, operands):
-        """Store a consumer warpgroup's m64 x tile_n accumulator `acc`, whose
-        first element is C[batch, row, col] (i32 Values), clipped to the
-        operands' m x n."""
+    def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, operands,
+              block=0):  # fmt: skip
+        """Store a consumer warpgroup's m64 x tile_n accumulator `acc` (its
+        64-row `block`), whose first element is C[batch, row, col] (i32
+        Values), clipped to the operands' m x n."""
         from ...dialects import arith
 
         c = self.config
@@ -68,9 +69,9 @@ class Epilogue:
             )
             return
         for h in range(c.epilogue_chunks):
-            if c.defer_store_wait or h:
-                # The previous store (of this tile's last chunk or the last
-                # tile's) has read it.
+            if c.defer_store_wait or h or block:
+                # The previous store (of this tile's last chunk or block, or
+                # the last tile's) has read it.
                 epilogue.wait_store_read(barrier_id=barrier, thread=thread)
             epilogue.stage_accumulator(
                 acc,
