@@ -3,14 +3,16 @@ pieces (mainloop, epilogue, tile scheduler).
 
 Cooperative (`cooperative`): warpgroup 0 is the producer (one thread
 issues every TMA load of the ring, 40 registers); the `consumers`
-warpgroups (232 registers) all work on the same tile, 64 rows each, each
-releasing a stage as soon as the wgmma group that read it completed, then
+warpgroups (232 registers) all work on the same tile, `consumer_rows` (64
+or 128) rows each, each releasing a stage as soon as the wgmma group that
+read it completed (with `split_wait`, a 128-row consumer waits for it
+between its two 64-row blocks), then
 storing their rows through the epilogue while the producer already fills
 the ring for the next tile.
 
 Ping-pong (`pingpong`): two consumers take the CTA's tiles in turn, each a
-whole 64-row tile; while one stores, the other's wgmmas keep the tensor
-cores busy.
+whole tile of `consumer_rows` rows; while one stores, the other's wgmmas
+keep the tensor cores busy.
 """
 
 from __future__ import annotations
@@ -227,7 +229,7 @@ def _split_roles(v, producer, consumer):
 def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, workspace=None):
     """Emit the producer and consumer roles at the insertion point;
     `workspace` (a fixup.Workspace) carries partials between CTAs when the
-    scheduler splits tiles' K. Consumers share each tile, 64 rows each."""
+    scheduler splits tiles' K. Consumers share each tile, consumer_rows each."""
     from ...dialects import arith, scf
     from ...ir import InsertionPoint
 
@@ -254,7 +256,7 @@ _TURN_BARRIERS = (3, 4)
 
 def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, workspace=None):
     """Emit the producer and two consumers that take the CTA's work units
-    in turn (unit j: consumer j mod 2), each a whole 64-row tile: one
+    in turn (unit j: consumer j mod 2), each a whole tile: one
     consumer's epilogue (or fix-up) overlaps the other's mainloop. The
     mainloops run strictly in unit order: before unit j > 0 its consumer
     waits on its turn barrier, which the other consumer arrives on as soon
