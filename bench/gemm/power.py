@@ -176,19 +176,14 @@ def measure(m, n, k, configs: dict, rounds: int, seconds: float, query: str) -> 
     short ones, rounds interleaved."""
     import numpy as np
     import torch
-    from nvwgmma.kernel.gemm.launch import prepare
     from run import _interleaved
-    from shapes import bound, problem
+    from shapes import bound, launched, problem
 
     a, w, check = problem(m, n, k)
     impls = {"torch.matmul": lambda a=a, w=w: torch.matmul(a, w.T)}
     errors = {}
     for label, config in configs.items():
-        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-        launch, _ = prepare(a, w.T, out=c, config=config)
-        launch()
-        errors[label] = check(c)
-        impls[label] = launch
+        impls[label], errors[label], _ = launched(a, w, config, check)
     ok = all(np.isfinite(e) and e <= bound(k, "bf16") for e in errors.values())
     # From a cold or idle GPU, power and temperature take seconds to settle.
     _sampled(impls["torch.matmul"], 3.0, warm=0.0, query=query)

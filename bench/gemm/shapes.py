@@ -106,6 +106,29 @@ def problem(m: int, n: int, k: int, fp8: bool = False):
     return a, w, check
 
 
+def launched(a, w, config, check, rerun: bool = False):
+    """(launch, error, identical): `config`'s kernel prepared on C = A Wᵀ
+    (bf16 C, NaN-filled first), launched once and its error taken by
+    `check`; with `rerun`, C is NaN-filled again, the kernel relaunched
+    and `identical` says whether C came back bit for bit (else None)."""
+    import torch
+    from nvwgmma.kernel.gemm.launch import prepare
+
+    m, n = a.shape[0], w.shape[0]
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    launch, _ = prepare(a, w.T, out=c, config=config)
+    launch()
+    error = check(c)
+    identical = None
+    if rerun:
+        first = c.clone()
+        c.fill_(float("nan"))
+        launch()
+        torch.cuda.synchronize()
+        identical = bool(torch.equal(first, c))
+    return launch, error, identical
+
+
 def _config_of(meta):
     from nvwgmma.kernel.gemm import GemmConfig
 
@@ -116,7 +139,6 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
         candidates: str | None = None) -> int:  # fmt: skip
     import numpy as np
     import torch
-    from nvwgmma.kernel.gemm.launch import prepare
     from run import _gpu_info, _interleaved, write_results
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -159,15 +181,10 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
         )
         for key in [entry["chosen"], *tried]:
             config = _config_of(metas[key])
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-            launch, _ = prepare(a, w.T, out=c, config=config)
-            launch()
-            err = check(c)
-            if config.scheduler != "persistent":
-                first = c.clone()
-                launch()
-                torch.cuda.synchronize()
-                deterministic[key] = bool(torch.equal(first, c))
+            split = config.scheduler != "persistent"
+            launch, err, identical = launched(a, w, config, check, rerun=split)
+            if split:
+                deterministic[key] = identical
             name = "chosen" if key == entry["chosen"] else key
             impls[name] = launch
             errors[name] = err

@@ -120,9 +120,8 @@ def generate(out_dir: str, name: str) -> None:
 
 def run(out_dir: str, rounds: int) -> int:
     import torch
-    from nvwgmma.kernel.gemm.launch import prepare
     from run import _gpu_info, _interleaved, write_results
-    from shapes import _config_of, bound, problem
+    from shapes import _config_of, bound, launched, problem
 
     torch.backends.cuda.matmul.allow_tf32 = False
     info = _gpu_info()
@@ -135,15 +134,7 @@ def run(out_dir: str, rounds: int) -> int:
         checks = {}
         for kernel in plan["kernels"]:
             meta = json.load(open(os.path.join(out_dir, "ptx", kernel["key"] + ".json")))
-            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
-            launch, _ = prepare(a, w.T, out=c, config=_config_of(meta))
-            launch()
-            error = check(c)
-            first = c.clone()
-            c.fill_(float("nan"))
-            launch()
-            torch.cuda.synchronize()
-            same = bool(torch.equal(first, c))
+            launch, error, same = launched(a, w, _config_of(meta), check, rerun=True)
             ok = error <= bound(k, "bf16") and same
             failed += not ok
             checks[kernel["label"]] = {"error": error, "rerun_identical": same, "ok": ok}

@@ -183,8 +183,7 @@ def check_config(c: GemmConfig) -> GemmConfig:
             f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
-    _checks.integer(c.consumer_rows, "consumer_rows", 64, 128)
-    _one_of(c.consumer_rows, (64, 128), "consumer_rows")
+    _one_of(_checks.integer(c.consumer_rows, "consumer_rows"), (64, 128), "consumer_rows")
     if c.consumer_rows == 128 and c.tile_n > 128:
         # Two m64 accumulators hold tile_n f32 registers per thread.
         raise ValueError(

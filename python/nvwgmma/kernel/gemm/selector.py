@@ -36,8 +36,9 @@ measured 1.16-1.79x faster than rule 3's kernel; rule 4's 64-row tiles
 (what cuBLAS runs there: bench/gemm/cublas_kernels.py) then ran faster
 still on H100: bf16 QKV 0.81 -> 0.95x torch, O 1.12 -> 1.37, down 1.00 ->
 1.09 (docs/performance.md). Rule 3's one-warpgroup consumer (H100,
-bench/gemm/variants.py --set rows128): 1.009x torch on O at M = 512
-where two 64-row consumers ran 0.955x, 0.913x vs 0.892x on down.
+bench/gemm/variants.py --set rows128, two runs): 1.009 / 1.022x torch on
+O at M = 512 where two 64-row consumers ran 0.955 / 0.955x; on down at
+M = 512 the two are level (0.913 / 0.936 against 0.892 / 0.946).
 """
 
 from __future__ import annotations
