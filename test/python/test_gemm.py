@@ -63,6 +63,17 @@ def _library_configs():
             epilogue="registers",
         ),  # fmt: skip
         GemmConfig(tile_n=128, consumers=1, consumer_rows=128, stages=6, cluster_m=2),
+        # Split wait on one 64-row block: the stage's K steps in two groups.
+        GemmConfig(inflight=1, split_wait=True),
+        GemmConfig(
+            tile_n=128,
+            consumers=1,
+            stages=8,
+            inflight=1,
+            split_wait=True,
+            scheduler="split_k",
+            splits=2,
+        ),  # fmt: skip
     ]
 
 
@@ -85,6 +96,34 @@ def test_gemm_configuration_assembles_cleanly(ctx, index):
     assert ptx.count(wgmma) == 4 * config.consumer_rows // 64
     # 256-thread kernels name their entry registers, or ptxas drops setmaxnreg.
     assert (".maxnreg" in ptx) == (config.consumers == 1)
+
+
+@pytest.mark.parametrize(
+    "fields,groups",
+    [
+        # Two 64-row blocks: each block's four K steps are a group.
+        (dict(tile_n=128, consumers=1, consumer_rows=128, stages=6), [4, 4]),
+        # One block: the stage's first two K steps, then its last two.
+        (dict(), [2, 2]),
+    ],
+)
+def test_split_wait_waits_for_the_previous_stage_between_two_groups(ctx, fields, groups):
+    import re
+
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+
+    config = GemmConfig(inflight=1, split_wait=True, **fields)
+    ptx = compile_to_ptx(build_gemm(config)[0])
+    # Each group: a fence, its wgmmas, a commit (however the loop is laid out).
+    found = [
+        g.count("wgmma.mma_async") for g in re.findall(r"wgmma\.fence.*?commit_group", ptx, re.S)
+    ]
+    assert found == groups
+    # The first group's commit is followed at once by the wait for the
+    # previous stage's group; the only other wait drains the last one.
+    assert re.search(r"commit_group\.sync\.aligned;\s+wgmma\.wait_group\.sync\.aligned\s+1;", ptx)
+    assert re.findall(r"wait_group\.sync\.aligned\s+(\d)", ptx) == ["1", "0"]
 
 
 def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
@@ -149,8 +188,8 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         ),
         (
             dict(tile_n=128, consumer_rows=128, split_wait=True),
-            "split_wait takes consumer_rows 128 and inflight 1 .* but got consumer_rows=128, "
-            "inflight=0",
+            "split_wait takes inflight 1 .it waits for the previous stage's group between a "
+            "stage's two wgmma groups., but got inflight=0",
         ),
         (dict(split_wait=1), "split_wait must be a bool"),
     ],

@@ -45,10 +45,11 @@ class GemmConfig:
     # release by an iteration, which costs a stage of prefetch depth; with
     # 3 stages that costs more than it buys (bench/gemm ablation).
     inflight: int = 0
-    # With consumer_rows 128 and inflight 1: wait for the previous stage's
-    # group between the two blocks' wgmmas (cuBLAS's order) -- the first
-    # block's keep the tensor cores busy through the wait, and the stage is
-    # released half a stage earlier than after both.
+    # With inflight 1: issue a stage's wgmmas as two groups -- the two
+    # 64-row blocks (consumer_rows 128, cuBLAS's order), or the two halves
+    # of the stage's K steps -- and wait for the previous stage's group
+    # between them: the first group keeps the tensor cores busy through the
+    # wait, and the stage is released half a stage earlier than after both.
     split_wait: bool = False
     # The TMA epilogue stages C in `epilogue_chunks` column chunks through
     # one chunk-sized buffer per consumer: 2 chunks free the shared memory
@@ -201,11 +202,10 @@ def check_config(c: GemmConfig) -> GemmConfig:
     _one_of(c.epilogue, ("registers", "tma"), "epilogue")
     _checks.integer(c.inflight, "inflight", 0, 1)
     _checks.boolean(c.split_wait, "split_wait")
-    if c.split_wait and (c.consumer_rows, c.inflight) != (128, 1):
+    if c.split_wait and c.inflight != 1:
         raise ValueError(
-            f"split_wait takes consumer_rows 128 and inflight 1 (it waits between two blocks' "
-            f"wgmmas for the previous group), but got consumer_rows={c.consumer_rows}, "
-            f"inflight={c.inflight}"
+            f"split_wait takes inflight 1 (it waits for the previous stage's group between a "
+            f"stage's two wgmma groups), but got inflight={c.inflight}"
         )
     _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
     _checks.boolean(c.defer_store_wait, "defer_store_wait")

@@ -164,11 +164,12 @@ class Mainloop:
         )
         return a_descs, b_desc
 
-    def mma(self, accs, stage, a_descs, b_desc, *, accumulate):
-        """The wgmma steps over one stage's K, block after block (each
-        block's steps chain on its accumulator); `accumulate` (an i1 Value)
-        is false on a tile's first stage, which overwrites the accumulators
-        instead of zeroing them first."""
+    def mma(self, accs, stage, a_descs, b_desc, *, accumulate, blocks=None, steps=None):
+        """`accs` after the wgmma steps over one stage's K, block after
+        block (each block's steps chain on its accumulator) -- or only the
+        blocks `blocks` and K steps `steps` (ranges); `accumulate` (an i1
+        Value) is false on a tile's first stage, which overwrites the
+        accumulators instead of zeroing them first."""
         from ...dialects import nvwgmma as wg
         from .. import smem
 
@@ -178,13 +179,18 @@ class Mainloop:
             transpose["transpose_a"] = True
         if c.b_major == "N":
             transpose["transpose_b"] = True
-        out = []
-        for acc, a_desc in zip(accs, a_descs):
-            for step in range(self.a_rows.k_steps):
+        out = list(accs)
+        for b in range(len(accs)) if blocks is None else blocks:
+            acc = accs[b]
+            for step in range(self.a_rows.k_steps) if steps is None else steps:
                 acc = wg.mma_async(
                     acc,
                     smem.step_descriptor(
-                        a_desc, self.a_rows, k_step=step, stage=stage, stage_bytes=self.stage_bytes
+                        a_descs[b],
+                        self.a_rows,
+                        k_step=step,
+                        stage=stage,
+                        stage_bytes=self.stage_bytes,
                     ),
                     smem.step_descriptor(
                         b_desc,
@@ -199,5 +205,5 @@ class Mainloop:
                     scale_d=accumulate if step == 0 else True,
                     **transpose,
                 )
-            out.append(acc)
+            out[b] = acc
         return out

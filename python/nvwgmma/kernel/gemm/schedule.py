@@ -131,6 +131,15 @@ class _Roles:
             self._release(previous_stage)
             scf.YieldOp([])
 
+    def _halves(self):
+        """The two wgmma groups of a split-wait stage: the first block, then
+        the second; or, for one block, the first half of its K steps, then
+        the second."""
+        if self.blocks > 1:
+            return dict(blocks=range(0, 1)), dict(blocks=range(1, self.blocks))
+        k_steps = self.ml.a_rows.k_steps
+        return dict(steps=range(0, k_steps // 2)), dict(steps=range(k_steps // 2, k_steps))
+
     def mainloop(self, work, start):
         """(accumulators, one per 64-row block; ring position after) of
         `work`'s K stages, the ring at position `start` (i32)."""
@@ -156,13 +165,14 @@ class _Roles:
                 # The first block's wgmmas keep the tensor cores busy while
                 # the previous stage's group completes and is released.
                 # (Its own group: ptxas makes a wait cover every wgmma issued.)
-                first = self.ml.mma(accs[:1], stage, a_descs[:1], b_desc, accumulate=accumulate)
+                # With one block, the first half of the stage's K steps does.
+                first, rest = self._halves()
+                accs = self.ml.mma(accs, stage, a_descs, b_desc, accumulate=accumulate, **first)
                 wg.commit_group()
                 wg.wait_group(1)
                 self._release_previous(accumulate, it)
                 wg.fence()
-                rest = self.ml.mma(accs[1:], stage, a_descs[1:], b_desc, accumulate=accumulate)
-                accs = first + rest
+                accs = self.ml.mma(accs, stage, a_descs, b_desc, accumulate=accumulate, **rest)
                 wg.commit_group()
             else:
                 accs = self.ml.mma(accs, stage, a_descs, b_desc, accumulate=accumulate)
