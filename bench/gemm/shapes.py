@@ -108,14 +108,16 @@ def problem(m: int, n: int, k: int, fp8: bool = False):
 
 def launched(a, w, config, check, rerun: bool = False):
     """(launch, error, identical): `config`'s kernel prepared on C = A Wᵀ
-    (bf16 C, NaN-filled first), launched once and its error taken by
-    `check`; with `rerun`, C is NaN-filled again, the kernel relaunched
-    and `identical` says whether C came back bit for bit (else None)."""
+    (C of the config's out_dtype, NaN-filled first), launched once and its
+    error taken by `check`; with `rerun`, C is NaN-filled again, the kernel
+    relaunched and `identical` says whether C came back bit for bit (else
+    None)."""
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
 
     m, n = a.shape[0], w.shape[0]
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+    out_t = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=out_t[config.out_dtype])
     launch, _ = prepare(a, w.T, out=c, config=config)
     launch()
     error = check(c)

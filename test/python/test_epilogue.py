@@ -92,17 +92,11 @@ def test_refuses_mismatched_accumulator(ctx):
             )
 
 
-@pytest.mark.parametrize("first,width", [(0, 64), (32, 32), (0, 128)])
-def test_f32_staging_is_the_swizzled_tma_layout(ctx, first, width):
-    """stage_accumulator(out_type="f32"): interpreting each 8-byte store for
-    every thread, undoing the 128-byte swizzle gives back (row, column) of
-    the register pair it holds, and the chunk's blocks are covered once."""
+def _staging_kernel(n, out_type, first, width, swizzle):
     from nvwgmma import ir
     from nvwgmma.dialects import nvwgmma as wg
     from nvwgmma.kernel import epilogue
-    from nvwgmma.layouts import accumulator_map
 
-    n = 128
     module = ir.Module.parse(
         "llvm.func @k(%s: !llvm.ptr<3>, %t: i32) attributes {nvvm.kernel} { llvm.return }"
     )
@@ -110,27 +104,94 @@ def test_f32_staging_is_the_swizzled_tma_layout(ctx, first, width):
     smem, t = block.arguments
     with ir.InsertionPoint(block.operations[0]):
         acc = wg.zero_accumulator("f32", n)
-        epilogue.stage_accumulator(
-            acc, smem, d_type="f32", n=n, out_type="f32", thread=t, columns=(first, width)
-        )
+        epilogue.stage_accumulator(acc, smem, d_type="f32", n=n, out_type=out_type, thread=t,
+                                   columns=(first, width), swizzle=swizzle)  # fmt: skip
     module.operation.verify()
+    return module, block, t
+
+
+def _unswizzle(offset, swizzle):
+    """(block, row, byte) of a staging offset: the swizzle XORs the 16-byte
+    chunk with bits 7.. of the offset (128B: 3 of them, 64B: 2)."""
+    block_bytes = 64 * swizzle
+    blk, within = divmod(offset, block_bytes)
+    within ^= ((within >> 7) & (swizzle // 16 - 1)) << 4
+    return (blk, *divmod(within, swizzle))
+
+
+@pytest.mark.parametrize(
+    "n,first,width,swizzle",
+    [(128, 0, 64, 128), (128, 32, 32, 128), (128, 0, 128, 128), (112, 0, 112, 64),
+     (112, 48, 64, 64)],
+)  # fmt: skip
+def test_f32_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle):
+    """stage_accumulator(out_type="f32"): interpreting each 8-byte store for
+    every thread, undoing the swizzle gives back (row, column) of the
+    register pair it holds, and the chunk's blocks are covered once."""
+    from nvwgmma.kernel import epilogue
+    from nvwgmma.layouts import accumulator_map
+
+    _module, block, t = _staging_kernel(n, "f32", first, width, swizzle)
     stores = [op for op in block.operations if op.name == "llvm.store"]
     assert len(stores) == width // 4
-    assert epilogue.staging_bytes(width, "f32") == width // 32 * 8192
+    columns = swizzle // 4
+    assert epilogue.staging_bytes(width, "f32", swizzle) == width // columns * 64 * swizzle
     thread_of = accumulator_map("f32", n)[0]
     hit = np.zeros((64, width), int)
     for thread in range(128):
         for store in stores:
             offset = evaluate(store.operands[1].owner.operands[1], {t: thread})
             assert offset % 8 == 0
-            blk, within = divmod(offset, 8192)
-            row, swizzled = divmod(within, 128)
-            byte = swizzled ^ ((row % 8) << 4)
-            col = first + 32 * blk + byte // 4
+            blk, row, byte = _unswizzle(offset, swizzle)
+            col = first + columns * blk + byte // 4
             for k in range(2):
                 assert thread_of[row, col + k] == thread
                 hit[row, col + k - first] += 1
     assert (hit == 1).all()
+
+
+@pytest.mark.parametrize(
+    "n,first,width,swizzle",
+    [(256, 0, 256, 128), (256, 64, 128, 128), (224, 0, 224, 64), (96, 32, 64, 64)],
+)
+def test_16bit_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle):
+    """stage_accumulator(out_type="bf16"): each stmatrix takes, from lane l
+    of warp w, the address of row l % 8 of 8 x 8 matrix l / 8 of its
+    16-column group -- accumulator rows 16 w + 8 ((l / 8) % 2) + l % 8,
+    columns + 8 (l / 16); undoing the swizzle must give exactly that row
+    and column, and the chunk's blocks are covered once."""
+    from nvwgmma.kernel import epilogue
+
+    _module, block, t = _staging_kernel(n, "bf16", first, width, swizzle)
+    stmatrix = [op for op in block.operations if op.name == "nvvm.stmatrix"]
+    assert len(stmatrix) == width // 16
+    columns = swizzle // 2
+    assert epilogue.staging_bytes(width, "bf16", swizzle) == width // columns * 64 * swizzle
+    hit = np.zeros((64, width), int)
+    for thread in range(128):
+        warp, lane = divmod(thread, 32)
+        for group, op in enumerate(stmatrix, start=first // 16):
+            offset = evaluate(op.operands[0].owner.operands[1], {t: thread})
+            blk, row, byte = _unswizzle(offset, swizzle)
+            assert byte % 16 == 0
+            col = first + columns * blk + byte // 2
+            assert row == 16 * warp + 8 * (lane // 8 % 2) + lane % 8
+            assert col == 16 * group + 8 * (lane // 16)
+            hit[row, col - first : col - first + 8] += 1
+    assert (hit == 1).all()
+
+
+def test_staging_swizzle_is_the_widest_that_tiles_the_columns():
+    from nvwgmma.kernel import epilogue
+
+    assert [epilogue.staging_swizzle(n) for n in (256, 192, 224, 96, 32)] == [128] * 2 + [64] * 3
+    assert [epilogue.staging_swizzle(n, "f32") for n in (128, 224, 48)] == [128, 128, 64]
+    with pytest.raises(ValueError, match="n must be a multiple of 32 for a swizzled bf16 staging"):
+        epilogue.staging_swizzle(200)
+    with pytest.raises(ValueError, match="swizzle must be 128 or 64 .bytes per row., but got 32"):
+        epilogue.staging_bytes(64, "bf16", 32)
+    with pytest.raises(ValueError, match="n must be a multiple of 64 for a 128B-swizzled bf16"):
+        epilogue.staging_bytes(224, "bf16")
 
 
 @pytest.mark.parametrize("between", [(), (3,)])

@@ -23,12 +23,16 @@ def _pick(m, name, **kw):
         # A full wave of 128 x 256 tiles: the wide tile.
         (2048, "QKV", (128, 256, 3, "persistent", 1)),
         (8192, "down", (128, 256, 3, "persistent", 1)),
-        (512, "gate/up", (128, 256, 3, "persistent", 1)),
+        (2048, "gate/up", (128, 256, 3, "persistent", 1)),
+        # 28672 = 128 x 224: 128 x 224 tiles fill their waves (97 %) where
+        # 128 x 256 (rule 1 at M = 512) and 128 x 128 (rule 3 at M = 128) fill 85 %.
+        (512, "gate/up", (128, 224, 3, "persistent", 1)),
+        (128, "gate/up", (128, 224, 3, "persistent", 1)),
         # 128 x 192 tiles fill one wave (4 x 32 = 128 of 132 SMs).
         (512, "QKV", (128, 192, 4, "persistent", 1)),
         # Half a wave of 128 x 128 tiles: the narrow one, 6 stages.
         (512, "O", (128, 128, 6, "persistent", 1)),
-        (128, "gate/up", (128, 128, 6, "persistent", 1)),
+        (512, "down", (128, 128, 6, "persistent", 1)),
         # Fewer: 64 x 128 tiles (8 stages), split-K to about a wave of
         # parts, each >= 4 K stages: 96 tiles stay whole, 64 split in 2.
         (128, "QKV", (64, 128, 8, "persistent", 1)),
@@ -55,6 +59,29 @@ def test_rule_3_runs_one_warpgroup_per_tile():
     # Other rules keep 64-row consumers.
     assert select_config(4096, 4096, 4096).consumer_rows == 64
     assert select_config(128, 4096, 4096).consumer_rows == 64
+
+
+def test_wave_filling_tile_needs_full_waves_and_a_clear_gain():
+    from nvwgmma.kernel.gemm import GemmConfig, select_config
+    from nvwgmma.kernel.gemm.selector import wave_fill
+
+    # 512 x 28672: 4 x 112 = 448 wide tiles in 4 waves of 132 (84.8 %);
+    # 4 x 128 = 512 tiles of 128 x 224 in 4 waves (97.0 %).
+    assert round(wave_fill(GemmConfig(), 512, 28672, 1, 132), 3) == 0.848
+    assert round(wave_fill(GemmConfig(tile_n=224), 512, 28672, 1, 132), 3) == 0.970
+    # Two SMs fewer: 512 tiles take 4 waves of 130 (98.5 %), 448 take 4 (86.2 %).
+    assert select_config(512, 28672, 4096, sms=130).tile_n == 224
+    # 1000 x 14336: 224 fills 94.7 %, under 95 %: the wide tile stays.
+    assert select_config(1000, 14336, 4096).tile_n == 256
+    # 2048 x 28672: both fill 97.0 %: no gain, the wide tile stays.
+    assert select_config(2048, 28672, 4096).tile_n == 256
+    # Rule 2 (one wave of 128 x 192) is not second-guessed.
+    assert select_config(512, 6144, 4096).tile_n == 192
+    # The wave tile keeps the problem's epilogue: f32 C in two chunks of
+    # 112 columns (64-byte staging blocks), fp8 inputs.
+    c = select_config(512, 28672, 4096, out_dtype="f32")
+    assert (c.tile_n, c.epilogue, c.epilogue_chunks) == (224, "tma", 2)
+    assert select_config(512, 28672, 4096, dtype="e4m3").tile_n == 224
 
 
 def test_split_k_keeps_parts_long():
@@ -166,7 +193,7 @@ def _returnable():
     pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
              ("bf16", "e4m3")]  # fmt: skip
     shapes = ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336),
-              (128, 6144, 4096))  # fmt: skip
+              (128, 6144, 4096), (512, 28672, 4096))  # fmt: skip
     for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
@@ -184,6 +211,7 @@ def test_returnable_configurations_cover_every_rule():
         (128, 256, "persistent"),
         (128, 192, "persistent"),
         (128, 128, "persistent"),
+        (128, 224, "persistent"),
         (64, 128, "persistent"),
         (64, 128, "split_k"),
     }

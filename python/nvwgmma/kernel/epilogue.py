@@ -21,6 +21,7 @@ from ._ir import as_i32, element_type, gep, i32_constant
 __all__ = [
     "stage_accumulator",
     "staging_bytes",
+    "staging_swizzle",
     "store_accumulator",
     "tma_store",
     "wait_store_read",
@@ -249,28 +250,46 @@ def _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_ev
 # ----------------------------------------------------------------------------
 # Through shared memory: stmatrix into the layout a TMA store reads.
 
-_SWIZZLE_ROW_BYTES = 128  # one 128B-swizzled row: the TMA box's inner extent
+# A staging block is 64 rows of one swizzled row each: 128 bytes (the
+# default) or 64, for widths that are not a multiple of 128 bytes (a 224-column
+# bf16 tile: seven 64-byte blocks). A block is one TMA box.
+_SWIZZLES = (128, 64)
 _BLOCK_ROWS = 64
 
 
-def _block_columns(out_type: str) -> int:
-    """Columns of one 128-byte swizzled row (one TMA box's inner extent)."""
+def _block_columns(out_type: str, swizzle: int = 128) -> int:
+    """Columns of one `swizzle`-byte swizzled row (one TMA box's inner extent)."""
     if out_type not in ("bf16", "f16", "f32"):
         raise ValueError(f"out_type must be bf16, f16 or f32, but got {out_type!r}")
-    return _SWIZZLE_ROW_BYTES * 8 // ELEMENT_BITS[out_type]
+    if swizzle not in _SWIZZLES or isinstance(swizzle, bool):
+        raise ValueError(f"swizzle must be 128 or 64 (bytes per row), but got {swizzle!r}")
+    return swizzle * 8 // ELEMENT_BITS[out_type]
 
 
-def staging_bytes(n: int, out_type: str = "bf16") -> int:
+def staging_swizzle(n: int, out_type: str = "bf16") -> int:
+    """The widest swizzle (bytes per row: 128, else 64) whose blocks tile `n`
+    columns of `out_type`."""
+    for swizzle in _SWIZZLES:
+        if not n % _block_columns(out_type, swizzle):
+            return swizzle
+    columns = _block_columns(out_type, _SWIZZLES[-1])
+    raise ValueError(
+        f"n must be a multiple of {columns} for a swizzled {out_type} staging, but got {n}"
+    )
+
+
+def staging_bytes(n: int, out_type: str = "bf16", swizzle: int = 128) -> int:
     """Shared memory stage_accumulator needs for an m64nN tile of `out_type`
-    elements: one block of 64 rows x 128 bytes per 64 (16-bit) or 32 (f32)
-    columns."""
-    columns = _block_columns(out_type)
+    elements: one block of 64 rows x `swizzle` bytes per 64 (16-bit) or 32
+    (f32) columns at 128 bytes, half that at 64."""
+    columns = _block_columns(out_type, swizzle)
     n = _checks.integer(n, "n", columns, 256)
     if n % columns:
         raise ValueError(
-            f"n must be a multiple of {columns} for a 128B-swizzled {out_type} staging, but got {n}"
+            f"n must be a multiple of {columns} for a {swizzle}B-swizzled {out_type} staging, "
+            f"but got {n}"
         )
-    return (n // columns) * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES
+    return (n // columns) * _BLOCK_ROWS * swizzle
 
 
 def stage_accumulator(
@@ -282,13 +301,15 @@ def stage_accumulator(
     out_type: str = "bf16",
     thread=None,
     columns: tuple[int, int] | None = None,
+    swizzle: int = 128,
     loc=None,
     ip=None,
 ):
     """Write the m64nN accumulator, as `out_type`, into shared memory at
     `smem` (an `!llvm.ptr<3>`, 1024-byte aligned): column blocks of 64 rows x
-    128 bytes (64 16-bit or 32 f32 columns), 128-byte swizzled -- exactly
-    what a TMA store with SWIZZLE_128B boxes of 64 rows reads (`tma_store`).
+    `swizzle` bytes (128: 64 16-bit or 32 f32 columns; 64: half that),
+    swizzled -- exactly what a TMA store with SWIZZLE_128B (or _64B) boxes
+    of 64 rows reads (`tma_store`).
     16-bit output goes through `stmatrix`; f32 output (from an f32
     accumulator) through 8-byte shared stores, one per register pair.
     `columns=(first, width)` stages only those columns (multiples of a
@@ -310,11 +331,11 @@ def stage_accumulator(
             f"out_type must be one of {', '.join(allowed)} for a {d_type} accumulator, "
             f"but got {out_type!r}"
         )
-    block_columns = _block_columns(out_type)
-    staging_bytes(n, out_type)
+    block_columns = _block_columns(out_type, swizzle)
+    staging_bytes(n, out_type, swizzle)
     first_column, width = (0, n) if columns is None else columns
     _checks.integer(first_column, "columns[0]", 0, n - block_columns)
-    staging_bytes(_checks.integer(width, "columns[1]", 1, n - first_column), out_type)
+    staging_bytes(_checks.integer(width, "columns[1]", 1, n - first_column), out_type, swizzle)
     if first_column % block_columns:
         raise ValueError(
             f"columns must start at a multiple of {block_columns}, but got {first_column}"
@@ -334,7 +355,7 @@ def stage_accumulator(
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
 
     if out_type == "f32":
-        _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip)
+        _stage_f32(acc, members, smem, t, n, first_column, width, swizzle, op, loc, ip)
         return
 
     lane = llvm.and_(t, i32_constant(31, loc, ip), loc=loc, ip=ip)
@@ -359,19 +380,19 @@ def stage_accumulator(
         llvm.lshr(matrix, i32_constant(1, loc, ip), loc=loc, ip=ip),
         i32_constant(16, loc, ip),
     )
-    lane_offset = op("add", op("mul", row, i32_constant(_SWIZZLE_ROW_BYTES, loc, ip)), half)
+    lane_offset = op("add", op("mul", row, i32_constant(swizzle, loc, ip)), half)
     elem = BF16Type.get() if out_type == "bf16" else F16Type.get()
     layout = Attribute.parse("#nvvm.mma_layout<row>")
     shape = Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")
     b16 = Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")
-    groups_per_block = _SWIZZLE_ROW_BYTES // 32  # 16 columns of 2 bytes
+    groups_per_block = swizzle // 32  # 16 columns of 2 bytes
     for group in range(first_column // 16, (first_column + width) // 16):
         block, within = divmod(group - first_column // 16, groups_per_block)
         offset = op("add", lane_offset, i32_constant(32 * within, loc, ip))
         address = op(
             "add",
-            swizzle_offset(offset, "128B", loc=loc, ip=ip),
-            i32_constant(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
+            swizzle_offset(offset, f"{swizzle}B", loc=loc, ip=ip),
+            i32_constant(block * _BLOCK_ROWS * swizzle, loc, ip),
         )
         ptr = gep(smem, address, loc=loc, ip=ip)
         regs = []
@@ -385,11 +406,11 @@ def stage_accumulator(
         nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
 
 
-def _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip):
+def _stage_f32(acc, members, smem, t, n, first_column, width, swizzle, op, loc, ip):
     """stage_accumulator for f32 output: register pair j of the thread holds
     row 16 warp + lane/4 + 8 (j % 2), columns 2 (lane % 4) + 8 (j / 2) and +1
     (the layout store_accumulator writes); each pair is one 8-byte store at
-    its swizzled place in the 32-column block that holds it."""
+    its swizzled place in the 32-column (16 at 64 bytes) block that holds it."""
     from ..dialects import llvm
     from .smem import swizzle_offset
 
@@ -403,7 +424,7 @@ def _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip):
     q = llvm.and_(t, i32_constant(3, loc, ip), loc=loc, ip=ip)
     row0 = op("add", op("mul", warp, i32_constant(16, loc, ip)), g)
     lane_bytes = op("mul", q, i32_constant(8, loc, ip))
-    columns = _block_columns("f32")
+    columns = _block_columns("f32", swizzle)
     for j in range(n // 4):
         col = 8 * (j // 2)  # of the pair's first column, before 2 (lane % 4)
         if not first_column <= col < first_column + width:
@@ -412,13 +433,13 @@ def _stage_f32(acc, members, smem, t, n, first_column, width, op, loc, ip):
         row = op("add", row0, i32_constant(8 * (j % 2), loc, ip))
         linear = op(
             "add",
-            op("mul", row, i32_constant(_SWIZZLE_ROW_BYTES, loc, ip)),
+            op("mul", row, i32_constant(swizzle, loc, ip)),
             op("add", lane_bytes, i32_constant(4 * in_block, loc, ip)),
         )
         address = op(
             "add",
-            swizzle_offset(linear, "128B", loc=loc, ip=ip),
-            i32_constant(block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc, ip),
+            swizzle_offset(linear, f"{swizzle}B", loc=loc, ip=ip),
+            i32_constant(block * _BLOCK_ROWS * swizzle, loc, ip),
         )
         ptr = gep(smem, address, loc=loc, ip=ip)
         llvm.store(_f32_pair(acc, j, members[0], loc, ip), ptr, alignment=8, loc=loc, ip=ip)
@@ -479,6 +500,7 @@ def tma_store(
     out_type: str = "bf16",
     batch=None,
     between=(),
+    swizzle: int = 128,
     loc=None,
     ip=None,
 ):
@@ -486,8 +508,9 @@ def tma_store(
     make the warpgroup's stmatrix writes visible to the async proxy, sync
     the warpgroup (named barrier `barrier_id`, 128 threads: an int or an i32
     Value, and a different one for each warpgroup storing at the same time),
-    and let its first thread issue one box per block of 128-byte rows (64
-    16-bit or 32 f32 columns of `out_type`) at (col + b * columns, row).
+    and let its first thread issue one box per block of `swizzle`-byte rows
+    (at 128: 64 16-bit or 32 f32 columns of `out_type`; at 64, half) at
+    (col + b * columns, row): `tensor_map`'s box and swizzle must match.
     With `wait_read`, it then waits until the shared memory has been
     read; without, call `wait_store_read` before the staging is written
     again (and before the kernel exits). `batch` (an int or i32 Value)
@@ -497,8 +520,8 @@ def tma_store(
     from ..dialects import llvm, nvvm, scf
     from ..ir import InsertionPoint
 
-    staging_bytes(n, out_type)
-    columns = _block_columns(out_type)
+    staging_bytes(n, out_type, swizzle)
+    columns = _block_columns(out_type, swizzle)
     tensor_map = _checks.value(tensor_map, "tensor_map")
     smem = _checks.value(smem, "smem")
     barrier_id = _named_barrier_id(barrier_id, loc, ip)
@@ -520,7 +543,7 @@ def tma_store(
     issue = scf.IfOp(first, loc=loc, ip=ip)
     with InsertionPoint(issue.then_block):
         for block in range(n // columns):
-            src = gep(smem, block * _BLOCK_ROWS * _SWIZZLE_ROW_BYTES, loc=loc)
+            src = gep(smem, block * _BLOCK_ROWS * swizzle, loc=loc)
             x = llvm.add(
                 col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
             )

@@ -115,7 +115,10 @@ class GemmConfig:
         ring = self.stages * (self.tile_m + self.tile_n) * ROW_BYTES + 2 * 8 * self.stages
         staging = 0
         if self.epilogue == "tma":
-            staging = epilogue.staging_bytes(self.tile_n // self.epilogue_chunks, self.out_dtype)
+            chunk = self.tile_n // self.epilogue_chunks
+            staging = epilogue.staging_bytes(
+                chunk, self.out_dtype, epilogue.staging_swizzle(chunk, self.out_dtype)
+            )
         return -(-ring // align) * align + self.consumers * staging + (align - 16)
 
     @property
@@ -179,9 +182,9 @@ def check_config(c: GemmConfig) -> GemmConfig:
         raise TypeError(f"config must be a GemmConfig, but got {type(c).__name__}")
     _one_of(c.dtype, INPUTS, "dtype")
     _one_of(c.out_dtype, OUTPUTS, "out_dtype")
-    if c.tile_n not in lattice.legal_n(c.dtype) or c.tile_n % 64:
+    if c.tile_n not in lattice.legal_n(c.dtype) or c.tile_n % 32:
         raise ValueError(
-            f"tile_n must be a legal wgmma N that is a multiple of 64, but got {c.tile_n}"
+            f"tile_n must be a legal wgmma N that is a multiple of 32, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
     _one_of(_checks.integer(c.consumer_rows, "consumer_rows"), (64, 128), "consumer_rows")
@@ -223,7 +226,8 @@ def check_config(c: GemmConfig) -> GemmConfig:
                 f"out_dtype must be bf16, f16 or f32 for the tma epilogue (fp8 output is "
                 f"stored from registers), but got {c.out_dtype!r}"
             )
-        block = epilogue._block_columns(c.out_dtype)
+        # The narrowest staging block: 64 bytes of swizzled row.
+        block = epilogue._block_columns(c.out_dtype, 64)
         if c.tile_n % (block * c.epilogue_chunks):
             raise ValueError(
                 f"epilogue_chunks must split tile_n into multiples of {block} columns, but got "

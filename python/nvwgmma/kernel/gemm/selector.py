@@ -21,6 +21,13 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    about one wave, each part keeping at least 4 K stages (split-K; S = 1:
    the 64 x 128 tiles data-parallel).
 
+Then, where rule 1 or 3 chose, whole waves: if 128 x 224 tiles fill their
+waves to at least 95 % (output elements over tile elements the waves
+hold) and at least 8 points more than the chosen tile does, the 128 x 224
+tile (two 64-row consumers). 28672 = 128 x 224 and 14336 = 64 x 224: the
+gate/up projection at M = 512 is 448 tiles of 128 x 256, 3.4 waves whose
+last leaves 85 % of the SMs idle, and 512 tiles of 128 x 224, 3.9 waves.
+
 Stages: as many as fit 227 KiB beside the epilogue's staging.
 
 Why (H200, bench/gemm/shapes.py, paired against torch.matmul and
@@ -39,6 +46,11 @@ still on H100: bf16 QKV 0.81 -> 0.95x torch, O 1.12 -> 1.37, down 1.00 ->
 bench/gemm/variants.py --set rows128, two runs): 1.009 / 1.022x torch on
 O at M = 512 where two 64-row consumers ran 0.955 / 0.955x; on down at
 M = 512 the two are level (0.913 / 0.936 against 0.892 / 0.946).
+The 128 x 224 tile (H100, bench/gemm/power.py, 3 rounds of 1 s windows):
+gate/up at M = 512 0.980x torch where 128 x 256 ran 0.922x (467.6 against
+419.7 TFLOP/s per GHz; cuBLAS's tile there, 176 x 128 across N, fills its
+waves the same way), at M = 128 0.971x where rule 3's tile ran 0.956x; at
+M = 2048, where both fill 97 %, 128 x 256 stays ahead (1.025 / 1.003).
 """
 
 from __future__ import annotations
@@ -55,6 +67,10 @@ H100_SMS = 132
 MIN_PART_STAGES = 4
 # Rule 3's consumer: one warpgroup computes all 128 rows of the tile.
 ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, inflight=1, split_wait=True)
+# The wave-filling tile's width, and how full its waves must be, and by
+# how much fuller than the rule's tile, for it to be chosen instead.
+WAVE_TILE_N = 224
+WAVE_FILL, WAVE_GAIN = 0.95, 0.08
 
 
 def _ceil(a: int, b: int) -> int:
@@ -91,6 +107,23 @@ def _tiles(config: GemmConfig, m: int, n: int, batch: int) -> int:
     return batch * _ceil(m, config.tile_m) * _ceil(n, config.tile_n)
 
 
+def wave_fill(config: GemmConfig, m: int, n: int, batch: int, sms: int) -> float:
+    """The fraction of the tile elements `config`'s waves hold that are
+    output elements: M x N over whole waves of tiles."""
+    waves = _ceil(_tiles(config, m, n, batch), sms)
+    return batch * m * n / (waves * sms * config.tile_m * config.tile_n)
+
+
+def _fuller(chosen: GemmConfig, base: GemmConfig, m, n, batch, sms) -> GemmConfig:
+    """The 128 x 224 tile where its waves are full and the chosen tile's
+    are not (see the module docstring), else `chosen`."""
+    wide = with_tile(base, WAVE_TILE_N)
+    fill = wave_fill(wide, m, n, batch, sms)
+    if fill >= WAVE_FILL and fill >= wave_fill(chosen, m, n, batch, sms) + WAVE_GAIN:
+        return wide
+    return chosen
+
+
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
     """`config` with K split so that tiles x parts is about a wave, each
     part keeping at least MIN_PART_STAGES K stages; None below 2 parts."""
@@ -115,12 +148,12 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     # lower math per byte (rule 1 in the module docstring).
     full = 0.9 * sms
     if batch * _ceil(m, 128) * _ceil(n, 256) >= full:
-        return with_tile(base, 256)
+        return _fuller(with_tile(base, 256), base, m, n, batch, sms)
     if full <= batch * _ceil(m, 128) * _ceil(n, 192) <= sms:
         return with_tile(base, 192)
     narrow = batch * _ceil(m, 128) * _ceil(n, 128)
     if 2 * narrow >= sms:
-        return with_tile(base, 128, **ONE_WARPGROUP_TILE)
+        return _fuller(with_tile(base, 128, **ONE_WARPGROUP_TILE), base, m, n, batch, sms)
     # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
     # that tiles x parts is about a wave.
     small = with_tile(base, 128, consumers=1, max_stages=16)
@@ -131,7 +164,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
                c_aligned: bool = True, sms: int = H100_SMS) -> list[GemmConfig]:  # fmt: skip
     """Configurations worth trying on this problem, the rule's choice
-    first: both tiles data-parallel, split-K in 2 and 4 parts, stream-K on
+    first: both tiles and the 128 x 224 data-parallel, split-K in 2 and 4 parts, stream-K on
     both tiles, the 128 x 192 tile (data-parallel, and split about a wave
     where its tiles are few: 6144 / 192 = 32 tiles x 4 parts fill 128 of
     132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), where
@@ -145,7 +178,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                            sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     k_stages = _ceil(k, base.k_tile)
-    found = [chosen, with_tile(base, 256), with_tile(base, 128)]
+    found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, WAVE_TILE_N)]
     for splits in (2, 4):
         if k_stages >= 2 * splits:
             found.append(with_tile(base, 128, scheduler="split_k", splits=splits))

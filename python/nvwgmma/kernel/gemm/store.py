@@ -24,15 +24,21 @@ class Epilogue:
         c = self.config = config
         self.tma = c.epilogue == "tma"
         self.chunk = c.tile_n // c.epilogue_chunks
-        self.staging_bytes = epilogue.staging_bytes(self.chunk, c.out_dtype) if self.tma else 0
-        # C's TMA box: 64 rows of one 128-byte swizzled row each.
+        # 128-byte swizzled rows, or 64 where the chunk is no multiple of 128
+        # bytes (a 224-column tile: seven 32-column boxes).
+        self.swizzle = epilogue.staging_swizzle(self.chunk, c.out_dtype) if self.tma else 128
+        self.staging_bytes = (
+            epilogue.staging_bytes(self.chunk, c.out_dtype, self.swizzle) if self.tma else 0
+        )
+        # C's TMA box: 64 rows of one swizzled row each.
+        swizzle, k = f"{self.swizzle}B", self.swizzle // 2
         if c.out_dtype == "f32":  # the tf32 geometry, stored as plain FLOAT32
             self.box = replace(
-                tile_geometry("tf32", rows=64, k=32, major="K", swizzle="128B").tma(),
+                tile_geometry("tf32", rows=64, k=k // 2, major="K", swizzle=swizzle).tma(),
                 data_type="FLOAT32",
             )
         elif c.out_dtype in ("bf16", "f16"):
-            self.box = tile_geometry(c.out_dtype, rows=64, k=64, major="K", swizzle="128B").tma()
+            self.box = tile_geometry(c.out_dtype, rows=64, k=k, major="K", swizzle=swizzle).tma()
         else:  # fp8 C leaves from registers; its map is not read
             self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
 
@@ -81,6 +87,7 @@ class Epilogue:
                 out_type=c.out_dtype,
                 thread=thread,
                 columns=(h * self.chunk, self.chunk),
+                swizzle=self.swizzle,
             )
             epilogue.tma_store(
                 tm_c,
@@ -93,6 +100,7 @@ class Epilogue:
                 wait_read=not c.defer_store_wait and h == c.epilogue_chunks - 1,
                 out_type=c.out_dtype,
                 batch=batch,
+                swizzle=self.swizzle,
             )
 
     def finish(self, *, barrier, thread):
