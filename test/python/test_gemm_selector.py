@@ -61,6 +61,18 @@ def test_rule_3_runs_one_warpgroup_per_tile():
     assert select_config(128, 4096, 4096).consumer_rows == 64
 
 
+def test_rule_4_splits_each_stage_in_two_groups():
+    """64 x 128 tiles: each stage's K steps in two wgmma groups, the previous
+    stage waited for between them; the kernel without it stays a candidate."""
+    from nvwgmma.kernel.gemm import candidates, select_config
+
+    for m, n, k in ((128, 6144, 4096), (128, 4096, 14336)):
+        c = select_config(m, n, k)
+        assert (c.tile_m, c.consumers, c.inflight, c.split_wait) == (64, 1, 1, True)
+        assert any(x.tile_m == 64 and not x.split_wait for x in candidates(m, n, k))
+    assert not select_config(4096, 4096, 4096).split_wait
+
+
 def test_wave_filling_tile_needs_full_waves_and_a_clear_gain():
     from nvwgmma.kernel.gemm import GemmConfig, select_config
     from nvwgmma.kernel.gemm.selector import wave_fill

@@ -17,9 +17,10 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    B) that waits for the previous stage between its two blocks, so the
    tensor cores never drain (cuBLAS's kernel for these shapes).
 4. Else (few output tiles: small M and N): 64 x 128 tiles (one consumer
-   warpgroup, 8 stages) with their K split in S parts so that tiles x S is
-   about one wave, each part keeping at least 4 K stages (split-K; S = 1:
-   the 64 x 128 tiles data-parallel).
+   warpgroup, 8 stages, each stage's wgmmas in two groups with the
+   previous stage waited for between them) with their K split in S parts
+   so that tiles x S is about one wave, each part keeping at least 4 K
+   stages (split-K; S = 1: the 64 x 128 tiles data-parallel).
 
 Then, where rule 1 or 3 chose, whole waves: if 128 x 224 tiles fill their
 waves to at least 95 % (output elements over tile elements the waves
@@ -51,6 +52,10 @@ gate/up at M = 512 0.980x torch where 128 x 256 ran 0.922x (467.6 against
 419.7 TFLOP/s per GHz; cuBLAS's tile there, 176 x 128 across N, fills its
 waves the same way), at M = 128 0.971x where rule 3's tile ran 0.956x; at
 M = 2048, where both fill 97 %, 128 x 256 stays ahead (1.025 / 1.003).
+Rule 4's split wait (H100, shapes.py, 5 rounds, against the same kernel
+without it): bf16 QKV / O / down at M = 128 0.969 / 1.433 / 1.068x torch
+against 0.954 / 1.432 / 1.039, e4m3 3.29 / 3.22 / 1.10x torch._scaled_mm
+against 2.75 / 2.96 / 1.07.
 """
 
 from __future__ import annotations
@@ -66,7 +71,10 @@ H100_SMS = 132
 # partial traffic outweighs the parallelism bought.
 MIN_PART_STAGES = 4
 # Rule 3's consumer: one warpgroup computes all 128 rows of the tile.
-ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, inflight=1, split_wait=True)
+# Rules 3 and 4: a stage's wgmmas in two groups, the previous stage waited
+# for between them, so the tensor cores never drain.
+SPLIT_WAIT = dict(inflight=1, split_wait=True)
+ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, **SPLIT_WAIT)
 # The wave-filling tile's width, and how full its waves must be, and by
 # how much fuller than the rule's tile, for it to be chosen instead.
 WAVE_TILE_N = 224
@@ -156,7 +164,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return _fuller(with_tile(base, 128, **ONE_WARPGROUP_TILE), base, m, n, batch, sms)
     # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
     # that tiles x parts is about a wave.
-    small = with_tile(base, 128, consumers=1, max_stages=16)
+    small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
     return _split_to_a_wave(small, m, n, k, batch, sms) or small
 
 
