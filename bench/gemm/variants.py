@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -170,10 +171,11 @@ def run(out_dir: str, rounds: int) -> int:
             failed += not ok
             checks[kernel["label"]] = {"error": error, "rerun_identical": same, "ok": ok}
             impls[kernel["label"]] = launch
-        ms, _ = _interleaved(impls, rounds=rounds)
+        ms, per = _interleaved(impls, rounds=rounds)
         print(f"{m}x{n}x{k}: torch.matmul {ms['torch.matmul'] * 1e3:.1f} us", flush=True)
         for label, r in checks.items():
-            ratio = ms["torch.matmul"] / ms[label]
+            # As shapes.py: the median of each round's paired ratio.
+            ratio = statistics.median(t / o for o, t in zip(per[label], per["torch.matmul"]))
             r.update(us=ms[label] * 1e3, ratio=ratio)
             print(f"  {'ok ' if r['ok'] else 'BAD'} {label:48s} {r['us']:8.1f} us  {ratio:.3f}x",
                   flush=True)  # fmt: skip

@@ -216,6 +216,10 @@ def test_with_fields_replaces_typed_fields():
     for bad in ("tilen=128", "tile_n", "fusion=()"):
         with pytest.raises(ValueError, match="expected field=value pairs of GemmConfig fields"):
             with_fields(GemmConfig(), bad)
+    with pytest.raises(
+        ValueError, match="expected 0, 1, true or false for split_wait, but got 'yes'"
+    ):
+        with_fields(GemmConfig(), "split_wait=yes")
 
 
 @pytest.mark.parametrize(

@@ -76,14 +76,26 @@ def element_type(dtype: str):
     return {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}[dtype].get()
 
 
+def launch_registers(threads: int) -> int:
+    """Registers per thread a CTA of `threads` threads launches with: its
+    share of the 64K register file, rounded down to 8 (168 for 384
+    threads). setmaxnreg.inc takes only what the CTA's warpgroups gave back
+    with setmaxnreg.dec, so their counts together stay within this share."""
+    return 65536 // threads // 8 * 8
+
+
 def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
-                 max_registers: int | None = None):  # fmt: skip
+                 setmaxnreg: int | None = None):  # fmt: skip
     """(module, entry block, {parameter name: Value}) of an empty kernel
     `name` with the parameters `signature` ((name, type) pairs), at most
-    `threads` threads per CTA, `cluster` CTAs per cluster along x, at most
-    `max_registers` registers per thread at entry (`.maxnreg`), and the
+    `threads` threads per CTA, `cluster` CTAs per cluster along x, and the
     dynamic shared memory `@dsmem` (declared 16-aligned: see
-    smem.aligned_base). Build the body before the entry's llvm.return."""
+    smem.aligned_base). Build the body before the entry's llvm.return.
+    `setmaxnreg`: the most registers a warpgroup of the kernel increases
+    to. ptxas needs the entry count to apply setmaxnreg and derives it from
+    the thread count only under its 255-register cap; with a larger share
+    (256 threads) it ignores setmaxnreg (C7508) unless the kernel states it
+    (`.maxnreg`), as the increase's count."""
     from ..ir import DenseI32ArrayAttr, IntegerAttr, IntegerType, Location, Module
 
     params = ", ".join(f"%{n}: {t}" for n, t in signature)
@@ -98,10 +110,8 @@ def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
         )
     func = module.body.operations[1]
     func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
-    if max_registers is not None:
-        func.attributes["nvvm.maxnreg"] = IntegerAttr.get(
-            IntegerType.get_signless(32), max_registers
-        )
+    if setmaxnreg is not None and 65536 // threads > 255:
+        func.attributes["nvvm.maxnreg"] = IntegerAttr.get(IntegerType.get_signless(32), setmaxnreg)
     if cluster > 1:
         func.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([cluster, 1, 1])
     entry = func.regions[0].blocks[0]

@@ -222,6 +222,8 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False, s
 def check_config(c: AttentionConfig) -> None:
     """Raise ValueError naming the first field a kernel cannot be built
     for."""
+    from .._ir import launch_registers
+
     if not isinstance(c, AttentionConfig):
         raise TypeError(f"config must be an AttentionConfig, but got {type(c).__name__}")
     for f in fields(c):
@@ -278,12 +280,10 @@ def check_config(c: AttentionConfig) -> None:
         # The staging's stmatrix addresses on top of O, S and P spill at 160.
         raise ValueError("3 consumers store O from registers (tma_store spills at 160 registers "
                          "each), but got tma_store=True")  # fmt: skip
-    # setmaxnreg.inc takes only what the CTA's own setmaxnreg.dec gave back:
-    # the threads launch with 65536 / threads registers each (rounded down to
-    # 8: 168 for 384 threads, 128 for 512), and the warpgroups together may
-    # not exceed that. 2 x 240 + 32 = 512 assembles but hangs the consumers'
-    # increase forever.
-    launch = 65536 // c.threads // 8 * 8
+    # The warpgroups together may not exceed the CTA's launch share (168 for
+    # 384 threads, 128 for 512): 2 x 240 + 32 = 512 assembles but hangs the
+    # consumers' increase forever.
+    launch = launch_registers(c.threads)
     limit = (1 + c.consumers) * launch
     if (
         c.consumers * c.consumer_regs + c.producer_regs > limit

@@ -788,7 +788,8 @@ def build_attention(config: AttentionConfig | None = None):
     c = AttentionConfig() if config is None else config
     check_config(c)
     kernel = _Kernel(c)
-    module, entry, args = kernel_shell("attention", SIGNATURE, c.threads)
+    module, entry, args = kernel_shell("attention", SIGNATURE, c.threads,
+                                       setmaxnreg=c.consumer_regs)  # fmt: skip
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
             kernel.build(args)

@@ -159,7 +159,11 @@ def with_fields(config: GemmConfig, text: str) -> GemmConfig:
             raise ValueError(f"expected field=value pairs of GemmConfig fields, but got {pair!r}")
         kind = type(getattr(config, name))
         if kind is bool:
-            changes[name] = value in ("1", "true", "True")
+            truth = {"1": True, "true": True, "True": True, "0": False, "false": False,
+                     "False": False}.get(value)  # fmt: skip
+            if truth is None:
+                raise ValueError(f"expected 0, 1, true or false for {name}, but got {value!r}")
+            changes[name] = truth
         elif name == "tile_k":
             changes[name] = None if value == "None" else int(value)
         else:

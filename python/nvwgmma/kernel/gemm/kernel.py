@@ -63,13 +63,8 @@ def build_gemm(config: GemmConfig | None = None):
             f"{mainloop.stage_bytes} bytes need {dynamic_smem}"
         )
     threads = 128 * (1 + c.consumers)
-    # setmaxnreg needs the entry register count, which ptxas derives from
-    # the thread count only where a share of the register file is under its
-    # 255-register cap (384 threads: 168); with 256 it ignores setmaxnreg
-    # (C7508) unless told: at most the consumers' count, to increase to.
-    entry_registers = None if 65536 // threads < 256 else c.consumer_regs
     module, entry, args = kernel_shell(
-        "gemm", KERNEL_SIGNATURE, threads, c.cluster_m, max_registers=entry_registers
+        "gemm", KERNEL_SIGNATURE, threads, c.cluster_m, setmaxnreg=c.consumer_regs
     )
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
