@@ -54,6 +54,24 @@ def test_picks_the_fastest_verified_candidate(tuner, tmp_path):
     assert tuner.tune(p, found[0], found, lambda c: pytest.fail()) == found[2]
 
 
+def test_a_pick_is_the_candidate_whatever_the_rule_chose(tuner, tmp_path):
+    """Rule 3's choice (one consumer of 128 rows, split wait) tuned to the
+    plain 128 x 256 tile is exactly that candidate, not a mix of the two;
+    a pick stored before a field was tuned is tuned again."""
+    from nvwgmma.kernel.gemm.config import check_config
+
+    p = _problem(m=512, n=4096, k=4096)
+    found = _candidates(p)
+    assert (found[0].consumer_rows, found[0].split_wait) == (128, True)
+    wide = next(c for c in found if c.tile_n == 256 and c.scheduler == "persistent")
+    picked = tuner.tune(p, found[0], found, lambda c: (0.1 if c == wide else 1.0, True))
+    assert check_config(picked) == wide
+    (tmp_path / "autotune.json").write_text(json.dumps({tuner.shape_class(p): {"tile_n": 256}}))
+    tuner._picked.clear()
+    again = tuner.tune(p, found[0], found, lambda c: (0.1 if c == wide else 1.0, True))
+    assert again == wide
+
+
 def test_nothing_verified_keeps_the_rule(tuner):
     p = _problem()
     found = _candidates(p)

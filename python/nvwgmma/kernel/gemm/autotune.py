@@ -19,8 +19,10 @@ from dataclasses import replace
 
 __all__ = ["enabled", "shape_class", "tune"]
 
-# GemmConfig fields a tuned pick may change from the rule's choice.
-TUNED_FIELDS = ("tile_n", "consumers", "stages", "schedule", "scheduler", "splits", "cluster_m")
+# GemmConfig fields a tuned pick may change from the rule's choice: every
+# field in which the candidates differ (the rest follow from the problem).
+TUNED_FIELDS = ("tile_n", "consumers", "consumer_rows", "stages", "inflight", "split_wait",
+                "schedule", "scheduler", "splits", "cluster_m")  # fmt: skip
 _picked: dict = {}
 
 
@@ -68,6 +70,8 @@ def tune(problem, chosen, candidates, measure):
     which `measure(config)` returns (milliseconds, verified=True)."""
     key = shape_class(problem)
     fields = _picked.get(key) or _load().get(key)
+    if fields is not None and set(fields) != set(TUNED_FIELDS):
+        fields = None  # stored before a field was tuned: tune again
     if fields is None:
         best, best_ms = chosen, None
         for config in candidates:
