@@ -203,6 +203,14 @@ def _gemm_ex(a, b, c):
 ROUNDS = 7
 
 
+def torch_dtype(name: str):
+    """The torch dtype of a kernel type name (bf16, f16, f32, e4m3, e5m2)."""
+    import torch
+
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32,
+            "e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}[name]  # fmt: skip
+
+
 def _interleaved(impls: dict, rounds: int = ROUNDS):
     """Median ms per implementation: `rounds` rounds, each timing every
     implementation in turn (steady state, see _time), in an order rotated
@@ -328,13 +336,7 @@ def run(out_dir: str, shapes) -> int:
     with open(os.path.join(out_dir, "configs.json")) as f:
         configs = json.load(f)
     triton_mm = _triton_matmul()
-    dtypes = {
-        "bf16": torch.bfloat16,
-        "f16": torch.float16,
-        "f32": torch.float32,
-        "e4m3": torch.float8_e4m3fn,
-        "e5m2": torch.float8_e5m2,
-    }
+    dtypes = {name: torch_dtype(name) for name in ("bf16", "f16", "f32", "e4m3", "e5m2")}
     rows = []
     failed = 0
     print(info)

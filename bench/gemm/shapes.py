@@ -114,10 +114,10 @@ def launched(a, w, config, check, rerun: bool = False):
     None)."""
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
+    from run import torch_dtype
 
     m, n = a.shape[0], w.shape[0]
-    out_t = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
-    c = torch.full((m, n), float("nan"), device="cuda", dtype=out_t[config.out_dtype])
+    c = torch.full((m, n), float("nan"), device="cuda", dtype=torch_dtype(config.out_dtype))
     launch, _ = prepare(a, w.T, out=c, config=config)
     launch()
     error = check(c)

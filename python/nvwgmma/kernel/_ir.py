@@ -110,7 +110,7 @@ def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
         )
     func = module.body.operations[1]
     func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
-    if setmaxnreg is not None and 65536 // threads > 255:
+    if setmaxnreg is not None and launch_registers(threads) > 255:
         func.attributes["nvvm.maxnreg"] = IntegerAttr.get(IntegerType.get_signless(32), setmaxnreg)
     if cluster > 1:
         func.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([cluster, 1, 1])

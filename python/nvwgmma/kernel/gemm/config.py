@@ -109,17 +109,12 @@ class GemmConfig:
         A and a B tile of one 128-byte row of K each) and their two
         barriers, aligned for the 128B swizzle, then each consumer's
         epilogue staging, plus the slack to align the base at run time."""
-        from .. import epilogue
+        from .store import staging
 
         align = 1024
         ring = self.stages * (self.tile_m + self.tile_n) * ROW_BYTES + 2 * 8 * self.stages
-        staging = 0
-        if self.epilogue == "tma":
-            chunk = self.tile_n // self.epilogue_chunks
-            staging = epilogue.staging_bytes(
-                chunk, self.out_dtype, epilogue.staging_swizzle(chunk, self.out_dtype)
-            )
-        return -(-ring // align) * align + self.consumers * staging + (align - 16)
+        _, staging_bytes = staging(self)
+        return -(-ring // align) * align + self.consumers * staging_bytes + (align - 16)
 
     @property
     def name(self) -> str:

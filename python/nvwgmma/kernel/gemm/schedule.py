@@ -5,8 +5,10 @@ Cooperative (`cooperative`): warpgroup 0 is the producer (one thread
 issues every TMA load of the ring, 40 registers); the `consumers`
 warpgroups (232 registers) all work on the same tile, `consumer_rows` (64
 or 128) rows each, each releasing a stage as soon as the wgmma group that
-read it completed (with `split_wait`, a 128-row consumer waits for it
-between its two 64-row blocks), then
+read it completed (with `split_wait`, a stage's wgmmas are two groups --
+a 128-row consumer's two 64-row blocks, or the two halves of a 64-row
+consumer's K steps -- and the previous stage is waited for and released
+between them), then
 storing their rows through the epilogue while the producer already fills
 the ring for the next tile.
 

@@ -19,26 +19,35 @@ from . import fusion
 __all__ = ["Epilogue"]
 
 
+def staging(config) -> tuple[int, int]:
+    """(swizzle, bytes) of one consumer's C staging under the TMA epilogue:
+    128-byte swizzled rows, or 64 where a chunk is no multiple of 128 bytes
+    (a 224-column tile: seven 32-column boxes); (128, 0) without it."""
+    if config.epilogue != "tma":
+        return 128, 0
+    chunk = config.tile_n // config.epilogue_chunks
+    swizzle = epilogue.staging_swizzle(chunk, config.out_dtype)
+    return swizzle, epilogue.staging_bytes(chunk, config.out_dtype, swizzle)
+
+
 class Epilogue:
     def __init__(self, config):
         c = self.config = config
         self.tma = c.epilogue == "tma"
         self.chunk = c.tile_n // c.epilogue_chunks
-        # 128-byte swizzled rows, or 64 where the chunk is no multiple of 128
-        # bytes (a 224-column tile: seven 32-column boxes).
-        self.swizzle = epilogue.staging_swizzle(self.chunk, c.out_dtype) if self.tma else 128
-        self.staging_bytes = (
-            epilogue.staging_bytes(self.chunk, c.out_dtype, self.swizzle) if self.tma else 0
-        )
+        self.swizzle, self.staging_bytes = staging(c)
         # C's TMA box: 64 rows of one swizzled row each.
-        swizzle, k = f"{self.swizzle}B", self.swizzle // 2
+        swizzle = f"{self.swizzle}B"
         if c.out_dtype == "f32":  # the tf32 geometry, stored as plain FLOAT32
+            columns = epilogue._block_columns("f32", self.swizzle)
             self.box = replace(
-                tile_geometry("tf32", rows=64, k=k // 2, major="K", swizzle=swizzle).tma(),
+                tile_geometry("tf32", rows=64, k=columns, major="K", swizzle=swizzle).tma(),
                 data_type="FLOAT32",
             )
         elif c.out_dtype in ("bf16", "f16"):
-            self.box = tile_geometry(c.out_dtype, rows=64, k=k, major="K", swizzle=swizzle).tma()
+            columns = epilogue._block_columns(c.out_dtype, self.swizzle)
+            self.box = tile_geometry(c.out_dtype, rows=64, k=columns, major="K",
+                                     swizzle=swizzle).tma()  # fmt: skip
         else:  # fp8 C leaves from registers; its map is not read
             self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
 
