@@ -126,6 +126,26 @@ def test_split_wait_waits_for_the_previous_stage_between_two_groups(ctx, fields,
     assert re.findall(r"wait_group\.sync\.aligned\s+(\d)", ptx) == ["1", "0"]
 
 
+@pytest.mark.parametrize(
+    "fields", [{}, dict(tile_n=128, consumers=1, consumer_rows=128), dict(schedule="pingpong")]
+)
+def test_warpgroup_index_is_broadcast_before_the_roles_split(ctx, fields):
+    """The warpgroup index comes from lane 0 (shfl.sync.idx), in every
+    thread before any branch: what lets ptxas keep the consumers' wgmma
+    descriptors in uniform registers (see _ir.warpgroup_index)."""
+    import re
+
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+
+    ptx = compile_to_ptx(build_gemm(GemmConfig(**fields))[0])
+    shuffles = re.findall(r"shfl\.sync\.idx\.b32\s+%r\d+, (%r\d+), 0, 31, -1;", ptx)
+    assert len(shuffles) == 1
+    index = re.search(r"shr\.u32\s+" + shuffles[0] + r", %r\d+, 7;", ptx)
+    assert index is not None, "the broadcast value is tid / 128"
+    assert ptx.index("shfl.sync.idx") < ptx.index("bra")
+
+
 def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
     import json
     import subprocess

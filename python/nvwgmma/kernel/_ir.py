@@ -76,6 +76,26 @@ def element_type(dtype: str):
     return {"bf16": BF16Type, "f16": F16Type, "f32": F32Type}[dtype].get()
 
 
+def warpgroup_index(tid):
+    """The warpgroup of thread `tid` (an i32 Value): tid / 128, broadcast
+    from lane 0 (shfl.sync.idx). The same in every lane, but only the
+    broadcast lets ptxas prove it: values derived from it (a consumer's
+    wgmma descriptors) then live in uniform registers and feed each wgmma
+    directly, where a plain tid / 128 makes ptxas build them in per-thread
+    registers and move them over (R2UR) before every wgmma -- 2.5 % more
+    cycles in the GEMM mainloop (H100, Nsight Compute, docs/performance.md).
+    CUTLASS's canonical_warp_group_idx broadcasts for the same reason.
+    (Attention keeps tid / 128: with the broadcast, two of its
+    configurations spill.)"""
+    from ..dialects import arith, nvvm
+    from ..ir import IntegerType
+
+    i32 = IntegerType.get_signless(32)
+    index = arith.divui(tid, arith.constant(i32, 128))
+    return nvvm.shfl_sync(i32, i32_constant(-1), index, i32_constant(0), i32_constant(0x1F),
+                          nvvm.ShflKind.idx)  # fmt: skip
+
+
 def launch_registers(threads: int) -> int:
     """Registers per thread a CTA of `threads` threads launches with: its
     share of the 64K register file, rounded down to 8 (168 for 384

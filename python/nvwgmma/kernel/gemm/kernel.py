@@ -123,6 +123,7 @@ def _values(c, args, base, staging_at):
     """The thread's roles and the kernel's operands as a KernelValues."""
     from ...dialects import arith, nvvm
     from ...ir import IntegerType
+    from .._ir import warpgroup_index
     from .fusion import Operands
     from .schedule import KernelValues
 
@@ -138,7 +139,7 @@ def _values(c, args, base, staging_at):
         tm_b=args["tmB"],
         tm_c=args["tmC"],
         c_ptr=args["C"],
-        warpgroup=arith.divui(tid, const(128)),
+        warpgroup=warpgroup_index(tid),
         wg_thread=arith.remui(tid, const(128)),
         first=arith.cmpi(arith.CmpIPredicate.eq, tid, const(0)),
         rank=rank,
