@@ -82,8 +82,8 @@ def warpgroup_index(tid):
     broadcast lets ptxas prove it: values derived from it (a consumer's
     wgmma descriptors) then live in uniform registers and feed each wgmma
     directly, where a plain tid / 128 makes ptxas build them in per-thread
-    registers and move them over (R2UR) before every wgmma -- 2.5 % more
-    cycles in the GEMM mainloop (H100, Nsight Compute, docs/performance.md).
+    registers and move them over (R2UR) before every wgmma -- 2-5 % more
+    cycles in the GEMM mainloops (H100, Nsight Compute, docs/performance.md).
     CUTLASS's canonical_warp_group_idx broadcasts for the same reason.
     (Attention keeps tid / 128: with the broadcast, two of its
     configurations spill.)"""
