@@ -12,7 +12,6 @@ fused bias + GELU against torch) -- all in one process.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -447,7 +446,7 @@ def check_readme(rows):
 
 def run(out_dir: str) -> int:
     import torch
-    from run import _gpu_info, write_results
+    from run import _gpu_info, failures, write_results
 
     # The device has no nvwgmma build: the checkout's pure-Python runtime.
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -460,14 +459,13 @@ def run(out_dir: str) -> int:
     failed = check_cases(rows) + check_errors(rows) + check_readme(rows)
     speed(out_dir, rows)
     write_results(out_dir, "library-results.json", {"info": info, "rows": rows})
-    print("failed:", failed)
-    return 1 if failed else 0
+    return failures(failed)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["generate", "run"])
-    parser.add_argument("dir")
+    from run import mode_parser
+
+    parser = mode_parser(__doc__)
     parser.add_argument("--baseline", help="directory with the pre-split default kernel")
     args = parser.parse_args(argv)
     if args.mode == "generate":

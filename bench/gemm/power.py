@@ -18,7 +18,6 @@ first (the bound of shapes.py).
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -234,7 +233,7 @@ def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None,
     bf16 row of shapes.py's table."""
     import numpy as np
     import torch
-    from run import _gpu_info, write_results
+    from run import _gpu_info, failures, write_results
 
     torch.backends.cuda.matmul.allow_tf32 = False
     info = _gpu_info()
@@ -263,14 +262,13 @@ def run(out_dir: str, rounds: int, seconds: float, shapes=SHAPES, only=None,
             rows.append(measure(m, n, k, configs, rounds, seconds, query))
             write_results(out_dir, "power-results.json", {"info": info, "rows": rows})
     failed = sum(not r["correct"] for r in rows)
-    print("failed:", failed)
-    return 1 if failed else 0
+    return failures(failed)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["generate", "run"])
-    parser.add_argument("dir")
+    from run import mode_parser
+
+    parser = mode_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=2.0, help="timed seconds per round")
     parser.add_argument("--shapes", help=SHAPES_HELP)

@@ -69,6 +69,21 @@ def _gpu_info():
     }
 
 
+def mode_parser(doc: str) -> argparse.ArgumentParser:
+    """The parser a bench/gemm script starts from, titled by its docstring
+    `doc`: `generate DIR` here (nvwgmma built), `run DIR` on the GPU."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("mode", choices=["generate", "run"])
+    parser.add_argument("dir")
+    return parser
+
+
+def failures(failed: int) -> int:
+    """Print how many checks failed; the exit status (1 if any did)."""
+    print("failed:", failed)
+    return 1 if failed else 0
+
+
 def write_results(out_dir: str, name: str, results: dict) -> str:
     """Write `results` as JSON to `name` in $OUT (what the device tool
     brings back) or else `out_dir`; returns the path."""
@@ -423,9 +438,7 @@ def run(out_dir: str, shapes) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["generate", "run"])
-    parser.add_argument("dir")
+    parser = mode_parser(__doc__)
     parser.add_argument("--shapes", nargs="*", help="M,N,K ...")
     args = parser.parse_args(argv)
     if args.mode == "generate":

@@ -18,7 +18,6 @@ A, B and C over time) is reported as a fraction of the GPU's peak.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -141,7 +140,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
         candidates: str | None = None) -> int:  # fmt: skip
     import numpy as np
     import torch
-    from run import _gpu_info, _interleaved, write_results
+    from run import _gpu_info, _interleaved, failures, write_results
 
     torch.backends.cuda.matmul.allow_tf32 = False
     info = _gpu_info()
@@ -242,8 +241,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
             print(f"{dtype}: geometric mean {geo:.3f}, worst {min(chosen):.3f} over {len(chosen)}")
     names = {k: v["name"] for k, v in metas.items()}
     write_results(out_dir, "shapes-results.json", {"info": info, "names": names, "rows": rows})
-    print("failed:", failed)
-    return 1 if failed else 0
+    return failures(failed)
 
 
 def use_kernels(out_dir: str) -> None:
@@ -255,9 +253,9 @@ def use_kernels(out_dir: str) -> None:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["generate", "run"])
-    parser.add_argument("dir")
+    from run import mode_parser
+
+    parser = mode_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=5, help="timing rounds per row (run)")
     parser.add_argument("--only", help="rows whose label contains this (run)")
     parser.add_argument(

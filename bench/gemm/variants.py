@@ -12,7 +12,6 @@ interleaved. What bench/gemm's sessions try before the selector takes it
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -152,7 +151,7 @@ def generate(out_dir: str, name: str) -> None:
 
 def run(out_dir: str, rounds: int) -> int:
     import torch
-    from run import _gpu_info, _interleaved, write_results
+    from run import _gpu_info, _interleaved, failures, write_results
     from shapes import _config_of, bound, launched, problem
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -182,14 +181,13 @@ def run(out_dir: str, rounds: int) -> int:
         rows.append({"shape": [m, n, k], "torch_us": ms["torch.matmul"] * 1e3, "kernels": checks})
         write_results(out_dir, "variants-results.json",
                       {"info": info, "experiment": plan["experiment"], "rows": rows})  # fmt: skip
-    print("failed:", failed)
-    return 1 if failed else 0
+    return failures(failed)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["generate", "run"])
-    parser.add_argument("dir")
+    from run import mode_parser
+
+    parser = mode_parser(__doc__)
     parser.add_argument("--set", default="rows128", help="generate: the experiment")
     parser.add_argument("--rounds", type=int, default=3, help="run: timing rounds")
     args = parser.parse_args(argv)
