@@ -88,12 +88,10 @@ def warpgroup_index(tid):
     (Attention keeps tid / 128: with the broadcast, two of its
     configurations spill.)"""
     from ..dialects import arith, nvvm
-    from ..ir import IntegerType
 
-    i32 = IntegerType.get_signless(32)
-    index = arith.divui(tid, arith.constant(i32, 128))
-    return nvvm.shfl_sync(i32, i32_constant(-1), index, i32_constant(0), i32_constant(0x1F),
-                          nvvm.ShflKind.idx)  # fmt: skip
+    index = arith.divui(tid, i32_constant(128))
+    return nvvm.shfl_sync(index.type, i32_constant(-1), index, i32_constant(0),
+                          i32_constant(0x1F), nvvm.ShflKind.idx)  # fmt: skip
 
 
 def launch_registers(threads: int) -> int:

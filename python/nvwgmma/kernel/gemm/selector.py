@@ -172,8 +172,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
                c_aligned: bool = True, sms: int = H100_SMS) -> list[GemmConfig]:  # fmt: skip
     """Configurations worth trying on this problem, the rule's choice
-    first: both tiles and the 128 x 224 data-parallel, split-K in 2 and 4 parts, stream-K on
-    both tiles, the 128 x 192 tile (data-parallel, and split about a wave
+    first: both tiles and the 128 x 224 data-parallel, split-K in 2 and 4
+    parts, stream-K on both tiles, the 128 x 192 tile (data-parallel, and split about a wave
     where its tiles are few: 6144 / 192 = 32 tiles x 4 parts fill 128 of
     132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), where
     128 x 128 tiles are under a wave the 64 x 64 and 64 x 128 tiles (each
