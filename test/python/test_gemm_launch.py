@@ -7,12 +7,14 @@ bench/gemm/library.py.)"""
 import json
 
 import pytest
+from nvwgmma.kernel._ir import TENSOR_MAP_PARAM
 
 
 class Array:
     """A device array as cupy presents it: __cuda_array_interface__ only."""
 
-    def __init__(self, shape, typestr="<f2", strides=None, address=1 << 20):
+    def __init__(self, shape, typestr="<f2", strides=None, address=1 << 20, device=0):
+        self.device = type("Device", (), {"id": device})()
         self.__cuda_array_interface__ = {
             "shape": tuple(shape),
             "typestr": typestr,
@@ -157,7 +159,7 @@ def test_precompile_writes_what_a_table_needs(tmp_path):
         assert ".entry gemm" in (stem.with_suffix(".ptx")).read_text()
         assert json.loads(stem.with_suffix(".json").read_text())["signature"][0] == [
             "tmA",
-            "!llvm.ptr",
+            TENSOR_MAP_PARAM,
         ]
     assert len(list(out.glob("*.ptx"))) == 2
 
@@ -183,6 +185,7 @@ class RecordingDriver:
     def __init__(self):
         self.encoded, self.launches, self.copies = [], [], 0
         self.allocated, self.zeroed, self.workspace, self.flags = [], [], None, None
+        self.loaded, self.launch_contexts, self.modes = [], [], []
 
     def __getattr__(self, name):  # enums: CU_* names come back as themselves
         return type(name, (), {"__getattr__": lambda self, attr: attr})()
@@ -190,8 +193,37 @@ class RecordingDriver:
     def cuInit(self, flags):
         return (0,)
 
+    context = 1  # the current context; device d's primary context is d + 1
+    pushed = ()
+    capture = "CU_STREAM_CAPTURE_STATUS_NONE"
+
     def cuCtxGetCurrent(self):
-        return (0, 1)
+        return (0, self.context)
+
+    def cuDeviceGetCount(self):
+        return (0, 2)
+
+    def cuDeviceGet(self, device):
+        return (0, device)
+
+    def cuDevicePrimaryCtxRetain(self, device):
+        return (0, device + 1)
+
+    def cuCtxPushCurrent(self, context):
+        self.pushed += (self.context,)
+        self.context = context
+        return (0,)
+
+    def cuCtxPopCurrent(self):
+        self.context, self.pushed = self.pushed[-1], self.pushed[:-1]
+        return (0, self.context)
+
+    def cuStreamIsCapturing(self, stream):
+        return (0, self.capture)
+
+    def cuThreadExchangeStreamCaptureMode(self, mode):
+        self.modes.append(mode)
+        return (0, mode)
 
     def cuCtxGetDevice(self):
         return (0, 0)
@@ -201,9 +233,10 @@ class RecordingDriver:
 
     def cuModuleLoadData(self, image):
         assert image.startswith(b"//") and image.endswith(b"\0")
-        return (0, "module")
+        return (0, f"module in context {self.context}")
 
     def cuModuleGetFunction(self, module, name):
+        self.loaded.append(self.context)
         return (0, name.decode())
 
     def cuFuncSetAttribute(self, function, attribute, value):
@@ -240,28 +273,36 @@ class RecordingDriver:
         pointers = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
         ints = [ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_int32))[0] for i in (4, 5, 6, 7)]
         self.launches.append(((gx, gy, gz), (bx, by, bz), smem, stream, ints))
+        self.launch_contexts.append(self.context)
         self.c, self.tm_c, self.workspace, self.flags = (
             ctypes.cast(pointers[i], ctypes.POINTER(ctypes.c_uint64))[0] for i in (2, 3, 13, 14)
         )
         return (0,)
 
 
-def _record(monkeypatch, tmp_path):
-    """A RecordingDriver in place of cuda-python's, fresh runtime and
-    launch caches, kernels compiled into `tmp_path`."""
+def record_runtime(monkeypatch, tmp_path, driver):
+    """`driver` in place of cuda-python's, fresh runtime and kernel
+    caches, kernels compiled into `tmp_path`."""
     from nvwgmma.kernel import cache, runtime, tensormap
-    from nvwgmma.kernel.gemm import launch
 
-    driver = RecordingDriver()
-    monkeypatch.setattr(tensormap, "_driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_pool", runtime._MapPool())
-    monkeypatch.setattr(runtime, "_workspaces", {})
+    for module in (tensormap, runtime):
+        monkeypatch.setattr(module, "_driver", lambda: driver)
+    for name in ("_pools", "_encoded", "_primaries", "_attributes", "_workspaces"):
+        monkeypatch.setattr(runtime, name, {})
+    monkeypatch.setattr(runtime, "_captured", [])
     monkeypatch.setattr(cache, "_loaded", {})
-    monkeypatch.setattr(launch, "_recent", {})
+    monkeypatch.setattr(cache, "_texts", {})
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("NVWGMMA_PTX_DIR", raising=False)
     return driver
+
+
+def _record(monkeypatch, tmp_path):
+    """A RecordingDriver (record_runtime) and an empty launch cache."""
+    from nvwgmma.kernel.gemm import launch
+
+    monkeypatch.setattr(launch, "_recent", {})
+    return record_runtime(monkeypatch, tmp_path, RecordingDriver())
 
 
 def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
@@ -285,7 +326,8 @@ def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
         ((68, 1, 1), (384, 1, 1), driver.dynamic_smem, 7, [1000, 4104, 4096, 1])
     ]
     matmul(a, b, out=out, stream=7)
-    assert len(driver.launches) == 2 and len(driver.encoded) == 3 and driver.copies == 3
+    # The maps travel in the launch's parameters: no device memory written.
+    assert len(driver.launches) == 2 and len(driver.encoded) == 3 and driver.copies == 0
 
 
 def test_repeated_call_without_out_gets_a_new_c(ctx, tmp_path, monkeypatch):

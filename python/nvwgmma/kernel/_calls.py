@@ -1,9 +1,12 @@
 """What matmul and attention share for calls on torch tensors or cupy
 arrays: the key a repeated call is known by, CUDA stream handles, a bounded
-cache of recent launches, and pointing a prepared launch at new outputs."""
+cache of recent launches (and when one may be reused inside a CUDA graph
+capture), whether torch is tracing, and pointing a prepared launch at new
+outputs."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import is_dataclass
 
 # Recent launches a cache keeps: the oldest goes first.
@@ -34,13 +37,26 @@ def key(values):
 
 
 def default_stream(value) -> int:
-    """torch's current stream on a torch tensor's device, else the legacy
-    default stream (0)."""
-    if type(value).__module__.split(".")[0] == "torch":
+    """The current stream of the tensor's device: torch's for a torch
+    tensor, cupy's for a cupy array (cupy's default: the legacy stream,
+    0), else the legacy default stream."""
+    module = type(value).__module__.split(".")[0]
+    if module == "torch":
         import torch
 
         return torch.cuda.current_stream(value.device).cuda_stream
+    if module == "cupy":
+        import cupy
+
+        return cupy.cuda.get_current_stream(value.device.id).ptr
     return 0
+
+
+def compiling() -> bool:
+    """Whether torch.compile (Dynamo) or torch.export is tracing this call:
+    matmul and attention then hand it to their torch ops."""
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.compiler.is_compiling()
 
 
 def handle(stream) -> int:
@@ -58,10 +74,24 @@ def address(t) -> int:
     return t.__cuda_array_interface__["data"][0]
 
 
+def reusable(cache: dict, call_key, stream: int):
+    """The launch `cache` holds for `call_key`, where it may run again on
+    `stream`: not one with scratch memory (a workspace, a copy) that eager
+    calls share, while `stream` captures a graph -- the graph would share
+    it with launches that may run beside its replays."""
+    from . import runtime
+
+    hit = cache.get(call_key) if call_key is not None else None
+    if hit is not None and hit.scratch and runtime.capturing(stream):
+        return None
+    return hit
+
+
 def remember(cache: dict, call_key, launch) -> None:
     """Keep `launch` for calls keyed `call_key` (None: not cacheable),
-    dropping the oldest beyond RECENT."""
-    if call_key is None:
+    dropping the oldest beyond RECENT; not a launch whose scratch memory
+    is a graph's own (`launch.private`: prepared during a capture)."""
+    if call_key is None or getattr(launch, "private", False):
         return
     if len(cache) >= RECENT:
         cache.pop(next(iter(cache)))

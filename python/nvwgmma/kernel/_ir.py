@@ -1,10 +1,19 @@
 """IR helpers the kernel-layer modules share: i32 constants, i32 operands,
 pointer offsets, a relaxed device-wide counter increment, the element type
-of a dtype name, and an empty kernel."""
+of a dtype name, the by-value tensor-map parameter, and an empty kernel."""
 
 from __future__ import annotations
 
 from .. import _checks
+
+# A kernel parameter holding a CUtensorMap by value (CUDA's
+# `const __grid_constant__ CUtensorMap`): PTX `.param .align 64 .b8 p[128]`,
+# its Value the generic address (cvta.param) that TMA reads the map from.
+# The launch carries the map (runtime "map" arguments), so no device memory
+# holds it: nothing to write before a launch, in any context or graph.
+TENSOR_MAP_PARAM = (
+    "!llvm.ptr {llvm.byval = !llvm.array<128 x i8>, llvm.align = 64 : i64, nvvm.grid_constant}"
+)
 
 
 def i32_constant(value: int, loc=None, ip=None):

@@ -44,16 +44,30 @@ def write(directory: str, stem: str, build) -> str:
     return path + ".ptx"
 
 
-_loaded: dict = {}
+_loaded: dict = {}  # (stem, context) -> (runtime.Kernel, meta)
+_texts: dict = {}  # stem -> (PTX, meta): read once, loaded into each context that asks
 
 
 def load(stem: str, build, precompile_hint: str):
-    """(runtime.Kernel, meta) of `stem`, loaded once per process; compiled
-    with `build` on a miss, where a compiler exists."""
+    """(runtime.Kernel, meta) of `stem`, read once per process and loaded
+    once per context (the current one: runtime.on_device picks it);
+    compiled with `build` on a miss, where a compiler exists."""
     from . import runtime
 
-    if stem in _loaded:
-        return _loaded[stem]
+    if stem not in _texts:
+        _texts[stem] = _read(stem, build, precompile_hint)
+    ptx, meta = _texts[stem]
+    runtime.ensure_context()
+    loaded = (stem, runtime.current_context())
+    if loaded not in _loaded:
+        kernel = runtime.Kernel(ptx, meta["kernel"], dynamic_smem=meta["dynamic_smem"])
+        _loaded[loaded] = kernel, meta
+    return _loaded[loaded]
+
+
+def _read(stem: str, build, precompile_hint: str):
+    """(PTX, meta) of `stem` from $NVWGMMA_PTX_DIR or the cache, compiled
+    into the cache on a miss."""
     directories = [d for d in (os.environ.get("NVWGMMA_PTX_DIR"), cache_dir()) if d]
     for directory in directories:
         path = os.path.join(directory, stem)
@@ -72,6 +86,4 @@ def load(stem: str, build, precompile_hint: str):
     with open(path + ".json") as f:
         meta = json.load(f)
     with open(path + ".ptx") as f:
-        kernel = runtime.Kernel(f.read(), meta["kernel"], dynamic_smem=meta["dynamic_smem"])
-    _loaded[stem] = kernel, meta
-    return _loaded[stem]
+        return f.read(), meta

@@ -3,21 +3,34 @@ with no nvwgmma build needed (this module is pure Python, so it runs where
 only precompiled PTX exists).
 
     from nvwgmma.kernel import runtime
-    kernel = runtime.Kernel(ptx_text, "gemm", dynamic_smem=215024)  # loaded once
-    tmap = runtime.tensor_map(address, "BFLOAT16", sizes=(K, M, 1),
-                              strides=(K * 2, M * K * 2), box=(64, 128, 1), swizzle="128B")
+    with runtime.on_device(1):                     # device 1's primary context
+        kernel = runtime.Kernel(ptx_text, "gemm", dynamic_smem=215024)
+        tmap = runtime.encode_map(address, "BFLOAT16", sizes=(K, M, 1),
+                                  strides=(K * 2, M * K * 2), box=(64, 128, 1), swizzle="128B")
     kernel.launch(grid=(128, 1, 1), block=(384, 1, 1),
-                  args=[("u64", tmap), ("i32", 4096), ("f32", 1.0)], stream=0)
+                  args=[("map", tmap), ("i32", 4096), ("f32", 1.0)], stream=handle)
 
+Every kernel, workspace and device-memory tensor map belongs to the
+context it was made in (`on_device` picks it: the device's primary
+context, the one torch and cupy use); a launch makes its kernel's context
+current for the call, whatever is current, so a kernel always runs on the
+device it was loaded for. Tensor maps travel by value ("map": 128 bytes, a
+kernel parameter declared `_ir.TENSOR_MAP_PARAM`), so a launch needs no
+device memory for them and a CUDA graph captures them with the launch.
 Kernels with compile-time cluster dimensions (`.reqnctapercluster`) launch
 as clusters through the plain launch; the grid must be a multiple of the
-cluster. Tensor maps live in device memory that is written once and never
-reused for another map (the TMA unit may cache a map by address), keyed by
-their contents.
+cluster.
+
+Under stream capture (CUDA graphs) the driver calls that are not stream
+work -- loading a module, allocating memory -- run in the relaxed capture
+mode, as torch's allocator does, so a first call inside a capture works;
+a workspace asked for while its stream captures is the launch's own
+(`workspace`), never one that eager launches share.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 
@@ -27,9 +40,14 @@ from .tensormap import TENSOR_MAP_BYTES, _check, _driver, encode
 __all__ = [
     "Kernel",
     "Launch",
+    "capturing",
+    "current_context",
     "device_attribute",
     "elapsed_ms",
+    "encode_map",
     "ensure_context",
+    "on_device",
+    "relaxed_capture",
     "tensor_map",
     "workspace",
 ]
@@ -48,10 +66,83 @@ def ensure_context() -> None:
     cupy's), else device 0's primary context."""
     driver = _driver()
     _check(driver.cuInit(0), "cuInit")
-    if int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")) == 0:
-        device = _check(driver.cuDeviceGet(0), "cuDeviceGet")
-        context = _check(driver.cuDevicePrimaryCtxRetain(device), "cuDevicePrimaryCtxRetain")
-        _check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+    if current_context() == 0:
+        _check(driver.cuCtxSetCurrent(_primary(0)), "cuCtxSetCurrent")
+
+
+def current_context() -> int:
+    """The current CUDA context's handle (0: none)."""
+    return int(_check(_driver().cuCtxGetCurrent(), "cuCtxGetCurrent"))
+
+
+_primaries: dict = {}
+
+
+def _primary(device: int):
+    """Device `device`'s primary context (retained once per process)."""
+    found = _primaries.get(device)
+    if found is None:
+        driver = _driver()
+        _check(driver.cuInit(0), "cuInit")
+        count = int(_check(driver.cuDeviceGetCount(), "cuDeviceGetCount"))
+        if not 0 <= device < count:
+            raise ValueError(f"device must be one of 0..{count - 1}, but got {device}")
+        handle = _check(driver.cuDeviceGet(device), "cuDeviceGet")
+        found = _check(driver.cuDevicePrimaryCtxRetain(handle), "cuDevicePrimaryCtxRetain")
+        _primaries[device] = found
+    return found
+
+
+@contextlib.contextmanager
+def on_device(device: int | None):
+    """Within the block, device `device`'s primary context is current (the
+    context torch and cupy use for it); after it, the one that was. None:
+    the current context (device 0's where none is)."""
+    if device is None:
+        ensure_context()
+        yield
+        return
+    context = _primary(int(device))
+    with _made_current(context, int(context)):
+        yield
+
+
+@contextlib.contextmanager
+def _made_current(context, handle: int):
+    if current_context() == handle:
+        yield
+        return
+    driver = _driver()
+    _check(driver.cuCtxPushCurrent(context), "cuCtxPushCurrent")
+    try:
+        yield
+    finally:
+        _check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+
+
+def capturing(stream: int) -> bool:
+    """Whether `stream` (a CUstream handle) is capturing a CUDA graph."""
+    driver = _driver()
+    error, status = driver.cuStreamIsCapturing(driver.CUstream(int(stream)))
+    if int(error) != 0:  # the legacy stream while another captures: treat as capturing
+        return True
+    return status == driver.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE
+
+
+@contextlib.contextmanager
+def relaxed_capture():
+    """This thread's stream-capture mode relaxed for the block: driver calls
+    that are not stream work (module loads, cuMemAlloc) may run while a
+    stream captures, as torch's caching allocator does for cudaMalloc."""
+    driver = _driver()
+    relaxed = driver.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED
+    previous = _check(driver.cuThreadExchangeStreamCaptureMode(relaxed),
+                      "cuThreadExchangeStreamCaptureMode")  # fmt: skip
+    try:
+        yield
+    finally:
+        _check(driver.cuThreadExchangeStreamCaptureMode(previous),
+               "cuThreadExchangeStreamCaptureMode")  # fmt: skip
 
 
 _attributes: dict = {}
@@ -72,7 +163,8 @@ def device_attribute(name: str) -> int:
 
 class Kernel:
     """Kernel `name` of a PTX (str) or cubin (bytes) image, loaded into the
-    current context, allowed `dynamic_smem` bytes of dynamic shared memory."""
+    current context (see on_device), allowed `dynamic_smem` bytes of
+    dynamic shared memory. Its launches run in that context."""
 
     def __init__(self, image, name: str, *, dynamic_smem: int = 0):
         driver = _driver()
@@ -83,26 +175,29 @@ class Kernel:
             raise TypeError(
                 f"image must be PTX text or cubin bytes, but got {type(image).__name__}"
             )
-        self._image = bytes(image)  # the driver reads it during the load only
-        self.module = _check(driver.cuModuleLoadData(self._image), "cuModuleLoadData")
-        self.function = _check(
-            driver.cuModuleGetFunction(self.module, name.encode()), "cuModuleGetFunction"
-        )
-        self.name = name
         self.dynamic_smem = _checks.integer(dynamic_smem, "dynamic_smem", 0, 227 * 1024)
-        if dynamic_smem > 48 * 1024:
-            _check(
-                driver.cuFuncSetAttribute(
-                    self.function,
-                    driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    dynamic_smem,
-                ),
-                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+        self._image = bytes(image)  # the driver reads it during the load only
+        self.context = _check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")
+        with relaxed_capture():
+            self.module = _check(driver.cuModuleLoadData(self._image), "cuModuleLoadData")
+            self.function = _check(
+                driver.cuModuleGetFunction(self.module, name.encode()), "cuModuleGetFunction"
             )
+            if dynamic_smem > 48 * 1024:
+                _check(
+                    driver.cuFuncSetAttribute(
+                        self.function,
+                        driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                        dynamic_smem,
+                    ),
+                    "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+                )
+        self.name = name
 
     def launch(self, *, grid, block, args, stream=0) -> None:
-        """Launch with `args`: (type, value) pairs, type one of u64 (pointers
-        and tensor-map addresses), i64, i32, f32; `stream`: a CUstream handle
+        """Launch with `args`: (type, value) pairs, type one of u64 (pointers),
+        i64, i32, f32, or map (a 128-byte CUtensorMap, by value: see
+        encode_map); `stream`: a CUstream handle of this kernel's context
         (an int, 0 for the legacy default stream)."""
         self.launcher(grid=grid, block=block, args=args, stream=stream)()
 
@@ -112,25 +207,59 @@ class Kernel:
         return Launch(self, grid, block, args, stream)
 
 
+class _MapValue:
+    """A tensor map parameter: 128 bytes on a 64-byte boundary, rewritten
+    in place."""
+
+    def __init__(self, blob):
+        self._raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + 64)
+        self.address = ctypes.addressof(self._raw) + (-ctypes.addressof(self._raw)) % 64
+        self.value = blob
+
+    @property
+    def value(self) -> bytes:
+        return ctypes.string_at(self.address, TENSOR_MAP_BYTES)
+
+    @value.setter
+    def value(self, blob) -> None:
+        if not isinstance(blob, (bytes, bytearray)) or len(blob) != TENSOR_MAP_BYTES:
+            raise ValueError(
+                f"a map argument must be {TENSOR_MAP_BYTES} bytes (encode_map), but got {blob!r:.40}"
+            )
+        ctypes.memmove(self.address, bytes(blob), TENSOR_MAP_BYTES)
+
+
 class Launch:
-    """A prepared launch: calling it launches the kernel again. The
-    parameters are packed once; `set(i, value)` rewrites parameter i in
-    place (the driver copies the buffer at each launch, so a launch already
-    queued keeps the value it was given)."""
+    """A prepared launch: calling it launches the kernel again, in the
+    kernel's context. The parameters are packed once; `set(i, value)`
+    rewrites parameter i in place (the driver copies the buffer at each
+    launch, so a launch already queued, or captured into a graph, keeps
+    the value it was given)."""
+
+    # Whether the launch carries device memory that other calls of it
+    # write (a workspace, a scratch copy): a launch prepared eagerly is
+    # then not reused inside a stream capture (see matmul / attention).
+    scratch = False
 
     def __init__(self, kernel: Kernel, grid, block, args, stream):
         driver = _driver()
         self.values = []
+        pointers = []
         for kind, value in args:
-            if kind not in _C_TYPES:
+            if kind == "map":
+                v = _MapValue(value)
+                pointers.append(v.address)
+            elif kind in _C_TYPES:
+                v = _C_TYPES[kind](value)
+                pointers.append(ctypes.addressof(v))
+            else:
                 raise ValueError(
-                    f"argument type must be one of {', '.join(_C_TYPES)}, but got {kind!r}"
+                    f"argument type must be one of {', '.join(_C_TYPES)}, map, but got {kind!r}"
                 )
-            self.values.append(_C_TYPES[kind](value))
-        self._pointers = (ctypes.c_void_p * max(1, len(self.values)))(
-            *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in self.values]
-        )
+            self.values.append(v)
+        self._pointers = (ctypes.c_void_p * max(1, len(pointers)))(*pointers)
         self._launch_kernel = driver.cuLaunchKernel
+        self._context, self._handle = kernel.context, int(kernel.context)
         self._args = (kernel.function, *tuple(grid), *tuple(block), kernel.dynamic_smem,
                       driver.CUstream(int(stream)), ctypes.addressof(self._pointers), 0)  # fmt: skip
         self._what = f"cuLaunchKernel({kernel.name})"
@@ -139,12 +268,21 @@ class Launch:
         self.values[index].value = value
 
     def __call__(self) -> None:
-        _check(self._launch_kernel(*self._args), self._what)
+        driver = _driver()
+        switch = int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")) != self._handle
+        if switch:
+            _check(driver.cuCtxPushCurrent(self._context), "cuCtxPushCurrent")
+        try:
+            _check(self._launch_kernel(*self._args), self._what)
+        finally:
+            if switch:
+                _check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
 
 
 class _MapPool:
-    """Device memory for tensor maps: slabs of 64-byte-aligned slots, each
-    written once, found again by the parameters that encoded it."""
+    """Device memory of one context for tensor maps: slabs of
+    64-byte-aligned slots, each written once, found again by the
+    parameters that encoded it."""
 
     SLOTS = 4096
 
@@ -155,7 +293,7 @@ class _MapPool:
     def address(self, blob: bytes) -> int:
         """A fresh slot holding `blob`."""
         driver = _driver()
-        with _lock:
+        with _lock, relaxed_capture():
             if self.used == self.SLOTS:
                 self.slab = int(
                     _check(driver.cuMemAlloc(self.SLOTS * TENSOR_MAP_BYTES), "cuMemAlloc")
@@ -167,39 +305,79 @@ class _MapPool:
             return address
 
 
-_pool = _MapPool()
+_pools: dict = {}  # context handle -> _MapPool
 
 
 def tensor_map(address: int, data_type: str, *, sizes, strides, box, swizzle: str) -> int:
-    """The device address of the CUtensorMap (see tensormap.encode) of the
-    tensor at `address`: what a kernel takes as its tensor-map pointer."""
+    """The device address, in the current context, of the CUtensorMap (see
+    tensormap.encode) of the tensor at `address`: for kernels that take a
+    tensor-map pointer. (It writes device memory with a synchronous copy
+    the first time, so not inside a stream capture: kernels that take
+    their maps by value -- `encode_map`, _ir.TENSOR_MAP_PARAM -- need none.)"""
+    ensure_context()
+    pool = _pools.setdefault(current_context(), _MapPool())
     key = (address, data_type, tuple(sizes), tuple(strides), tuple(box), swizzle)
-    found = _pool.by_params.get(key)
+    found = pool.by_params.get(key)
     if found is None:
-        ensure_context()
-        blob = encode(address, data_type, sizes=sizes, strides=strides, box=box, swizzle=swizzle)
-        found = _pool.by_params[key] = _pool.address(blob)
+        found = pool.by_params[key] = pool.address(
+            encode_map(address, data_type, sizes=sizes, strides=strides, box=box, swizzle=swizzle)
+        )
+    return found
+
+
+_encoded: dict = {}
+_ENCODED = 4096  # maps kept encoded; the oldest goes first
+
+
+def encode_map(address: int, data_type: str, *, sizes, strides, box, swizzle: str) -> bytes:
+    """The 128-byte CUtensorMap (tensormap.encode) of the tensor at
+    `address`, for a "map" launch argument. Host work only: no context,
+    device memory or stream is touched, so it is safe anywhere, inside a
+    stream capture too; encoded once per set of parameters."""
+    key = (address, data_type, tuple(sizes), tuple(strides), tuple(box), swizzle)
+    found = _encoded.get(key)
+    if found is None:
+        found = encode(address, data_type, sizes=sizes, strides=strides, box=box, swizzle=swizzle)
+        with _lock:
+            if len(_encoded) >= _ENCODED:
+                _encoded.pop(next(iter(_encoded)))
+            _encoded[key] = found
     return found
 
 
 _workspaces: dict = {}
+# Workspaces made while their stream captured a graph: the graph keeps
+# pointing at them, so they are never freed.
+_captured: list = []
 
 
 def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
-    """The address of at least `nbytes` of device memory, zeroed when
-    allocated, for the kernels on `stream`: one buffer per context, stream
-    and `purpose`, so launches that may run concurrently never share one,
-    and one purpose's contents never land in another's. A "flags" buffer
-    stays zero only if every kernel that uses it leaves it zero (split-K
-    and stream-K reset their flags); scratch ("partials") need not. It
-    grows, never shrinks, and is never freed (launchers prepared earlier
-    keep pointing into it)."""
+    """The address of at least `nbytes` of device memory in the current
+    context, zeroed before the kernels on `stream` that use it run.
+
+    Eagerly: one buffer per context, stream and `purpose`, so launches that
+    may run concurrently never share one, and one purpose's contents never
+    land in another's. A "flags" buffer stays zero only if every kernel that
+    uses it leaves it zero (split-K and stream-K reset their flags); scratch
+    ("partials") need not. It grows, never shrinks, and is never freed
+    (launchers prepared earlier keep pointing into it).
+
+    While `stream` captures a graph: a buffer of the captured launch's own,
+    zeroed by a memset captured before it (so every replay starts from
+    zero), never shared with eager launches or other graphs, which may run
+    beside the graph on other streams."""
     if nbytes <= 0:
         return 0
     driver = _driver()
     ensure_context()
-    context = int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent"))
-    key = (context, int(stream), purpose)
+    if capturing(stream):
+        with relaxed_capture():
+            address = int(_check(driver.cuMemAlloc(nbytes), "cuMemAlloc"))
+        _check(driver.cuMemsetD8Async(address, 0, nbytes, driver.CUstream(int(stream))),
+               "cuMemsetD8Async")  # fmt: skip
+        _captured.append((address, nbytes))
+        return address
+    key = (current_context(), int(stream), purpose)
     with _lock:
         found = _workspaces.get(key)
         if found is None or found[1] < nbytes:

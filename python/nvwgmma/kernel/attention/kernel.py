@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from .._ir import TENSOR_MAP_PARAM
 from . import tiles
 from .config import AttentionConfig, check_config
 
@@ -25,10 +26,10 @@ __all__ = ["SIGNATURE", "build_attention"]
 
 # The kernel's parameters, in order (what attention.launch passes).
 SIGNATURE = (
-    ("tmQ", "!llvm.ptr"),  # 4-D tensor maps (head dim, heads, tokens, batch)
-    ("tmK", "!llvm.ptr"),
-    ("tmV", "!llvm.ptr"),
-    ("tmO", "!llvm.ptr"),  # tma_store: O's map, like Q's (else 0)
+    ("tmQ", TENSOR_MAP_PARAM),  # 4-D tensor maps (head dim, heads, tokens, batch)
+    ("tmK", TENSOR_MAP_PARAM),
+    ("tmV", TENSOR_MAP_PARAM),
+    ("tmO", TENSOR_MAP_PARAM),  # tma_store: O's map, like Q's (else unread)
     ("O", "!llvm.ptr<1>"),  # output, strided like Q
     ("LSE", "!llvm.ptr<1>"),  # f32 log-sum-exp per (batch, head, query)
     ("cuQ", "!llvm.ptr<1>"),  # varlen: i32 cumulative query offsets (batch + 1)

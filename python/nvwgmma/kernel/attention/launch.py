@@ -155,12 +155,26 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     A call repeating an earlier one (the same tensors -- addresses, shapes,
     strides, dtypes -- and arguments; a new `out` and `lse` allowed) skips
     the checks and reuses the packed launch: the host's part of a call
-    stays well under the kernel's time even at 512 tokens."""
+    stays well under the kernel's time even at 512 tokens.
+
+    The kernel runs on the tensors' device, whichever device is current;
+    calls can be captured into CUDA graphs, a first call inside the capture
+    too; under torch.compile and torch.export the call becomes the custom
+    op `torch.ops.nvwgmma.attention` (nvwgmma.kernel.torch_ops)."""
+    if _calls.compiling():  # torch.compile / torch.export: the traceable torch op
+        from ..torch_ops import traced_attention
+
+        return traced_attention(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
+                                cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+                                max_seqlen_k=max_seqlen_k, out=out, lse=lse,
+                                return_lse=return_lse, stream=stream, config=config,
+                                q_descale=q_descale, k_descale=k_descale,
+                                v_descale=v_descale)  # fmt: skip
     s = _calls.default_stream(q) if stream is None else _calls.handle(stream)
     key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                       bool(causal), scale, s, config, out, lse, q_descale, k_descale,
                       v_descale))  # fmt: skip
-    hit = _recent.get(key) if key is not None else None
+    hit = _calls.reusable(_recent, key, s)
     if hit is None:
         launch, o, lse = prepare(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
                                  cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
@@ -186,20 +200,29 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     """(launch, out, lse): everything `attention` does for this call but
     the launch, which `launch()` repeats on the same tensors, unchecked (a
     loop, a benchmark, a CUDA graph capture); `launch.outputs(out, lse)`
-    points it at another O and LSE (new ones where None) and returns them."""
+    points it at another O and LSE (new ones where None) and returns them.
+    The kernel is loaded for, and launches on, the tensors' device."""
+    from .. import runtime
+
+    p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+             max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, config=config)  # fmt: skip
+    descales = [_descale(x, name) for x, name in
+                ((q_descale, "q_descale"), (k_descale, "k_descale"), (v_descale, "v_descale"))]  # fmt: skip
+    if not p.config.fp8 and descales != [1.0] * 3:
+        _fail(f"descales scale fp8 inputs, so q must be e4m3, but got {p.q.dtype}")
+    with runtime.on_device(p.q.device):
+        return _prepared(p, scale, out, lse, stream, descales)
+
+
+def _prepared(p, scale, out, lse, stream, descales):
+    """prepare's work once the call is checked, in the tensors' context."""
     from .. import runtime
     from ..gemm.launch import _ELEMENT_BYTES, _contiguous, _stream
     from .kernel import SIGNATURE
 
-    p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-             max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k, config=config)  # fmt: skip
     tq, tk, tv, varlen, batch, sq, sk = p.q, p.k, p.v, p.varlen, p.batch, p.sq, p.sk
     cq, ck = p.cu_q, p.cu_k
     d, hq, hkv = tq.shape[-1], tq.shape[-2], tk.shape[-2]
-    descales = [_descale(x, name) for x, name in
-                ((q_descale, "q_descale"), (k_descale, "k_descale"), (v_descale, "v_descale"))]  # fmt: skip
-    if not p.config.fp8 and descales != [1.0] * 3:
-        _fail(f"descales scale fp8 inputs, so q must be e4m3, but got {tq.dtype}")
     kernel, meta = load_kernel(p.config)
     # Output and LSE, contiguous.
     out_dtype = p.config.out_dtype
@@ -232,7 +255,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
             sizes, strides = (shape[1], d, shape[2], shape[0]), (sd, sh, sb)
         else:  # (d, heads, tokens, batch)
             sizes, strides = (d, shape[2], shape[1], shape[0]), (sh, ss, sb)
-        return runtime.tensor_map(address, box["data_type"], sizes=sizes, strides=strides,
+        return runtime.encode_map(address, box["data_type"], sizes=sizes, strides=strides,
                                   box=box["box"], swizzle=box["swizzle"])  # fmt: skip
 
     copy_v = None
@@ -242,7 +265,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     # O's map (tma_store) is read with O's box over O's own strides: a new
     # O of the same call is contiguous like the first one checked here.
     maps = [map_of(t, name, t.address) for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]
-    maps.append(map_of(to, "O", to.address) if p.config.tma_store else 0)
+    maps.append(map_of(to, "O", to.address) if p.config.tma_store else maps[0])  # (unread)
     if varlen:
         o_strides = (0, to.strides[0], to.strides[1])
         lse_strides = (0, tokens_q)
@@ -250,7 +273,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
         o_strides = (to.strides[0], to.strides[1], to.strides[2])
         lse_strides = (hq * sq, sq)
     args = [
-        *(("u64", m) for m in maps),
+        *(("map", m) for m in maps),
         ("u64", to.address),
         ("u64", tl.address),
         ("u64", cq.address if varlen else 0),
@@ -280,6 +303,9 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
     launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=on)
     if copy_v is not None:
         launch = _AfterCopy(launch, copy_v)
+    # Scratch that calls share: the dynamic walk's counters, V's copy.
+    launch.scratch = bool(p.config.dynamic or copy_v is not None)
+    launch.private = launch.scratch and runtime.capturing(on)
     # Contiguous outputs: a new O has `to`'s strides when `to` is new or contiguous.
     fresh = out is None or _contiguous(to)
     o_map = (lambda at: map_of(to, "O", at)) if p.config.tma_store else None
@@ -330,6 +356,8 @@ def _transposed_v(tv, stream, permuted, packed=None):
 
 class _AfterCopy:
     """A prepared launch that first refreshes V's transposed copy."""
+
+    scratch = True
 
     def __init__(self, launch, copy):
         self.launch, self.copy = launch, copy

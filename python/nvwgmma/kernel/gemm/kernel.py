@@ -7,16 +7,17 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from .._ir import TENSOR_MAP_PARAM
 from .config import PERSISTENT_MAX_K, GemmConfig, check_config
 
 __all__ = ["KERNEL_SIGNATURE", "build_gemm"]
 
 # The kernel's parameters, in order (what nvwgmma.kernel.gemm.launch passes).
 KERNEL_SIGNATURE = (
-    ("tmA", "!llvm.ptr"),  # A's 3-D tensor map (K or M innermost, then the other, then batch)
-    ("tmB", "!llvm.ptr"),  # B's 3-D tensor map
+    ("tmA", TENSOR_MAP_PARAM),  # A's 3-D tensor map (K or M innermost, then the other, then batch)
+    ("tmB", TENSOR_MAP_PARAM),  # B's 3-D tensor map
     ("C", "!llvm.ptr<1>"),  # C: batch x M x N row-major (the registers epilogue)
-    ("tmC", "!llvm.ptr"),  # C's 3-D tensor map (the tma epilogue)
+    ("tmC", TENSOR_MAP_PARAM),  # C's 3-D tensor map (the tma epilogue)
     ("M", "i32"),
     ("N", "i32"),
     ("K", "i32"),

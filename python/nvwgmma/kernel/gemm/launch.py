@@ -382,14 +382,14 @@ def _contiguous(t: _Tensor) -> bool:
     return True
 
 
-def _map(address, dtype, lead, bstride, rows, cols, batch, box):
-    """3-D tensor map of a (batch x rows x cols) row-major view (cols
-    contiguous) at `address` for a 2-D `box`."""
+def _map(address, dtype, lead, bstride, rows, cols, batch, box) -> bytes:
+    """3-D tensor map (by value) of a (batch x rows x cols) row-major view
+    (cols contiguous) at `address` for a 2-D `box`."""
     from .. import runtime
 
     size = _ELEMENT_BYTES[dtype]
     batch_bytes = bstride * size if batch > 1 else max(16, lead * rows * size)
-    return runtime.tensor_map(
+    return runtime.encode_map(
         address,
         box["data_type"],
         sizes=(cols, rows, batch),
@@ -404,21 +404,31 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
     """(launch, out): everything `matmul` does for this call except the
     launch, which `launch()` repeats -- on the same tensors, unchecked -- as
     often as wanted (a loop, a benchmark, a CUDA graph capture). `grid`
-    overrides the persistent grid's CTA count (a multiple of the cluster)."""
+    overrides the persistent grid's CTA count (a multiple of the cluster).
+    The kernel is loaded for, and launches on, the operands' device,
+    whichever device is current."""
     from .. import runtime
-    from .kernel import KERNEL_SIGNATURE
-    from .scheduler import flag_bytes, grid_size, workspace_bytes
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
                            out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
     stream = _stream(stream, o["a"])
+    with runtime.on_device(o["a"].device):
+        return _prepared(problem, o, out, a, b, stream, config, grid, dict(
+            bias=bias, activation=activation, residual=residual, out_dtype=problem.out_dtype,
+            alpha=alpha, beta=beta, scale=scale))  # fmt: skip
+
+
+def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
+    """prepare's work once the call is checked, in the operands' context."""
+    from .. import runtime
+    from .kernel import KERNEL_SIGNATURE
+    from .scheduler import flag_bytes, grid_size, workspace_bytes
+
     sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if config is None:
         config = problem_config(problem, sms)
         if autotune.enabled():
-            config = _tuned(problem, config, sms, a, b, stream, dict(
-                bias=bias, activation=activation, residual=residual, out_dtype=problem.out_dtype,
-                alpha=alpha, beta=beta, scale=scale))  # fmt: skip
+            config = _tuned(problem, config, sms, a, b, stream, kwargs)
     kernel, meta = load_kernel(config)
     p, boxes = problem, meta["boxes"]
     if config.scheduler == "stream_k":
@@ -451,10 +461,10 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
         grid=(grid, 1, 1),
         block=tuple(meta["block"]),
         args=[
-            ("u64", tm_a),
-            ("u64", tm_b),
+            ("map", tm_a),
+            ("map", tm_b),
             ("u64", tc.address),
-            ("u64", tm_c),
+            ("map", tm_c),
             ("i32", p.m),
             ("i32", p.n),
             ("i32", p.k),
@@ -469,6 +479,8 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
         ],  # fmt: skip
         stream=stream,
     )
+    launch.scratch = bool(scratch or flags)
+    launch.private = launch.scratch and runtime.capturing(stream)
     tma = config.epilogue == "tma"
     launch.outputs = _calls.Outputs(launch, KERNEL_SIGNATURE,
                                     [("out", "C", o["new_out"], "tmC" if tma else None,
@@ -512,14 +524,26 @@ def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dty
     scale       multiplies the result before an fp8 out_dtype's rounding
     out         C's storage (contiguous); default: a new tensor
     stream      a CUDA stream handle (int) or an object with .cuda_stream /
-                .ptr (torch's or cupy's); default: torch's current stream
-                for torch tensors, else the legacy default stream
+                .ptr (torch's or cupy's); default: the current stream of
+                the operands' device (torch's or cupy's)
     config      a GemmConfig to use instead of the default for the problem
+
+    The kernel runs on the operands' device, whichever device is current.
+    Calls can be captured into CUDA graphs (torch.cuda.graph, cupy's
+    stream capture), a first call inside the capture too. Under
+    torch.compile and torch.export the call becomes the custom op
+    `torch.ops.nvwgmma.matmul` (nvwgmma.kernel.torch_ops).
     """
+    if _calls.compiling():  # torch.compile / torch.export: the traceable torch op
+        from ..torch_ops import traced_matmul
+
+        return traced_matmul(a, b, bias=bias, activation=activation, residual=residual, out=out,
+                             out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale,
+                             stream=stream, config=config)  # fmt: skip
     s = _calls.default_stream(a) if stream is None else _calls.handle(stream)
     key = _calls.key((a, b, bias, residual, out, activation, out_dtype, alpha, beta, scale, s,
                       config))  # fmt: skip
-    hit = _recent.get(key) if key is not None else None
+    hit = _calls.reusable(_recent, key, s)
     if hit is not None:
         (out,) = hit.outputs(out)
         hit()
@@ -533,10 +557,4 @@ def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dty
 
 
 def _stream(stream, t) -> int:
-    if stream is None:
-        if t.library == "torch":
-            import torch
-
-            return torch.cuda.current_stream(t.value.device).cuda_stream
-        return 0
-    return _calls.handle(stream)
+    return _calls.default_stream(t.value) if stream is None else _calls.handle(stream)

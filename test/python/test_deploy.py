@@ -1,0 +1,123 @@
+"""Where matmul and attention run, without a GPU (a recording driver):
+every kernel is loaded for and launched on its operands' device whatever
+context is current, and the current one is given back; tensor maps travel
+in the launch parameters; inside a stream capture a launch gets scratch
+memory of its own, zeroed by a captured memset, and is never shared with
+eager calls. (On two GPUs: test/gpu/deploy.py.)"""
+
+import ctypes
+
+import pytest
+from test_gemm_launch import Array, _record, col_major
+
+CAPTURING = "CU_STREAM_CAPTURE_STATUS_ACTIVE"
+
+
+def _split_k():
+    from nvwgmma.kernel.gemm import GemmConfig
+
+    return GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)
+
+
+def _operands(device, m=128):
+    a = Array((m, 14336), address=(1 << 20) + (device << 36), device=device)
+    b = col_major(14336, 4096, address=(1 << 28) + (device << 36), device=device)
+    return a, b, Array((m, 4096), address=(1 << 32) + (device << 36), device=device)
+
+
+def test_launches_run_in_the_operands_context_whatever_is_current(ctx, tmp_path, monkeypatch):
+    """Operands on device 1 while device 0's context is current: the kernel
+    is loaded into device 1's primary context and launched there, and
+    device 0's context is current again after the call; each device loads
+    its own module and gets its own workspace."""
+    from nvwgmma.kernel.gemm import matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    driver.context = 1  # device 0's primary context, as torch leaves it
+    a, b, c = _operands(1)
+    matmul(a, b, out=c, stream=7, config=_split_k())
+    assert driver.loaded == [2] and driver.launch_contexts == [2] and driver.context == 1
+    first = driver.workspace
+    a0, b0, c0 = _operands(0)
+    matmul(a0, b0, out=c0, stream=7, config=_split_k())
+    assert driver.loaded == [2, 1] and driver.launch_contexts == [2, 1]
+    assert driver.workspace != first  # same stream number, another context
+    matmul(a, b, out=c, stream=7, config=_split_k())  # the cached launch, still on device 1
+    assert driver.launch_contexts == [2, 1, 2] and driver.context == 1 and driver.pushed == ()
+
+
+def test_tensor_maps_are_launch_parameters(ctx, tmp_path, monkeypatch):
+    """A, B and C's maps are 128-byte parameters on 64-byte boundaries,
+    holding what the encoder returned; nothing is copied to the device."""
+    from nvwgmma.kernel.gemm import launch
+
+    driver = _record(monkeypatch, tmp_path)
+    a, b, c = _operands(0, m=4096)  # data-parallel: no workspace
+    prepared, _ = launch.prepare(a, b, out=c, stream=7)
+    for index, encoded in zip((0, 1, 3), range(1, 4)):
+        value = prepared.values[index]
+        assert value.address % 64 == 0
+        words = ctypes.cast(value.address, ctypes.POINTER(ctypes.c_uint64))
+        assert [words[i] for i in range(16)] == [encoded] * 16
+    assert driver.copies == 0 and driver.allocated == []
+
+
+def test_capture_gets_scratch_of_its_own(ctx, tmp_path, monkeypatch):
+    """A split-K call while its stream captures: the workspace is allocated
+    for this launch (relaxed capture mode), zeroed on the capturing stream
+    (a memset node every replay runs), and the launch is not kept for
+    eager calls; an eager call's launch is not reused inside a capture."""
+    from nvwgmma.kernel.gemm import launch, matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    a, b, c = _operands(0)
+    matmul(a, b, out=c, stream=7, config=_split_k())  # eager: the stream's workspace
+    eager = driver.workspace, driver.flags
+    assert len(launch._recent) == 1
+    driver.capture = CAPTURING
+    for _ in range(2):
+        matmul(a, b, out=c, stream=7, config=_split_k())
+        assert driver.workspace not in eager and driver.flags not in eager
+        assert driver.zeroed[-1][0] == driver.flags and driver.zeroed[-1][3] == 7
+    assert len(launch._recent) == 1 and len(driver.launches) == 3
+    assert "CU_STREAM_CAPTURE_MODE_RELAXED" in driver.modes
+    driver.capture = "CU_STREAM_CAPTURE_STATUS_NONE"
+    matmul(a, b, out=c, stream=7, config=_split_k())
+    assert (driver.workspace, driver.flags) == eager
+
+
+def test_data_parallel_launch_is_reused_in_capture(ctx, tmp_path, monkeypatch):
+    """A launch without scratch memory is safe to replay from a graph: the
+    capture reuses it, checks and plan skipped."""
+    from nvwgmma.kernel.gemm import launch, matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    a, b, c = _operands(0, m=4096)
+    matmul(a, b, out=c, stream=7)
+    assert driver.workspace == 0
+    driver.capture = CAPTURING
+    plans = []
+    monkeypatch.setattr(launch, "plan", lambda *a, **kw: plans.append(1))
+    assert matmul(a, b, out=c, stream=7) is c
+    assert plans == [] and len(driver.launches) == 2 and driver.allocated == []
+
+
+def test_bad_device_is_refused(ctx, tmp_path, monkeypatch):
+    from nvwgmma.kernel import runtime
+
+    _record(monkeypatch, tmp_path)
+    with pytest.raises(ValueError, match=r"device must be one of 0..1, but got 2"):
+        with runtime.on_device(2):
+            pass
+
+
+def test_map_arguments_must_be_encoded_maps(ctx, tmp_path, monkeypatch):
+    from nvwgmma.kernel import runtime
+
+    _record(monkeypatch, tmp_path)
+    kernel = runtime.Kernel("// k\n", "k")
+    with pytest.raises(ValueError, match="a map argument must be 128 bytes"):
+        kernel.launcher(grid=(1, 1, 1), block=(1, 1, 1), args=[("map", b"short")])
+    launch = kernel.launcher(grid=(1, 1, 1), block=(1, 1, 1), args=[("map", bytes(128))])
+    launch.set(0, bytes(range(128)))
+    assert launch.values[0].value == bytes(range(128))
