@@ -1,0 +1,175 @@
+"""`matmul` and `attention` as torch custom ops, for torch.compile,
+torch.export and CUDA-graph capture by inductor (mode="reduce-overhead").
+
+    import nvwgmma.kernel.torch_ops  # registers the ops
+    y = torch.ops.nvwgmma.matmul(x, w.T, bias, "gelu", None, None, None, None, None, None)
+    o, lse = torch.ops.nvwgmma.attention(q, k, v, True, None, None, None, None, None,
+                                         1.0, 1.0, 1.0, None)
+
+Calling `nvwgmma.kernel.gemm.matmul` or `nvwgmma.kernel.attention.attention`
+inside a compiled or exported function needs none of this: they hand the
+call to these ops while torch traces. Each op is functional (it writes
+only its new outputs) and has a fake implementation that gives the
+outputs' shapes and dtypes without a GPU, so the tracer never runs a
+kernel. Schemas:
+
+    nvwgmma::matmul(Tensor a, Tensor b, Tensor? bias, str? activation,
+        Tensor? residual, str? out_dtype, float? alpha, float? beta,
+        float? scale, str? config) -> Tensor
+    nvwgmma::attention(Tensor q, Tensor k, Tensor v, bool causal,
+        float? scale, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k,
+        int? max_seqlen_q, int? max_seqlen_k, float q_descale,
+        float k_descale, float v_descale, str? config) -> (Tensor, Tensor)
+
+`config` is the token of a GemmConfig / AttentionConfig (`config_token`);
+the op runs on torch's current stream of the inputs' device.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+__all__ = ["config_token", "traced_attention", "traced_matmul"]
+
+_configs: dict = {}  # token -> configuration
+
+
+# Traced as a constant: Dynamo calls it and takes the string.
+@torch.compiler.assume_constant_result
+def config_token(config) -> Optional[str]:
+    """The string a configuration is passed to the ops by (None: the
+    default configuration)."""
+    if config is None:
+        return None
+    token = f"{type(config).__name__}:{config!r}"
+    _configs[token] = config
+    return token
+
+
+def _config(token):
+    if token is None:
+        return None
+    if token not in _configs:
+        raise ValueError(
+            f"config must be a token of config_token() in this process, but got {token!r}"
+        )
+    return _configs[token]
+
+
+_DTYPES = {
+    "bf16": torch.bfloat16,
+    "f16": torch.float16,
+    "f32": torch.float32,
+    "e4m3": torch.float8_e4m3fn,
+    "e5m2": torch.float8_e5m2,
+}
+_FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+@torch.library.custom_op("nvwgmma::matmul", mutates_args=())
+def _matmul(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    bias: Optional[torch.Tensor],
+    activation: Optional[str],
+    residual: Optional[torch.Tensor],
+    out_dtype: Optional[str],
+    alpha: Optional[float],
+    beta: Optional[float],
+    scale: Optional[float],
+    config: Optional[str],
+) -> torch.Tensor:
+    from .gemm.launch import matmul
+
+    return matmul(a, b, bias=bias, activation=activation, residual=residual,
+                  out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale,
+                  config=_config(config))  # fmt: skip
+
+
+@_matmul.register_fake
+def _(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
+    if a.dim() not in (2, 3) or b.dim() not in (2, 3):
+        raise ValueError(f"a and b must be 2-D or 3-D, but got shapes {a.shape} and {b.shape}")
+    torch._check(a.shape[-1] == b.shape[-2], lambda: "a's columns and b's rows must agree (K)")
+    if out_dtype is not None and out_dtype not in _DTYPES:
+        raise ValueError(f"out_dtype must be one of {', '.join(_DTYPES)}, but got {out_dtype!r}")
+    dtype = _DTYPES[out_dtype] if out_dtype else torch.bfloat16 if a.dtype in _FP8 else a.dtype
+    shape = (*a.shape[:-1], b.shape[-1])
+    return a.new_empty(shape, dtype=dtype)
+
+
+@torch.library.custom_op("nvwgmma::attention", mutates_args=())
+def _attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool,
+    scale: Optional[float],
+    cu_seqlens_q: Optional[torch.Tensor],
+    cu_seqlens_k: Optional[torch.Tensor],
+    max_seqlen_q: Optional[int],
+    max_seqlen_k: Optional[int],
+    q_descale: float,
+    k_descale: float,
+    v_descale: float,
+    config: Optional[str],
+) -> tuple[torch.Tensor, torch.Tensor]:
+    from .attention.launch import attention
+
+    return attention(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
+                     cu_seqlens_k=cu_seqlens_k, max_seqlen_q=max_seqlen_q,
+                     max_seqlen_k=max_seqlen_k, return_lse=True, config=_config(config),
+                     q_descale=q_descale, k_descale=k_descale, v_descale=v_descale)  # fmt: skip
+
+
+@_attention.register_fake
+def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+      q_descale, k_descale, v_descale, config):  # fmt: skip
+    varlen = cu_seqlens_q is not None
+    if q.dim() != (3 if varlen else 4):
+        layout = "(tokens, heads, head dim)" if varlen else "(batch, seq, heads, head dim)"
+        raise ValueError(f"q must be {layout}, but got shape {tuple(q.shape)}")
+    out = q.new_empty(q.shape, dtype=torch.bfloat16 if q.dtype in _FP8 else q.dtype)
+    if varlen:
+        lse = q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)
+    else:
+        lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+    return out, lse
+
+
+def _no_stream(stream):
+    if stream is not None:
+        raise ValueError(
+            "stream must be None under torch.compile / torch.export (the op runs on torch's "
+            f"current stream; set it with torch.cuda.stream), but got {stream!r}"
+        )
+
+
+def traced_matmul(a, b, *, bias, activation, residual, out, out_dtype, alpha, beta, scale,
+                  stream, config):  # fmt: skip
+    """matmul while torch traces: the op, then a copy into `out` if given."""
+    _no_stream(stream)
+    c = torch.ops.nvwgmma.matmul(a, b, bias, activation, residual, out_dtype, alpha, beta,
+                                 scale, config_token(config))  # fmt: skip
+    if out is None:
+        return c
+    out.copy_(c)
+    return out
+
+
+def traced_attention(q, k, v, *, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                     max_seqlen_k, out, lse, return_lse, stream, config, q_descale, k_descale,
+                     v_descale):  # fmt: skip
+    """attention while torch traces: the op, then copies into `out` and
+    `lse` if given."""
+    _no_stream(stream)
+    o, log_sum = torch.ops.nvwgmma.attention(
+        q, k, v, bool(causal), scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+        float(q_descale), float(k_descale), float(v_descale), config_token(config))  # fmt: skip
+    if out is not None:
+        o = out.copy_(o)
+    if lse is not None:
+        log_sum = lse.copy_(log_sum)
+    return (o, log_sum) if return_lse else o

@@ -1,0 +1,115 @@
+"""matmul and attention under torch.compile and torch.export, without a
+GPU: both become the custom ops nvwgmma::matmul / nvwgmma::attention, whose
+fake implementations give the outputs' shapes and dtypes (meta tensors);
+the compiled graph holds the ops with the call's arguments. (On the GPU,
+compiled and exported models run and are checked: test/gpu/deploy.py.)"""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from nvwgmma.kernel import torch_ops  # noqa: E402
+from nvwgmma.kernel.attention import attention  # noqa: E402
+from nvwgmma.kernel.gemm import GemmConfig, matmul  # noqa: E402
+
+
+def meta(*shape, dtype=torch.bfloat16):
+    return torch.empty(*shape, dtype=dtype, device="meta")
+
+
+def _compiled(f):
+    """f compiled with fullgraph=True by a backend that keeps the graph."""
+    graphs = []
+
+    def backend(gm, inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    return torch.compile(f, backend=backend, fullgraph=True), graphs
+
+
+def _ops(gm):
+    return [str(n.target) for n in gm.graph.nodes if n.op == "call_function"]
+
+
+def test_compiled_matmul_and_attention_become_the_ops():
+    def f(x, w, q, k, v):
+        return matmul(x, w.T, activation="silu"), attention(q, k, v, causal=True)
+
+    compiled, graphs = _compiled(f)
+    y, o = compiled(meta(64, 128), meta(256, 128), meta(2, 128, 8, 64), meta(2, 96, 2, 64),
+                    meta(2, 96, 2, 64))  # fmt: skip
+    assert (y.shape, y.dtype, o.shape, o.dtype) == (
+        (64, 256), torch.bfloat16, (2, 128, 8, 64), torch.bfloat16)  # fmt: skip
+    assert "nvwgmma.matmul" in _ops(graphs[0])
+    assert "nvwgmma.attention" in _ops(graphs[0])
+    call = next(n for n in graphs[0].graph.nodes if str(n.target) == "nvwgmma.matmul")
+    assert call.args[3] == "silu"
+
+
+@pytest.mark.parametrize(
+    "a,b,kwargs,shape,dtype",
+    [
+        ((3, 64, 128), (128, 256), {}, (3, 64, 256), torch.bfloat16),
+        ((3, 64, 128), (3, 128, 256), {"out_dtype": "f32"}, (3, 64, 256), torch.float32),
+        ((64, 128), (128, 256), {"dtype": torch.float8_e4m3fn}, (64, 256), torch.bfloat16),
+    ],
+)
+def test_matmul_fake_gives_the_output(a, b, kwargs, shape, dtype):
+    input_dtype = kwargs.pop("dtype", torch.bfloat16)
+    compiled, _ = _compiled(lambda x, y: matmul(x, y, **kwargs))
+    c = compiled(meta(*a, dtype=input_dtype), meta(*b, dtype=input_dtype))
+    assert (tuple(c.shape), c.dtype) == (shape, dtype)
+
+
+def test_attention_fake_gives_lse_for_varlen_and_fp8():
+    def f(q, k, v, cu):
+        return attention(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=64,
+                         max_seqlen_k=64, return_lse=True)  # fmt: skip
+
+    compiled, _ = _compiled(f)
+    cu = meta(3, dtype=torch.int32)
+    o, lse = compiled(meta(100, 8, 128), meta(100, 2, 128), meta(100, 2, 128), cu)
+    assert (o.shape, lse.shape, lse.dtype) == ((100, 8, 128), (8, 100), torch.float32)
+    fp8 = torch.float8_e4m3fn
+    compiled, _ = _compiled(lambda q: attention(q, q, q, return_lse=True))
+    o, lse = compiled(meta(2, 64, 4, 64, dtype=fp8))
+    assert (o.dtype, lse.shape) == (torch.bfloat16, (2, 4, 64))
+
+
+def test_config_and_out_are_traced():
+    """A GemmConfig travels as a constant token; `out` becomes a copy."""
+    config = GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)
+    compiled, graphs = _compiled(lambda x, w, out: matmul(x, w.T, config=config, out=out))
+    out = meta(64, 256)
+    assert compiled(meta(64, 128), meta(256, 128), out) is out
+    call = next(n for n in graphs[0].graph.nodes if str(n.target) == "nvwgmma.matmul")
+    assert torch_ops._config(call.args[9]) == config
+    assert "copy_" in graphs[0].code
+
+
+def test_stream_is_refused_while_tracing():
+    compiled, _ = _compiled(lambda x, w: matmul(x, w.T, stream=5))
+    with pytest.raises(Exception, match="stream must be None under torch.compile"):
+        compiled(meta(64, 128), meta(256, 128))
+
+
+def test_unknown_config_token_is_refused():
+    with pytest.raises(ValueError, match="config must be a token of config_token"):
+        torch_ops._config("GemmConfig:nothing")
+
+
+def test_export_holds_the_ops():
+    class Block(torch.nn.Module):
+        def forward(self, x, w, q):
+            return attention(q, q, q) + 1, matmul(x, w.T, bias=None, activation="gelu")
+
+    exported = torch.export.export(Block(), (meta(64, 128), meta(256, 128), meta(1, 64, 2, 64)))
+    targets = [str(n.target) for n in exported.graph.nodes]
+    assert "nvwgmma.matmul.default" in targets and "nvwgmma.attention.default" in targets
+
+
+def test_fake_refuses_mismatched_k():
+    with pytest.raises(Exception, match="a's columns and b's rows must agree"):
+        torch.ops.nvwgmma.matmul(meta(64, 128), meta(64, 256), None, None, None, None, None,
+                                 None, None, None)  # fmt: skip
