@@ -27,8 +27,6 @@ the op runs on torch's current stream of the inputs' device.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import torch
 
 __all__ = ["config_token", "traced_attention", "traced_matmul"]
@@ -38,7 +36,7 @@ _configs: dict = {}  # token -> configuration
 
 # Traced as a constant: Dynamo calls it and takes the string.
 @torch.compiler.assume_constant_result
-def config_token(config) -> Optional[str]:
+def config_token(config) -> str | None:
     """The string a configuration is passed to the ops by (None: the
     default configuration)."""
     if config is None:
@@ -72,14 +70,14 @@ _FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 def _matmul(
     a: torch.Tensor,
     b: torch.Tensor,
-    bias: Optional[torch.Tensor],
-    activation: Optional[str],
-    residual: Optional[torch.Tensor],
-    out_dtype: Optional[str],
-    alpha: Optional[float],
-    beta: Optional[float],
-    scale: Optional[float],
-    config: Optional[str],
+    bias: torch.Tensor | None,
+    activation: str | None,
+    residual: torch.Tensor | None,
+    out_dtype: str | None,
+    alpha: float | None,
+    beta: float | None,
+    scale: float | None,
+    config: str | None,
 ) -> torch.Tensor:
     from .gemm.launch import matmul
 
@@ -106,15 +104,15 @@ def _attention(
     k: torch.Tensor,
     v: torch.Tensor,
     causal: bool,
-    scale: Optional[float],
-    cu_seqlens_q: Optional[torch.Tensor],
-    cu_seqlens_k: Optional[torch.Tensor],
-    max_seqlen_q: Optional[int],
-    max_seqlen_k: Optional[int],
+    scale: float | None,
+    cu_seqlens_q: torch.Tensor | None,
+    cu_seqlens_k: torch.Tensor | None,
+    max_seqlen_q: int | None,
+    max_seqlen_k: int | None,
     q_descale: float,
     k_descale: float,
     v_descale: float,
-    config: Optional[str],
+    config: str | None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     from .attention.launch import attention
 
