@@ -121,3 +121,36 @@ def test_map_arguments_must_be_encoded_maps(ctx, tmp_path, monkeypatch):
     launch = kernel.launcher(grid=(1, 1, 1), block=(1, 1, 1), args=[("map", bytes(128))])
     launch.set(0, bytes(range(128)))
     assert launch.values[0].value == bytes(range(128))
+
+
+def test_cached_launches_hold_no_tensor(ctx, tmp_path, monkeypatch):
+    """The launch caches keep no operand or output alive: a held tensor
+    keeps its memory from the allocator, so a model's next forward gets
+    new addresses and misses the cache on every call (and inductor's
+    CUDA-graph trees refuse live allocations they do not track)."""
+    import gc
+    import weakref
+
+    from nvwgmma.kernel.attention import launch as attention_launch
+    from nvwgmma.kernel.gemm import matmul
+    from test_attention import _bf16_tensor, _Driver
+    from test_gemm_launch import record_runtime
+
+    driver = record_runtime(monkeypatch, tmp_path, _Driver())
+    monkeypatch.setattr(attention_launch, "_recent", {})
+    monkeypatch.setattr(attention_launch, "_tensor", _bf16_tensor(attention_launch._tensor))
+    d = 128
+    q, k = Array((2, 300, 8, d), "<V2"), Array((2, 500, 2, d), "<V2", address=2 << 20)
+    v = Array((2, 500, 2, d), "<V2", address=4 << 20)
+    out = Array((2, 300, 8, d), "<V2", address=3 << 20)
+    lse = Array((2, 8, 300), "<f4", address=5 << 20)
+    attention_launch.attention(q, k, v, causal=True, out=out, lse=lse)
+    assert len(driver.launches) == 1
+    driver = _record(monkeypatch, tmp_path)  # the GEMM's parameters
+    a, b, c = _operands(0, m=4096)
+    matmul(a, b, out=c, stream=7)
+    assert len(driver.launches) == 1
+    refs = [weakref.ref(t) for t in (q, k, v, out, lse, a, b, c)]
+    del q, k, v, out, lse, a, b, c
+    gc.collect()
+    assert [r() for r in refs] == [None] * 8

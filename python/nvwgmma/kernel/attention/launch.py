@@ -242,7 +242,11 @@ def _prepared(p, scale, out, lse, stream, descales):
         _fail(f"lse must be a contiguous f32 {lse_shape}, but got {tl.dtype} {tl.shape}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     on = _stream(stream, tq)
+    v_major = p.config.v_major
 
+    # It reads t's dtype, shape and strides only: the O map's closure, kept
+    # by the launch cache, must hold no tensor (a held O or Q keeps its
+    # memory from the allocator, so every later call would miss the cache).
     def map_of(t, name, address):
         box, e = meta["boxes"][name], _ELEMENT_BYTES[t.dtype]
         if len(t.shape) == 3:  # varlen (tokens, heads, d): one batch entry, its stride past it
@@ -251,7 +255,7 @@ def _prepared(p, scale, out, lse, stream, descales):
         else:
             t_strides, shape = t.strides, t.shape
         sb, ss, sh, sd = (x * e for x in t_strides)
-        if name == "V" and p.config.v_major == "K":  # (keys, d, heads, batch): Vᵀ
+        if name == "V" and v_major == "K":  # (keys, d, heads, batch): Vᵀ
             sizes, strides = (shape[1], d, shape[2], shape[0]), (sd, sh, sb)
         else:  # (d, heads, tokens, batch)
             sizes, strides = (d, shape[2], shape[1], shape[0]), (sh, ss, sb)
@@ -308,11 +312,21 @@ def _prepared(p, scale, out, lse, stream, descales):
     launch.private = launch.scratch and runtime.capturing(on)
     # Contiguous outputs: a new O has `to`'s strides when `to` is new or contiguous.
     fresh = out is None or _contiguous(to)
-    o_map = (lambda at: map_of(to, "O", at)) if p.config.tma_store else None
+    o_layout = _Layout(to.dtype, to.shape, to.strides)
+    o_map = (lambda at: map_of(o_layout, "O", at)) if p.config.tma_store else None
     launch.outputs = _calls.Outputs(launch, SIGNATURE, [
         ("out", "O", new_o if fresh else None, "tmO" if o_map else None, o_map),
         ("lse", "LSE", new_lse, None, None)])  # fmt: skip
     return launch, o, lse
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """What a tensor map is encoded from, without the tensor."""
+
+    dtype: str
+    shape: tuple
+    strides: tuple
 
 
 def _descale(value, what) -> float:

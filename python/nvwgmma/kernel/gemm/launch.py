@@ -117,13 +117,16 @@ class _Tensor:
             device, torch_type = self.value.device, torch_dtype(dtype)
             return lambda: torch.empty(shape, dtype=torch_type, device=device)
 
+        device = self.device
+
         def new():
             import cupy
 
             types = {"f16": cupy.float16, "f32": cupy.float32}
             if dtype not in types:
                 raise ValueError(f"out_dtype must be f16 or f32 for cupy arrays, but got {dtype!r}")
-            return cupy.empty(shape, dtype=types[dtype])
+            with cupy.cuda.Device(device):
+                return cupy.empty(shape, dtype=types[dtype])
 
         return new
 
