@@ -89,6 +89,7 @@ def generate(out_dir: str) -> None:
         configs.append(config or problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K")))
     m, n, k = CUPY_GEMM
     configs.append(problem_config(Problem.of(m, n, k, 1, "f16", "f16", "K", "K")))
+    configs.append(_gemm_config(dict(GEMMS["split_k"][3], dtype="f16", out_dtype="f16")))
     from block import Shape, problems
 
     for m, n, k, activation in problems(Shape(**BLOCK), BATCH * SEQ):
@@ -317,7 +318,9 @@ def _graph_case(check, case, label, warm):
             torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
         try:
-            with torch.cuda.graph(graph):
+            # torch.cuda.graph's default capture stream belongs to the device
+            # current when it was first made: name one on this device.
+            with torch.cuda.graph(graph, stream=torch.cuda.Stream(case.device)):
                 out = case()
         except Exception as error:  # a clear error is allowed, an invalidated capture is not
             check(f"graphs: {label} captured ({'warm' if warm else 'first call'})", False,
@@ -349,7 +352,8 @@ def check_graphs(check, ndev):
             _graph_case(check, AttentionCase(name, device, seed=5),
                         f"attention {name} cuda:{device}", warm)  # fmt: skip
     # cupy's stream capture, data-parallel and split-K
-    for label, config in (("data-parallel", None), ("split_k", _gemm_config(GEMMS["split_k"][3]))):
+    split_k = dict(GEMMS["split_k"][3], dtype="f16", out_dtype="f16")
+    for label, config in (("data-parallel", None), ("split_k", _gemm_config(split_k))):
         m, n, k = (128, 4096, 14336) if config else CUPY_GEMM
         rng = cupy.random.default_rng(3)
         a = rng.standard_normal((m, k), dtype=cupy.float32).astype(cupy.float16)
@@ -358,8 +362,10 @@ def check_graphs(check, ndev):
         try:
             with stream:
                 stream.begin_capture()
-                c = matmul(a, w.T, config=config)
-                graph = stream.end_capture()
+                try:
+                    c = matmul(a, w.T, config=config)
+                finally:
+                    graph = stream.end_capture()
         except Exception as error:
             check(f"graphs: cupy capture {label}", False, error=str(error)[:300])
             continue
@@ -387,7 +393,7 @@ def _replay_time(check, calls=50, rounds=7):
     for _ in range(3):
         case()
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=torch.cuda.Stream(0)):
         for _ in range(calls):
             case()
     graph.replay()

@@ -16,7 +16,9 @@ CAPTURING = "CU_STREAM_CAPTURE_STATUS_ACTIVE"
 def _split_k():
     from nvwgmma.kernel.gemm import GemmConfig
 
-    return GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)
+    return GemmConfig(
+        dtype="f16", out_dtype="f16", tile_n=128, stages=6, scheduler="split_k", splits=4
+    )
 
 
 def _operands(device, m=128):

@@ -5,6 +5,7 @@ the PTX a table of problems needs. (The launches themselves run on the GPU:
 bench/gemm/library.py.)"""
 
 import json
+import re
 
 import pytest
 from nvwgmma.kernel._ir import TENSOR_MAP_PARAM
@@ -371,7 +372,9 @@ def test_split_k_launch_gets_scratch_and_zeroed_flags_per_stream(ctx, tmp_path, 
     from nvwgmma.kernel.gemm import GemmConfig, matmul
 
     driver = _record(monkeypatch, tmp_path)
-    config = GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)
+    config = GemmConfig(
+        dtype="f16", out_dtype="f16", tile_n=128, stages=6, scheduler="split_k", splits=4
+    )
     a, b = Array((128, 14336), address=1 << 20), col_major(14336, 4096, address=1 << 28)
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=7, config=config)
     units = 32 * 4  # 1 x 32 tiles of 128 x 128, 4 parts each
@@ -391,7 +394,7 @@ def test_split_k_launch_gets_scratch_and_zeroed_flags_per_stream(ctx, tmp_path, 
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=9, config=config)
     assert len(driver.zeroed) == 6 and {z[3] for z in driver.zeroed[-2:]} == {9}
     matmul(a, b, out=Array((128, 4096), address=1 << 32), stream=9,
-           config=GemmConfig(tile_n=128, stages=6))  # fmt: skip
+           config=GemmConfig(dtype="f16", out_dtype="f16", tile_n=128, stages=6))  # fmt: skip
     assert driver.workspace == 0 and driver.flags == 0 and len(driver.zeroed) == 6
 
 
@@ -404,9 +407,9 @@ def test_no_launch_writes_partials_over_flags(ctx, tmp_path, monkeypatch):
     from nvwgmma.kernel.gemm import GemmConfig, matmul
 
     driver = _record(monkeypatch, tmp_path)
-    configs = [GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=2),
-               GemmConfig(scheduler="stream_k"),
-               GemmConfig(tile_n=128, stages=6, scheduler="split_k", splits=4)]  # fmt: skip
+    configs = [GemmConfig(dtype="f16", out_dtype="f16", tile_n=128, stages=6, scheduler="split_k", splits=2),
+               GemmConfig(dtype="f16", out_dtype="f16", scheduler="stream_k"),
+               GemmConfig(dtype="f16", out_dtype="f16", tile_n=128, stages=6, scheduler="split_k", splits=4)]  # fmt: skip
     b = col_major(4096, 4096, address=1 << 28)
     spans = []
     for m in (128, 512):
@@ -418,3 +421,24 @@ def test_no_launch_writes_partials_over_flags(ctx, tmp_path, monkeypatch):
     scratch = {(w, w + sizes[w]) for w, _ in spans}
     for _, f in spans:
         assert all(not lo <= f < hi for lo, hi in scratch)
+
+
+@pytest.mark.parametrize(
+    "fields,message",
+    [
+        ({}, "config.dtype must be this call's 'f16', but got 'bf16'"),
+        ({"dtype": "f16"}, "config.out_dtype must be this call's 'f16', but got 'bf16'"),
+        ({"dtype": "f16", "out_dtype": "f16", "b_major": "N"},
+         "config.b_major must be this call's 'K', but got 'N'"),
+    ],
+)  # fmt: skip
+def test_a_config_for_another_problem_is_refused(ctx, tmp_path, monkeypatch, fields, message):
+    """A given GemmConfig compiles in types and layouts: one that does not
+    match the call would read the operands wrongly, so it is refused."""
+    from nvwgmma.kernel.gemm import GemmConfig, matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    a, b = Array((128, 4096)), col_major(4096, 4096, address=1 << 28)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        matmul(a, b, config=GemmConfig(**fields), out=Array((128, 4096), address=1 << 32))
+    assert driver.launches == []

@@ -432,6 +432,8 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
         config = problem_config(problem, sms)
         if autotune.enabled():
             config = _tuned(problem, config, sms, a, b, stream, kwargs)
+    else:
+        _check_config(config, problem)
     kernel, meta = load_kernel(config)
     p, boxes = problem, meta["boxes"]
     if config.scheduler == "stream_k":
@@ -489,6 +491,20 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
                                     [("out", "C", o["new_out"], "tmC" if tma else None,
                                       c_map if tma else None)])  # fmt: skip
     return launch, out
+
+
+def _check_config(config: GemmConfig, p: Problem) -> None:
+    """A given configuration must compute this problem: its types, layouts
+    and epilogue chain are compiled in (another would read the operands
+    wrongly or skip a fusion, silently)."""
+    for field, wanted in (("dtype", p.dtype), ("out_dtype", p.out_dtype),
+                          ("a_major", p.a_major), ("b_major", p.b_major), ("fusion", p.fusion)):  # fmt: skip
+        if getattr(config, field) != wanted:
+            _fail(f"config.{field} must be this call's {wanted!r}, but got "
+                  f"{getattr(config, field)!r}")  # fmt: skip
+    if config.epilogue == "tma" and not p.c_aligned:
+        _fail("config.epilogue must be 'registers' where C's rows are not 16-byte aligned "
+              "(TMA stores), but got 'tma'")  # fmt: skip
 
 
 def _tuned(problem, chosen, sms, a, b, stream, kwargs):
