@@ -156,3 +156,27 @@ def test_cached_launches_hold_no_tensor(ctx, tmp_path, monkeypatch):
     del q, k, v, out, lse, a, b, c
     gc.collect()
     assert [r() for r in refs] == [None] * 8
+
+
+def test_cache_files_appear_whole(tmp_path):
+    """A compiled kernel's files are written aside and renamed into place
+    (processes compiling the same kernel at once never read half a file):
+    nothing else is left, and a failed build leaves nothing."""
+    import os
+
+    from nvwgmma.kernel import _ir, cache
+
+    def build():
+        module, _, _ = _ir.kernel_shell("k", (("x", "i32"),), 32)
+        return module, {"kernel": "k", "dynamic_smem": 0}
+
+    path = cache.write(str(tmp_path), "k-0", build)
+    assert sorted(os.listdir(tmp_path)) == ["k-0.json", "k-0.ptx"]
+    assert ".entry k" in open(path).read()
+
+    def broken():
+        raise ValueError("no kernel")
+
+    with pytest.raises(ValueError, match="no kernel"):
+        cache.write(str(tmp_path / "other"), "k-1", broken)
+    assert not (tmp_path / "other").exists()

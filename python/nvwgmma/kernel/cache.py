@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 
 __all__ = ["cache_dir", "key", "load", "write"]
 
@@ -28,7 +29,10 @@ def cache_dir() -> str:
 
 def write(directory: str, stem: str, build) -> str:
     """Compile (`build()` -> (module, meta) in a Context) and write
-    `stem`.ptx and `stem`.json to `directory`."""
+    `stem`.ptx and `stem`.json to `directory`. Each file appears whole or
+    not at all (written aside, then renamed), the PTX last: processes that
+    compile the same kernel at once (torchrun's ranks, test workers) never
+    read half a file."""
     from ..compile import compile_to_ptx
     from ..ir import Context
 
@@ -37,11 +41,16 @@ def write(directory: str, stem: str, build) -> str:
         ptx = compile_to_ptx(module)
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, stem)
-    with open(path + ".json", "w") as f:
-        json.dump(meta, f, indent=1)
-    with open(path + ".ptx", "w") as f:  # last: its presence marks the pair complete
-        f.write(ptx)
+    _replace(path + ".json", json.dumps(meta, indent=1))
+    _replace(path + ".ptx", ptx)  # last: its presence marks the pair complete
     return path + ".ptx"
+
+
+def _replace(path: str, text: str) -> None:
+    aside = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
+    with open(aside, "w") as f:
+        f.write(text)
+    os.replace(aside, path)
 
 
 _loaded: dict = {}  # (stem, context) -> (runtime.Kernel, meta)
