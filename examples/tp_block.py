@@ -14,7 +14,6 @@ an all-reduce). Rank 0 prints and writes tp-results.json.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -119,15 +118,9 @@ def run(ptx_dir: str, out_dir: str) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["generate", "run"])
-    parser.add_argument("dir")
-    parser.add_argument("--out", default=os.environ.get("OUT", "."))
-    args = parser.parse_args(argv)
-    if args.mode == "generate":
-        generate(args.dir)
-        return 0
-    return run(args.dir, args.out)
+    from two_step import main as two_step
+
+    return two_step(__doc__, generate, run, argv)
 
 
 if __name__ == "__main__":
