@@ -91,12 +91,13 @@ def generate(out_dir: str) -> None:
     configs.append(_gemm_config(dict(GEMMS["split_k"][3], dtype="f16", out_dtype="f16")))
     from block import Shape, problems
 
+    attention_shapes = [(1, 256, 0, 0, 64, "f16", False, False, False)]  # cupy's
     for m, n, k, activation in problems(Shape(**BLOCK), BATCH * SEQ):
         chain = fusion_chain(activation=activation)
         configs.append(problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K", chain)))
     for config in dict.fromkeys(configs):
         print(write_kernel(out_dir, config))
-    attention = [_attention_config(case) for case in ATTENTIONS.values()]
+    attention = [_attention_config(c) for c in [*ATTENTIONS.values(), *attention_shapes]]
     attention.append(_attention_config((BATCH, SEQ, 0, 0, BLOCK["head_dim"], "bf16", True,
                                         False, False)))  # fmt: skip
     for config in dict.fromkeys(attention):
@@ -297,9 +298,44 @@ def check_devices(check, ndev):
         with cupy.cuda.Device(i % ndev):
             bad += not bool((c == expected).all())
     check("devices: 100 cupy calls alternating devices, bit-identical", bad == 0, mismatches=bad)
+    _cupy_attention(check, ndev)
     for device in range(ndev):
         torch.cuda.synchronize(device)
     return alone
+
+
+def _cupy_attention(check, ndev, shape=(1, 256, 4, 64)):
+    """attention on cupy f16 arrays of each device (device 0 current)
+    against a float32 softmax, then 100 calls alternating devices."""
+    import cupy
+    from nvwgmma.kernel.attention import attention
+
+    made = {}
+    for device in reversed(range(ndev)):
+        with cupy.cuda.Device(device):
+            rng = cupy.random.default_rng(device)
+            q, k, v = (rng.standard_normal(shape, dtype=cupy.float32).astype(cupy.float16)
+                       for _ in range(3))  # fmt: skip
+            scores = cupy.einsum("bqhd,bkhd->bhqk", q.astype(cupy.float32),
+                                 k.astype(cupy.float32)) / shape[-1] ** 0.5  # fmt: skip
+            p = cupy.exp(scores - scores.max(axis=-1, keepdims=True))
+            ref = cupy.einsum("bhqk,bkhd->bqhd", p / p.sum(axis=-1, keepdims=True),
+                              v.astype(cupy.float32))  # fmt: skip
+        o = attention(q, k, v)
+        with cupy.cuda.Device(device):
+            cupy.cuda.Device(device).synchronize()
+            err = float(cupy.linalg.norm(o.astype(cupy.float32) - ref) / cupy.linalg.norm(ref))
+            made[device] = (q, k, v, o.copy())
+        check(f"devices: cupy attention on device {device} (device 0 current)",
+              o.device.id == device and err < 1e-2, rel_err=err)  # fmt: skip
+    bad = 0
+    for i in range(100):
+        q, k, v, expected = made[i % ndev]
+        o = attention(q, k, v)
+        with cupy.cuda.Device(i % ndev):
+            bad += not bool((o == expected).all())
+    check("devices: 100 cupy attention calls alternating devices, bit-identical", bad == 0,
+          mismatches=bad)  # fmt: skip
 
 
 def _graph_case(check, case, label, warm):
