@@ -66,9 +66,10 @@ def test_tensor_maps_are_launch_parameters(ctx, tmp_path, monkeypatch):
 
 def test_capture_gets_scratch_of_its_own(ctx, tmp_path, monkeypatch):
     """A split-K call while its stream captures: the workspace is allocated
-    for this launch (relaxed capture mode), zeroed on the capturing stream
-    (a memset node every replay runs), and the launch is not kept for
-    eager calls; an eager call's launch is not reused inside a capture."""
+    for this launch (relaxed capture mode) and zeroed at once on a stream
+    of its own (no memset node for every replay), and the launch is not
+    kept for eager calls; an eager call's launch is not reused inside a
+    capture."""
     from nvwgmma.kernel.gemm import launch, matmul
 
     driver = _record(monkeypatch, tmp_path)
@@ -80,7 +81,8 @@ def test_capture_gets_scratch_of_its_own(ctx, tmp_path, monkeypatch):
     for _ in range(2):
         matmul(a, b, out=c, stream=7, config=_split_k())
         assert driver.workspace not in eager and driver.flags not in eager
-        assert driver.zeroed[-1][0] == driver.flags and driver.zeroed[-1][3] == 7
+        assert driver.zeroed[-1][0] == driver.flags
+        assert driver.zeroed[-1][3] == "zeroing stream" == driver.synchronized[-1]
     assert len(launch._recent) == 1 and len(driver.launches) == 3
     assert "CU_STREAM_CAPTURE_MODE_RELAXED" in driver.modes
     driver.capture = "CU_STREAM_CAPTURE_STATUS_NONE"

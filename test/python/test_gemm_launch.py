@@ -186,7 +186,7 @@ class RecordingDriver:
     def __init__(self):
         self.encoded, self.launches, self.copies = [], [], 0
         self.allocated, self.zeroed, self.workspace, self.flags = [], [], None, None
-        self.loaded, self.launch_contexts, self.modes = [], [], []
+        self.loaded, self.launch_contexts, self.modes, self.synchronized = [], [], [], []
 
     def __getattr__(self, name):  # enums: CU_* names come back as themselves
         return type(name, (), {"__getattr__": lambda self, attr: attr})()
@@ -221,6 +221,13 @@ class RecordingDriver:
 
     def cuStreamIsCapturing(self, stream):
         return (0, self.capture)
+
+    def cuStreamCreate(self, flags):
+        return (0, "zeroing stream")
+
+    def cuStreamSynchronize(self, stream):
+        self.synchronized.append(stream)
+        return (0,)
 
     def cuThreadExchangeStreamCaptureMode(self, mode):
         self.modes.append(mode)
@@ -288,7 +295,7 @@ def record_runtime(monkeypatch, tmp_path, driver):
 
     for module in (tensormap, runtime):
         monkeypatch.setattr(module, "_driver", lambda: driver)
-    for name in ("_pools", "_encoded", "_primaries", "_attributes", "_workspaces"):
+    for name in ("_pools", "_encoded", "_primaries", "_attributes", "_workspaces", "_zeroing"):
         monkeypatch.setattr(runtime, name, {})
     monkeypatch.setattr(runtime, "_captured", [])
     monkeypatch.setattr(cache, "_loaded", {})

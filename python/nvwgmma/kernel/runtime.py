@@ -363,9 +363,10 @@ def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
     (launchers prepared earlier keep pointing into it).
 
     While `stream` captures a graph: a buffer of the captured launch's own,
-    zeroed by a memset captured before it (so every replay starts from
-    zero), never shared with eager launches or other graphs, which may run
-    beside the graph on other streams."""
+    never shared with eager launches or other graphs, which may run beside
+    the graph on other streams; zeroed now, on a stream of its own outside
+    the capture (a memset node in the graph would cost every replay; the
+    kernels leave their flags zero, so each replay finds them so)."""
     if nbytes <= 0:
         return 0
     driver = _driver()
@@ -373,8 +374,9 @@ def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
     if capturing(stream):
         with relaxed_capture():
             address = int(_check(driver.cuMemAlloc(nbytes), "cuMemAlloc"))
-        _check(driver.cuMemsetD8Async(address, 0, nbytes, driver.CUstream(int(stream))),
-               "cuMemsetD8Async")  # fmt: skip
+            side = _zeroing_stream()
+            _check(driver.cuMemsetD8Async(address, 0, nbytes, side), "cuMemsetD8Async")
+            _check(driver.cuStreamSynchronize(side), "cuStreamSynchronize")
         _captured.append((address, nbytes))
         return address
     key = (current_context(), int(stream), purpose)
@@ -389,6 +391,19 @@ def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
             )
             found = _workspaces[key] = (address, size)
         return found[0]
+
+
+_zeroing: dict = {}  # context -> a non-blocking stream that never captures
+
+
+def _zeroing_stream():
+    """The current context's stream for zeroing captured workspaces."""
+    driver = _driver()
+    context = current_context()
+    if context not in _zeroing:
+        flags = driver.CUstream_flags.CU_STREAM_NON_BLOCKING
+        _zeroing[context] = _check(driver.cuStreamCreate(flags), "cuStreamCreate")
+    return _zeroing[context]
 
 
 def elapsed_ms(launch, stream: int = 0, repeat: int = 10) -> float:

@@ -66,19 +66,22 @@ _DTYPES = {
 _FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 
 
-@torch.library.custom_op("nvwgmma::matmul", mutates_args=())
-def _matmul(
-    a: torch.Tensor,
-    b: torch.Tensor,
-    bias: torch.Tensor | None,
-    activation: str | None,
-    residual: torch.Tensor | None,
-    out_dtype: str | None,
-    alpha: float | None,
-    beta: float | None,
-    scale: float | None,
-    config: str | None,
-) -> torch.Tensor:
+# Defined and implemented through torch.library.Library (the CUDA dispatch
+# key) rather than the custom_op decorator: its wrapper cost about 100 us of
+# host time per call on an H100's host, more than a decode-sized kernel.
+_LIBRARY = torch.library.Library("nvwgmma", "DEF")
+_LIBRARY.define(
+    "matmul(Tensor a, Tensor b, Tensor? bias, str? activation, Tensor? residual, "
+    "str? out_dtype, float? alpha, float? beta, float? scale, str? config) -> Tensor"
+)
+_LIBRARY.define(
+    "attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
+    "Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, int? max_seqlen_q, int? max_seqlen_k, "
+    "float q_descale, float k_descale, float v_descale, str? config) -> (Tensor, Tensor)"
+)
+
+
+def _matmul(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
     from .gemm.launch import matmul
 
     return matmul(a, b, bias=bias, activation=activation, residual=residual,
@@ -86,7 +89,7 @@ def _matmul(
                   config=_config(config))  # fmt: skip
 
 
-@_matmul.register_fake
+@torch.library.register_fake("nvwgmma::matmul", lib=_LIBRARY)
 def _(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
     if a.dim() not in (2, 3) or b.dim() not in (2, 3):
         raise ValueError(f"a and b must be 2-D or 3-D, but got shapes {a.shape} and {b.shape}")
@@ -98,22 +101,8 @@ def _(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
     return a.new_empty(shape, dtype=dtype)
 
 
-@torch.library.custom_op("nvwgmma::attention", mutates_args=())
-def _attention(
-    q: torch.Tensor,
-    k: torch.Tensor,
-    v: torch.Tensor,
-    causal: bool,
-    scale: float | None,
-    cu_seqlens_q: torch.Tensor | None,
-    cu_seqlens_k: torch.Tensor | None,
-    max_seqlen_q: int | None,
-    max_seqlen_k: int | None,
-    q_descale: float,
-    k_descale: float,
-    v_descale: float,
-    config: str | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _attention(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
+               q_descale, k_descale, v_descale, config):  # fmt: skip
     from .attention.launch import attention
 
     return attention(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
@@ -122,7 +111,7 @@ def _attention(
                      q_descale=q_descale, k_descale=k_descale, v_descale=v_descale)  # fmt: skip
 
 
-@_attention.register_fake
+@torch.library.register_fake("nvwgmma::attention", lib=_LIBRARY)
 def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
       q_descale, k_descale, v_descale, config):  # fmt: skip
     varlen = cu_seqlens_q is not None
@@ -135,6 +124,10 @@ def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     else:
         lse = q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
     return out, lse
+
+
+_LIBRARY.impl("matmul", _matmul, "CUDA")
+_LIBRARY.impl("attention", _attention, "CUDA")
 
 
 def _no_stream(stream):
