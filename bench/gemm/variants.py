@@ -1,8 +1,8 @@
 """Named kernel variants on named shapes, against torch.matmul, in one
 process: each checked against float64 (shapes.py's bound) and rerun bit for
 bit, then timed with torch.matmul in shapes.py's short windows, rounds
-interleaved. What bench/gemm's sessions try before the selector takes it
-(docs/performance.md records the numbers, kept or not).
+interleaved. What is tried before the selector takes it
+(docs/performance.md and docs/history.md record the numbers, kept or not).
 
     # here (nvwgmma built): the PTX of one experiment
     python bench/gemm/variants.py generate .device/variants --set rows128

@@ -3,6 +3,7 @@ negative lit test named after it and appears in the code that enforces it."""
 
 import pathlib
 import re
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -81,3 +82,57 @@ def test_python_md_reference_lists_every_public_name():
     assert committed.strip() == reference().strip(), (
         "regenerate with: python test/python/python_reference.py"
     )
+
+
+def _documents():
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+            ROOT / "bench" / "results" / "README.md"]  # fmt: skip
+
+
+def _expanded(name):
+    """`a{x,y}b` -> [axb, ayb]; names without braces as they are."""
+    match = re.search(r"\{([^}]*)\}", name)
+    if not match:
+        return [name]
+    return [n for alt in match.group(1).split(",")
+            for n in _expanded(name[: match.start()] + alt + name[match.end() :])]  # fmt: skip
+
+
+def test_every_cited_results_file_exists():
+    """A figure's results file, as a document names it, is in the repository
+    (a name with * must match at least one file)."""
+    cited = set()
+    for doc in _documents():
+        for name in re.findall(r"[\w/*.{},-]*\.json", doc.read_text()):
+            if doc.parent.name == "results" and not name.startswith("bench/"):
+                name = "bench/results/" + name  # the index names them from its folder
+            if name.startswith("bench/results/") and re.search(r"/20\d\d-", name):
+                cited.add(name)
+    assert len(cited) > 20
+    for name in sorted(cited):
+        for one in _expanded(name):
+            assert list(ROOT.glob(one)), f"{one} is cited but not in the repository"
+
+
+def test_performance_tables_are_the_results_files():
+    """docs/performance.md's tables are what bench/results/tables.py prints
+    from the results files they cite."""
+    sys.path.insert(0, str(ROOT / "bench" / "results"))
+    import tables
+
+    text = (ROOT / "docs" / "performance.md").read_text()
+    for name, table in tables.TABLES.items():
+        begin = f"<!-- table:{name} -->\n"
+        committed = text[
+            text.index(begin) + len(begin) : text.index("<!-- table:end -->", text.index(begin))
+        ]
+        assert committed.strip() == table().strip(), (
+            "regenerate with: python bench/results/tables.py"
+        )
+
+
+def test_documents_speak_of_the_package():
+    """No word of the developers' process in what users read."""
+    for doc in _documents():
+        for number, line in enumerate(doc.read_text().splitlines(), 1):
+            assert not re.search(r"\bsessions?\b", line, re.I), f"{doc.name}:{number}: {line}"

@@ -1,0 +1,78 @@
+"""The tables of docs/performance.md, printed from the results files they
+cite (test_docs checks that the doc holds exactly these).
+
+    python bench/results/tables.py
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+GEMM_STEADY = "h100/2026-11-24-0647-gemm-power-table-final.json"
+GEMM_SHORT = "h100/2026-11-24-0647-gemm-shapes-final.json"
+ATTENTION = "h100/2026-11-24-0205-attention-grid.json"
+
+
+def _load(name):
+    return json.loads((HERE / name).read_text())
+
+
+def _geomean(values):
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def gemm_bf16() -> str:
+    rows = _load(GEMM_STEADY)["rows"]
+    short = {r["label"]: r for r in _load(GEMM_SHORT)["rows"] if r["dtype"] == "bf16"}
+    lines = ["| shape | M x N x K | ours TFLOP/s | cuBLAS TFLOP/s | steady state | short windows |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        ours, theirs = r["results"]["chosen"], r["results"]["torch.matmul"]
+        lines.append(f"| {r['label']} | {r['m']} x {r['n']} x {r['k']} | {ours['tflops']:.0f} | "
+                     f"{theirs['tflops']:.0f} | {ours['ratio']:.3f} | "
+                     f"{short[r['label']]['ratio']['chosen']:.3f} |")  # fmt: skip
+    steady = [r["results"]["chosen"]["ratio"] for r in rows]
+    windows = [short[r["label"]]["ratio"]["chosen"] for r in rows]
+    lines.append(f"| **geomean (worst)** | | | | **{_geomean(steady):.3f}** ({min(steady):.3f}) | "
+                 f"**{_geomean(windows):.3f}** ({min(windows):.3f}) |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def gemm_fp8() -> str:
+    rows = [r for r in _load(GEMM_SHORT)["rows"] if r["dtype"] == "e4m3"]
+    lines = ["| shape | M x N x K | ours TFLOP/s | torch._scaled_mm TFLOP/s | ratio |",
+             "|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        base = r["baseline"]
+        lines.append(f"| {r['label']} | {r['m']} x {r['n']} x {r['k']} | "
+                     f"{r['tflops']['chosen']:.0f} | {r['tflops'][base]:.0f} | "
+                     f"{r['ratio']['chosen']:.3f} |")  # fmt: skip
+    ratios = [r["ratio"]["chosen"] for r in rows]
+    lines.append(f"| **geomean (worst)** | | | | **{_geomean(ratios):.3f}** ({min(ratios):.3f}) |")
+    return "\n".join(lines)
+
+
+def attention() -> str:
+    data = _load(ATTENTION)
+    lines = ["| head dim, S | batch x heads | ours TFLOP/s | cuDNN TFLOP/s | vs cuDNN | vs flash |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    for r in data["rows"]:
+        lines.append(f"| {r['label']} | {r['batch']} x {r['heads']} | "
+                     f"{r['tflops']['ours']:.0f} | {r['tflops']['cudnn']:.0f} | "
+                     f"{r['vs_cudnn']:.3f} | {r['vs_flash']:.3f} |")  # fmt: skip
+    for name, s in data["summary"].items():
+        lines.append(f"| **{name}: geomean (worst)** | | | | | **{s['geomean']:.3f}** ({s['min']:.3f}) |"
+                     if "flash" in name else
+                     f"| **{name}: geomean (worst)** | | | | **{s['geomean']:.3f}** ({s['min']:.3f}) | |")  # fmt: skip
+    return "\n".join(lines)
+
+
+TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "attention": attention}
+
+if __name__ == "__main__":
+    for name, table in TABLES.items():
+        print(f"<!-- table:{name} -->\n{table()}\n<!-- table:end -->\n")
