@@ -182,3 +182,24 @@ def test_cache_files_appear_whole(tmp_path):
     with pytest.raises(ValueError, match="no kernel"):
         cache.write(str(tmp_path / "other"), "k-1", broken)
     assert not (tmp_path / "other").exists()
+
+
+def test_cache_keys_follow_the_generator_code(tmp_path, monkeypatch):
+    """A kernel's cache key changes with the generator's code: PTX cached by
+    an older nvwgmma, or by an earlier version of a custom builder, is never
+    served for the current one."""
+    from nvwgmma.kernel import cache
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.launch import kernel_key
+
+    builder = tmp_path / "my_builder.py"
+    builder.write_text("def build(): return 1\n")
+    first = cache.key("mine", ("fields",), sources=[builder])
+    builder.write_text("def build(): return 2\n")
+    monkeypatch.setattr(cache, "_digests", {})
+    assert cache.key("mine", ("fields",), sources=[builder]) != first
+    library = kernel_key(GemmConfig())
+    kernel_key.cache_clear()
+    monkeypatch.setattr(cache, "generator_digest", lambda *s: "another generator")
+    assert kernel_key(GemmConfig()) != library
+    kernel_key.cache_clear()

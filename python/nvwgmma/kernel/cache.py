@@ -9,16 +9,42 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pathlib
 import threading
 
-__all__ = ["cache_dir", "key", "load", "write"]
+__all__ = ["cache_dir", "generator_digest", "key", "load", "write"]
+
+_PACKAGE = pathlib.Path(__file__).resolve().parents[1]
+# The sources a kernel's PTX is generated from: the kernel layer and what it
+# builds with (present in a checkout and in an installed package alike).
+_GENERATOR = ("kernel/**/*.py", "compile.py", "layouts.py", "descriptors.py", "lattice.py",
+              "dialects/nvwgmma.py", "dialects/_nvwgmma_builders.py")  # fmt: skip
+_digests: dict = {}
 
 
-def key(name: str, fields) -> str:
+def generator_digest(*sources) -> str:
+    """A digest of the text of the package's kernel generator and of
+    `sources` (paths or modules: a custom builder passes its own), so PTX
+    cached by other code is never served for this code."""
+    names = tuple(str(getattr(s, "__file__", s)) for s in sources)
+    if names not in _digests:
+        files = sorted({p for pattern in _GENERATOR for p in _PACKAGE.glob(pattern)})
+        digest = hashlib.sha1()
+        for path in [*files, *map(pathlib.Path, names)]:
+            digest.update(path.read_bytes())
+        _digests[names] = digest.hexdigest()[:12]
+    return _digests[names]
+
+
+def key(name: str, fields, sources=()) -> str:
     """A file stem: `name` and a digest of `fields` (every configuration
     field and the kernel's parameter list, so a cached PTX of another
-    signature is never launched)."""
-    return f"{name}-{hashlib.sha1(repr(fields).encode()).hexdigest()[:10]}"
+    signature is never launched) and of the generator's code
+    (generator_digest: a kernel cached by an older nvwgmma, or by an
+    earlier version of a custom builder named in `sources`, is never
+    launched)."""
+    text = repr((fields, generator_digest(*sources)))
+    return f"{name}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
 
 
 def cache_dir() -> str:
