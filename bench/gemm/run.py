@@ -84,10 +84,26 @@ def failures(failed: int) -> int:
     return 1 if failed else 0
 
 
+# One stamp per process: a script that rewrites its results as it goes
+# replaces one file.
+_STAMP = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d-%H%M")
+
+
 def write_results(out_dir: str, name: str, results: dict) -> str:
-    """Write `results` as JSON to `name` in $OUT (what the device tool
-    brings back) or else `out_dir`; returns the path."""
-    path = os.path.join(os.environ.get("OUT", out_dir), name)
+    """Write `results` as JSON; returns the path. On the device tool's
+    machine, to `name` in $OUT (what it brings back); elsewhere to the
+    repository's results folder, bench/results/<gpu>/<date>-<time>-<what>.json
+    (bench/results/README.md), the GPU taken from results["info"]; `out_dir`
+    when neither applies."""
+    if os.environ.get("OUT"):
+        path = os.path.join(os.environ["OUT"], name)
+    else:
+        gpu = str(results.get("info", {}).get("gpu", "")).lower()
+        slug = next((g for g in ("gh200", "h200", "h100", "h800", "h20") if g in gpu), None)
+        what = name.removesuffix(".json").removesuffix("-results")
+        folder = os.path.join(ROOT, "bench", "results", slug) if slug else out_dir
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"{_STAMP}-{what}.json" if slug else name)
     with open(path, "w") as f:
         json.dump(results, f, indent=1)
     return path

@@ -3,6 +3,7 @@ timed window, and that every kernel it measures is a valid configuration.
 (The measurement itself runs on the GPU.)"""
 
 import datetime
+import json
 import pathlib
 import sys
 
@@ -47,3 +48,20 @@ def test_every_variants_experiment_is_valid_and_labelled_once():
         for _, config in kernels:
             assert check_config(config) is config
             assert config.shared_memory_bytes <= 227 * 1024
+
+
+def test_results_go_to_the_results_folder(tmp_path, monkeypatch):
+    """Without the device tool's $OUT a run's results land in
+    bench/results/<gpu>/<date>-<time>-<what>.json; with it, in $OUT."""
+    import run
+
+    monkeypatch.delenv("OUT", raising=False)
+    monkeypatch.setattr(run, "ROOT", str(tmp_path))
+    results = {"info": {"gpu": "NVIDIA H100 80GB HBM3"}, "rows": [1]}
+    path = pathlib.Path(run.write_results("unused", "power-results.json", results))
+    assert path.parent == tmp_path / "bench" / "results" / "h100"
+    assert path.name == f"{run._STAMP}-power.json" and json.loads(path.read_text()) == results
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert run.write_results("unused", "power-results.json", results) == str(
+        tmp_path / "power-results.json"
+    )
