@@ -1,11 +1,16 @@
 """What every buildable GEMM configuration must pass: build, the strict
 protocol check, and (where ptxas is installed) assembly without spills or
 wgmma serialisation or any other performance loss ptxas reports. Returns
-(meta, ptx)."""
+(meta, ptx), once per configuration and process: the shipped, ablation and
+returnable sets overlap, and each configuration costs a build, a strict
+check and ptxas."""
+
+import functools
 
 import pytest
 
 
+@functools.cache
 def assert_clean(config):
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm import build_gemm
