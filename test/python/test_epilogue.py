@@ -16,7 +16,7 @@ CASES = [
 ]
 
 
-def _kernel(d_type, out_type, n):
+def _kernel(d_type, out_type, n, transposed=False):
     from nvwgmma import ir
     from nvwgmma.dialects import nvwgmma as wg
     from nvwgmma.kernel import epilogue
@@ -30,8 +30,9 @@ def _kernel(d_type, out_type, n):
     with ir.InsertionPoint(block.operations[0]):
         acc = wg.zero_accumulator(d_type, n)
         epilogue.store_accumulator(
-            acc, c, ld, d_type=d_type, n=n, out_type=out_type, row=row, col=col, thread=t
-        )
+            acc, c, ld, d_type=d_type, n=n, out_type=out_type, row=row, col=col, thread=t,
+            transposed=transposed,
+        )  # fmt: skip
     module.operation.verify()
     return module
 
@@ -59,6 +60,32 @@ def test_stores_cover_the_tile_once(ctx, d_type, out_type):
             for k in range(2):  # a pair: two adjacent columns
                 assert thread_of[r, cc + k] == thread
                 hit[r, cc + k] += 1
+    assert (hit == 1).all()
+
+
+@pytest.mark.parametrize("d_type,out_type", CASES)
+def test_transposed_stores_cover_the_transpose_once(ctx, d_type, out_type):
+    """transposed=True: element (r, c) of the tile lands at c * ld + r, one
+    store per element, each thread storing exactly its own elements."""
+    from nvwgmma.layouts import accumulator_map
+
+    n = 24
+    module = _kernel(d_type, out_type, n, transposed=True)
+    fn = module.body.operations[0]
+    c, ld, row, col, t = fn.regions[0].blocks[0].arguments
+    stores = [op for op in fn.regions[0].blocks[0].operations if op.name == "llvm.store"]
+    assert len(stores) == n // 2
+    ldv, rowv, colv = 200, 8, 16
+    hit = np.zeros((64, n), int)
+    thread_of = accumulator_map("f32", n)[0]
+    for thread in range(128):
+        env = {ld: ldv, row: rowv, col: colv, t: thread}
+        for store in stores:
+            index = evaluate(store.operands[1].owner.operands[1], env)
+            cc, r = divmod(index, ldv)
+            r, cc = r - rowv, cc - colv
+            assert thread_of[r, cc] == thread
+            hit[r, cc] += 1
     assert (hit == 1).all()
 
 

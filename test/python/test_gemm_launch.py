@@ -114,6 +114,10 @@ def test_calls_reduce_to_a_problem(a, b, expected):
     p, _, _ = _plan(a, b, out=out)
     assert (p.a_major, p.b_major, p.m, p.n, p.k, p.batch, p.c_aligned) == expected
     config = problem_config(p)
+    if config.store_transposed:  # the decode path (M <= 64): C^T from registers
+        assert p.m <= 64 and config.epilogue == "registers"
+        assert (config.a_major, config.b_major) == ("K" if p.b_major == "K" else "M", "K")
+        return
     assert config.epilogue == ("tma" if p.c_aligned else "registers")
     assert (config.a_major, config.b_major) == (p.a_major, p.b_major)
 
@@ -449,3 +453,25 @@ def test_a_config_for_another_problem_is_refused(ctx, tmp_path, monkeypatch, fie
     with pytest.raises(ValueError, match=re.escape(message)):
         matmul(a, b, config=GemmConfig(**fields), out=Array((128, 4096), address=1 << 32))
     assert driver.launches == []
+
+
+def test_decode_call_runs_the_transpose(ctx, tmp_path, monkeypatch):
+    """matmul(x, w.T) with 16 tokens: the kernel computes C^T = W X^T --
+    its A map reads the weight (N x K), its B map the tokens (M x K), its
+    M and N are the call's N and M -- and stores C transposed, into the
+    call's row-major M x N C."""
+    from nvwgmma.kernel.gemm import matmul
+    from nvwgmma.kernel.gemm.launch import Problem, problem_config
+
+    driver = _record(monkeypatch, tmp_path)
+    x = Array((16, 4096), address=1 << 20)
+    w_t = col_major(4096, 6144, address=1 << 28)  # the transpose of a 6144 x 4096 weight
+    out = Array((16, 6144), address=1 << 32)
+    matmul(x, w_t, out=out, stream=7)
+    config = problem_config(Problem.of(16, 6144, 4096, 1, "f16", "f16", "K", "K"))
+    assert config.store_transposed and config.tile_n == 32 and config.tile_m == 64
+    (tm_a, tm_b) = driver.encoded[:2]
+    assert tm_a[1] == 1 << 28 and tm_a[2] == (4096, 6144, 1) and tm_a[4] == (64, 64, 1)
+    assert tm_b[1] == 1 << 20 and tm_b[2] == (4096, 16, 1) and tm_b[4] == (64, 32, 1)
+    assert len(driver.encoded) == 2  # C leaves from registers: no map of its own
+    assert driver.launches[-1][4] == [6144, 16, 4096, 1] and driver.c == 1 << 32

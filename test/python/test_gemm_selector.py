@@ -101,15 +101,16 @@ def test_split_k_keeps_parts_long():
 
     # 7 x 7 x 64: one K stage, nothing to split.
     assert select_config(7, 7, 64).scheduler == "persistent"
+    # Rule 4 (a column-major A: rule 0 takes row-major ones at M <= 64).
     # 64 x 4096 x 1024: 32 tiles of 64 x 128 ask for 4 parts; 16 K stages
     # allow 4 of 4.
-    c = select_config(64, 4096, 1024)
+    c = select_config(64, 4096, 1024, a_major="M")
     assert (c.tile_m, c.scheduler, c.splits) == (64, "split_k", 4)
     # 64 x 4096 x 512: 8 stages allow only 2 of 4.
-    c = select_config(64, 4096, 512)
+    c = select_config(64, 4096, 512, a_major="M")
     assert (c.scheduler, c.splits) == ("split_k", 2)
     # 64 x 4096 x 448: 7 stages, one part of 4: no split.
-    assert select_config(64, 4096, 448).scheduler == "persistent"
+    assert select_config(64, 4096, 448, a_major="M").scheduler == "persistent"
 
 
 def test_select_config_follows_the_problem():

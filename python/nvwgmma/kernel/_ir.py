@@ -112,7 +112,7 @@ def launch_registers(threads: int) -> int:
 
 
 def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
-                 setmaxnreg: int | None = None):  # fmt: skip
+                 setmaxnreg: int | None = None, state_entry: bool = False):  # fmt: skip
     """(module, entry block, {parameter name: Value}) of an empty kernel
     `name` with the parameters `signature` ((name, type) pairs), at most
     `threads` threads per CTA, `cluster` CTAs per cluster along x, and the
@@ -122,7 +122,11 @@ def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
     to. ptxas needs the entry count to apply setmaxnreg and derives it from
     the thread count only under its 255-register cap; with a larger share
     (256 threads) it ignores setmaxnreg (C7508) unless the kernel states it
-    (`.maxnreg`), as the increase's count."""
+    (`.maxnreg`), as the increase's count. `state_entry`: state the share
+    (`.maxnreg`) below the cap too -- a kernel whose registers stay under
+    its share (the GEMM's narrow tiles) has setmaxnreg ignored otherwise;
+    where ptxas could derive the count, the GEMM's instructions are the
+    same with it (the attention kernels' are not, so they leave it)."""
     from ..ir import DenseI32ArrayAttr, IntegerAttr, IntegerType, Location, Module
 
     params = ", ".join(f"%{n}: {t}" for n, t in signature)
@@ -137,8 +141,10 @@ def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
         )
     func = module.body.operations[1]
     func.attributes["nvvm.maxntid"] = DenseI32ArrayAttr.get([threads, 1, 1])
-    if setmaxnreg is not None and launch_registers(threads) > 255:
-        func.attributes["nvvm.maxnreg"] = IntegerAttr.get(IntegerType.get_signless(32), setmaxnreg)
+    share = launch_registers(threads)
+    if setmaxnreg is not None and (share > 255 or state_entry):
+        entry = setmaxnreg if share > 255 else share
+        func.attributes["nvvm.maxnreg"] = IntegerAttr.get(IntegerType.get_signless(32), entry)
     if cluster > 1:
         func.attributes["nvvm.cluster_dim"] = DenseI32ArrayAttr.get([cluster, 1, 1])
     entry = func.regions[0].blocks[0]

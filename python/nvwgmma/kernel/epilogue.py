@@ -79,12 +79,15 @@ def store_accumulator(
     col=0,
     thread=None,
     bounds=None,
+    transposed=False,
     loc=None,
     ip=None,
 ):
     """Store the m64nN accumulator `acc` at rows row..row+63, columns
     col..col+n-1 of the row-major matrix at `ptr` (an `!llvm.ptr<1>`) with
-    leading dimension `ld` elements.
+    leading dimension `ld` elements; `transposed`: element (r, c) at
+    c * ld + r instead (the matrix's transpose, row-major), one element at
+    a time.
 
     d_type    the accumulator type: f32, f16 (packed pairs in i32) or s32
     out_type  the stored type: f32, bf16/f16 (round to nearest) or
@@ -154,7 +157,7 @@ def store_accumulator(
     for j in range(n // 4):
         r = op("add", row0, i32_constant(8 * (j % 2), loc, ip))
         c = op("add", col0, i32_constant(8 * (j // 2), loc, ip))
-        index = op("add", op("mul", r, ld), c)
+        index = op("add", op("mul", c, ld), r) if transposed else op("add", op("mul", r, ld), c)
         if d_type == "f16":
             word = llvm.extractvalue(i32, acc, [j], loc=loc, ip=ip)
             pair = llvm.bitcast(VectorType.get([2], F16Type.get()), word, loc=loc, ip=ip)
@@ -166,10 +169,13 @@ def store_accumulator(
             pair = _f32_pair(acc, j, members[0], loc, ip)
             if out_type in ("bf16", "f16"):
                 pair = llvm.fptrunc(pair_type, pair, loc=loc, ip=ip)
-        if bounds is None:
+        if transposed:
+            _store_pair_transposed(pair, ptr, index, ld, elem, out_type, r, c,
+                                   None if bounds is None else (rows, cols), loc, ip)  # fmt: skip
+        elif bounds is None:
             _store_pair(pair, ptr, index, elem, out_type, loc, ip)
-            continue
-        _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_even, loc, ip)
+        else:
+            _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_even, loc, ip)
 
 
 def _fp8_pair(acc, j, member, out_type, loc, ip):
@@ -213,6 +219,34 @@ def _pair_element(pair, lane, elem, out_type, loc, ip):
         shifted = llvm.lshr(pair, eight, loc=loc, ip=ip) if lane else pair
         return llvm.trunc(elem, shifted, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
     return llvm.extractelement(pair, i32_constant(lane, loc, ip), loc=loc, ip=ip)
+
+
+def _store_pair_transposed(pair, ptr, index, ld, elem, out_type, r, c, bounds, loc, ip):
+    """The pair at (r, c), (r, c+1) of a matrix stored transposed: two
+    element stores `ld` apart, each where inside `bounds` (rows, cols)."""
+    from ..dialects import llvm, scf
+    from ..ir import InsertionPoint
+
+    for lane in (0, 1):
+        at = index if lane == 0 else llvm.add(index, ld, llvm.IntegerOverflowFlags.none,
+                                               loc=loc, ip=ip)  # fmt: skip
+        value = _pair_element(pair, lane, elem, out_type, loc, ip)
+        if bounds is None:
+            llvm.store(value, gep(ptr, at, elem, loc=loc, ip=ip), loc=loc, ip=ip)
+            continue
+        rows, cols = bounds
+        column = llvm.add(c, i32_constant(lane, loc, ip), llvm.IntegerOverflowFlags.none,
+                          loc=loc, ip=ip)  # fmt: skip
+        inside = llvm.and_(
+            llvm.icmp(llvm.ICmpPredicate.ult, r, rows, loc=loc, ip=ip),
+            llvm.icmp(llvm.ICmpPredicate.ult, column, cols, loc=loc, ip=ip),
+            loc=loc,
+            ip=ip,
+        )
+        branch = scf.IfOp(inside, loc=loc, ip=ip)
+        with InsertionPoint(branch.then_block):
+            llvm.store(value, gep(ptr, at, elem, loc=loc), loc=loc)
+            scf.YieldOp([], loc=loc)
 
 
 def _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_even, loc, ip):

@@ -88,6 +88,11 @@ class GemmConfig:
     # clock; +0.4-1.1 % over "forward" at steady state, bench/gemm/power.py)
     # or "forward". Either way the sum's order is fixed: results repeat.
     k_order: str = "serpentine"
+    # Store the kernel's M x N result transposed: element (i, j) to C[j, i]
+    # of a row-major N x M C (registers epilogue). matmul's decode path runs
+    # C^T = W X^T this way: the weights are the kernel's 64-row operand and
+    # a handful of tokens its N, instead of tokens padded to 64 rows.
+    store_transposed: bool = False
 
     @property
     def tile_m(self) -> int:
@@ -138,6 +143,7 @@ class GemmConfig:
             )
             + ("" if self.schedule == "cooperative" else "_pingpong")
             + ("" if self.k_order == "serpentine" else "_kfwd")
+            + ("" if not self.store_transposed else "_ct")
             + ("" if not self.fusion else "_" + chain_tag(self.fusion))
         )
 
@@ -233,6 +239,12 @@ def check_config(c: GemmConfig) -> GemmConfig:
                 f"{c.epilogue_chunks} chunks of {c.tile_n}"
             )
     check_chain(c.fusion, c.out_dtype)
+    _checks.boolean(c.store_transposed, "store_transposed")
+    if c.store_transposed and c.epilogue != "registers":
+        raise ValueError(
+            f"epilogue must be 'registers' with store_transposed (element by element "
+            f"stores), but got {c.epilogue!r}"
+        )
     _one_of(c.scheduler, SCHEDULERS, "scheduler")
     if c.scheduler == "split_k":
         _checks.integer(c.splits, "splits", 2, 64)

@@ -102,6 +102,15 @@ class Residual:
 EpilogueOp = Alpha | Bias | Activation | Residual | Scale
 
 
+def transposed_chain(chain) -> tuple:
+    """`chain` for the transposed problem (C^T): a bias along C's columns
+    runs along C^T's rows, and the other way round."""
+    from dataclasses import replace
+
+    flip = {"col": "row", "row": "col"}
+    return tuple(replace(op, axis=flip[op.axis]) if isinstance(op, Bias) else op for op in chain)
+
+
 def chain_tag(chain) -> str:
     """A name-safe summary of the chain, for kernel names."""
     return "_".join(op.tag for op in chain)
@@ -151,6 +160,8 @@ class Operands:
     alpha: object
     beta: object
     scale: object
+    # C (and so the residual) stored transposed: element (r, c) at c * m + r
+    transposed: bool = False
 
 
 class _At:
@@ -229,6 +240,8 @@ class _At:
         o = self.operands
         r = self._clamped(self.row(), o.m)
         c = self._clamped(self.col(), o.n)
+        if o.transposed:
+            return self._load(o.residual, arith.addi(arith.muli(c, o.m), r), dtype)
         return self._load(o.residual, arith.addi(arith.muli(r, o.n), c), dtype)
 
     # -- arithmetic on f32 Values

@@ -64,9 +64,11 @@ def build_gemm(config: GemmConfig | None = None):
             f"{mainloop.stage_bytes} bytes need {dynamic_smem}"
         )
     threads = 128 * (1 + c.consumers)
-    module, entry, args = kernel_shell(
-        "gemm", KERNEL_SIGNATURE, threads, c.cluster_m, setmaxnreg=c.consumer_regs
-    )
+    # Narrow tiles stay under the share, where ptxas cannot place setmaxnreg
+    # (C7508) unless the entry count is stated; a wide tile's registers
+    # epilogue would spill under it.
+    module, entry, args = kernel_shell("gemm", KERNEL_SIGNATURE, threads, c.cluster_m,
+                                       setmaxnreg=c.consumer_regs, state_entry=c.tile_n <= 64)  # fmt: skip
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
@@ -155,5 +157,6 @@ def _values(c, args, base, staging_at):
             alpha=args["alpha"],
             beta=args["beta"],
             scale=args["scale"],
+            transposed=c.store_transposed,
         ),
     )

@@ -178,6 +178,17 @@ class Problem:
         return cls(m, n, k, batch, dtype, out_dtype, a_major, b_major, aligned, tuple(fusion))
 
 
+def swapped(p: Problem) -> Problem:
+    """The problem's transpose, C^T = B^T A^T (N x M x K): what a
+    `store_transposed` configuration computes -- its A is the call's b,
+    its B the call's a, a bias along C's columns runs along its rows."""
+    from .fusion import transposed_chain
+
+    return Problem(p.n, p.m, p.k, p.batch, p.dtype, p.out_dtype,
+                   "K" if p.b_major == "K" else "M", "K" if p.a_major == "K" else "N",
+                   p.c_aligned, transposed_chain(p.fusion))  # fmt: skip
+
+
 def problem_config(p: Problem, sms: int = 132) -> GemmConfig:
     """The kernel configuration `matmul` uses for problem `p` on a GPU with
     `sms` SMs: `select_config`'s (tile, stages, schedule, scheduler), the
@@ -433,9 +444,13 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
         if autotune.enabled():
             config = _tuned(problem, config, sms, a, b, stream, kwargs)
     else:
-        _check_config(config, problem)
+        _check_config(config, swapped(problem) if config.store_transposed else problem)
     kernel, meta = load_kernel(config)
     p, boxes = problem, meta["boxes"]
+    if config.store_transposed:  # C^T = B^T A^T: b is the kernel's A, a its B
+        p = swapped(problem)
+        o = dict(o, a=o["b"], b=o["a"], a_lead=o["b_lead"], b_lead=o["a_lead"],
+                 a_bstride=o["b_bstride"], b_bstride=o["a_bstride"])  # fmt: skip
     if config.scheduler == "stream_k":
         bm, bn, bk = meta["tile"]
         iterations = p.batch * -(-p.m // bm) * -(-p.n // bn) * -(-p.k // bk)

@@ -5,6 +5,14 @@ and the autotuner tries).
 
 The rule, in order (tiles counted with ceil-division, times the batch):
 
+0. Decode (M <= 64 tokens, N >= 256, row-major A -- its tokens, the
+   kernel's B, are then K-major): the problem transposed, C^T = W X^T
+   (`store_transposed`): the weights are the 64-row operand and the tokens
+   wgmma's N (32 or 64 wide, where 64-row tiles of tokens would be mostly
+   padding), 64 x N tiles of one consumer warpgroup with the deepest ring
+   that fits, each stage released when its wgmmas are done, their K split
+   so that tiles x parts is about a wave (as rule 4), C stored transposed
+   from registers.
 1. At least 0.9 of a wave of 128 x 256 tiles: the 128 x 256 tile,
    data-parallel persistent -- the fastest per tile (one m64n256 wgmma per
    consumer reads the most math per byte of shared memory).
@@ -145,12 +153,38 @@ def _out_default(dtype, out_dtype):
     return "bf16" if dtype in ("e4m3", "e5m2") else dtype
 
 
+# Rule 0: at most this many tokens (rows of A) take the transposed path,
+# where N has at least DECODE_MIN_N columns to give the weights' rows.
+DECODE_M, DECODE_MIN_N = 64, 256
+
+
+def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
+                  a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
+                  sms: int = H100_SMS, consumers: int = 1) -> GemmConfig:  # fmt: skip
+    """Rule 0's configuration for an M x N x K problem (in the caller's
+    terms): the kernel computes the N x M transpose (launch.swapped)."""
+    from .fusion import transposed_chain
+
+    base = replace(_base(dtype, _out_default(dtype, out_dtype), "K" if b_major == "K" else "M",
+                         "K" if a_major == "K" else "N", transposed_chain(fusion), False),
+                   store_transposed=True)  # fmt: skip
+    # Each stage released once its wgmmas are done (inflight 0): with one
+    # group left in flight ptxas serialised the transposed store's
+    # persistent kernels (C7514), and at these sizes the loads, not the
+    # tensor cores, set the time.
+    tile = with_tile(base, 32 if m <= 32 else 64, consumers=consumers, max_stages=16)
+    return _split_to_a_wave(tile, n, m, k, batch, sms) or tile
+
+
 def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
                   a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
                   c_aligned: bool = True, sms: int = H100_SMS) -> GemmConfig:  # fmt: skip
     """The configuration for a batch of M x N x K problems on a GPU with
     `sms` SMs (see the module docstring for the rule)."""
     out_dtype = _out_default(dtype, out_dtype)
+    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K":
+        return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
+                             b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     # 0.9 of a wave: the idle tenth costs less than a narrower tile's
     # lower math per byte (rule 1 in the module docstring).
@@ -187,6 +221,12 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     k_stages = _ceil(k, base.k_tile)
     found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, WAVE_TILE_N)]
+    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K":  # rule 0, 128 rows; rule 4
+        found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
+                                   b_major=b_major, batch=batch, fusion=fusion, sms=sms,
+                                   consumers=2))  # fmt: skip
+        small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
+        found.append(_split_to_a_wave(small, m, n, k, batch, sms) or small)
     for splits in (2, 4):
         if k_stages >= 2 * splits:
             found.append(with_tile(base, 128, scheduler="split_k", splits=splits))

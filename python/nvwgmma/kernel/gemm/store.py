@@ -73,7 +73,7 @@ class Epilogue:
             epilogue.store_accumulator(
                 acc,
                 _offset(c_ptr, offset, c.out_dtype),
-                n,
+                m if c.store_transposed else n,
                 d_type="f32",
                 n=c.tile_n,
                 out_type=c.out_dtype,
@@ -81,6 +81,7 @@ class Epilogue:
                 col=col,
                 thread=thread,
                 bounds=(m, n),
+                transposed=c.store_transposed,
             )
             return
         for h in range(c.epilogue_chunks):
