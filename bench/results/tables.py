@@ -14,6 +14,14 @@ HERE = pathlib.Path(__file__).resolve().parent
 GEMM_STEADY = "h100/2026-11-24-0647-gemm-power-table-final.json"
 GEMM_SHORT = "h100/2026-11-24-0647-gemm-shapes-final.json"
 ATTENTION = "h100/2026-11-24-0205-attention-grid.json"
+# Decode: (GPU, set, file); "tuned" is the half rule 0 was set on.
+DECODE = [
+    ("H100", "tuned: Llama-3-8B", "h100/2026-11-27-0051-gemm-decode.json"),
+    ("H100", "held out: Llama-3-70B, Qwen2.5-7B", "h100/2026-11-27-0052-gemm-decode-heldout.json"),
+    ("H100", "held out, a second run", "h100/2026-11-27-0049-gemm-decode-heldout.json"),
+    ("H200", "tuned: Llama-3-8B", "h200/2026-11-27-0054-gemm-decode.json"),
+    ("H200", "held out: Llama-3-70B, Qwen2.5-7B", "h200/2026-11-27-0055-gemm-decode-heldout.json"),
+]
 
 
 def _load(name):
@@ -71,7 +79,26 @@ def attention() -> str:
     return "\n".join(lines)
 
 
-TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "attention": attention}
+def gemm_decode() -> str:
+    """Per GPU and set: geomean (worst) of the ratio to cuBLAS per token
+    count, and the decode path's rows (M <= 32) together."""
+    tokens = (1, 8, 16, 32, 64)
+    lines = ["| GPU | shapes | " + " | ".join(f"M = {m}" for m in tokens) + " | M <= 32 |",
+             "|---|---|" + "---|" * (len(tokens) + 1)]  # fmt: skip
+    for gpu, label, name in DECODE:
+        rows = _load(name)["rows"]
+        cells = []
+        for group in [[r for r in rows if r["m"] == m] for m in tokens] + [
+            [r for r in rows if r["m"] <= 32]
+        ]:
+            ratios = [r["ratio"]["chosen"] for r in group]
+            cells.append(f"{_geomean(ratios):.2f} ({min(ratios):.2f})")
+        lines.append(f"| {gpu} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "gemm-decode": gemm_decode,
+          "attention": attention}  # fmt: skip
 
 if __name__ == "__main__":
     for name, table in TABLES.items():

@@ -101,7 +101,7 @@ def test_split_k_keeps_parts_long():
 
     # 7 x 7 x 64: one K stage, nothing to split.
     assert select_config(7, 7, 64).scheduler == "persistent"
-    # Rule 4 (a column-major A: rule 0 takes row-major ones at M <= 64).
+    # Rule 4 (a column-major A: rule 0 takes row-major ones at M <= 32).
     # 64 x 4096 x 1024: 32 tiles of 64 x 128 ask for 4 parts; 16 K stages
     # allow 4 of 4.
     c = select_config(64, 4096, 1024, a_major="M")

@@ -5,10 +5,10 @@ and the autotuner tries).
 
 The rule, in order (tiles counted with ceil-division, times the batch):
 
-0. Decode (M <= 64 tokens, N >= 256, row-major A -- its tokens, the
+0. Decode (M <= 32 tokens, N >= 256, row-major A -- its tokens, the
    kernel's B, are then K-major): the problem transposed, C^T = W X^T
    (`store_transposed`): the weights are the 64-row operand and the tokens
-   wgmma's N (32 or 64 wide, where 64-row tiles of tokens would be mostly
+   wgmma's N (32 wide, where 64-row tiles of tokens would be mostly
    padding), 64 x N tiles of one consumer warpgroup with the deepest ring
    that fits, each stage released when its wgmmas are done, their K split
    so that tiles x parts is about a wave (as rule 4), C stored transposed
@@ -154,8 +154,11 @@ def _out_default(dtype, out_dtype):
 
 
 # Rule 0: at most this many tokens (rows of A) take the transposed path,
-# where N has at least DECODE_MIN_N columns to give the weights' rows.
-DECODE_M, DECODE_MIN_N = 64, 256
+# where N has at least DECODE_MIN_N columns to give the weights' rows. At
+# M = 64 there is no padding left to save: the 64-row tiles of rules 3-4
+# ran faster on 3 of the 4 Llama-3-8B projections (H100,
+# bench/results/h100/2026-11-27-0042-gemm-decode-candidates.json).
+DECODE_M, DECODE_MIN_N = 32, 256
 
 
 def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
