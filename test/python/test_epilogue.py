@@ -37,44 +37,21 @@ def _kernel(d_type, out_type, n, transposed=False):
     return module
 
 
+@pytest.mark.parametrize("transposed", [False, True])
 @pytest.mark.parametrize("d_type,out_type", CASES)
-def test_stores_cover_the_tile_once(ctx, d_type, out_type):
+def test_stores_cover_the_tile_once(ctx, d_type, out_type, transposed):
+    """Every element of the tile is stored once, by the thread that holds
+    it: element (r, c) at r * ld + c, a pair of adjacent columns a store;
+    `transposed`, at c * ld + r, one element a store."""
     from nvwgmma.layouts import accumulator_map
 
     n = 24
-    module = _kernel(d_type, out_type, n)
+    module = _kernel(d_type, out_type, n, transposed=transposed)
     fn = module.body.operations[0]
     c, ld, row, col, t = fn.regions[0].blocks[0].arguments
     stores = [op for op in fn.regions[0].blocks[0].operations if op.name == "llvm.store"]
-    assert len(stores) == n // 4
-    ldv, rowv, colv = 40, 8, 16
-    hit = np.zeros((64, n), int)
-    thread_of = accumulator_map("f32", n)[0]
-    for thread in range(128):
-        env = {ld: ldv, row: rowv, col: colv, t: thread}
-        for store in stores:
-            gep = store.operands[1].owner
-            index = evaluate(gep.operands[1], env)
-            r, cc = divmod(index, ldv)
-            r, cc = r - rowv, cc - colv
-            for k in range(2):  # a pair: two adjacent columns
-                assert thread_of[r, cc + k] == thread
-                hit[r, cc + k] += 1
-    assert (hit == 1).all()
-
-
-@pytest.mark.parametrize("d_type,out_type", CASES)
-def test_transposed_stores_cover_the_transpose_once(ctx, d_type, out_type):
-    """transposed=True: element (r, c) of the tile lands at c * ld + r, one
-    store per element, each thread storing exactly its own elements."""
-    from nvwgmma.layouts import accumulator_map
-
-    n = 24
-    module = _kernel(d_type, out_type, n, transposed=True)
-    fn = module.body.operations[0]
-    c, ld, row, col, t = fn.regions[0].blocks[0].arguments
-    stores = [op for op in fn.regions[0].blocks[0].operations if op.name == "llvm.store"]
-    assert len(stores) == n // 2
+    per_store = 1 if transposed else 2
+    assert len(stores) == n // 2 // per_store
     ldv, rowv, colv = 200, 8, 16
     hit = np.zeros((64, n), int)
     thread_of = accumulator_map("f32", n)[0]
@@ -82,10 +59,12 @@ def test_transposed_stores_cover_the_transpose_once(ctx, d_type, out_type):
         env = {ld: ldv, row: rowv, col: colv, t: thread}
         for store in stores:
             index = evaluate(store.operands[1].owner.operands[1], env)
-            cc, r = divmod(index, ldv)
+            major, minor = divmod(index, ldv)
+            r, cc = (minor, major) if transposed else (major, minor)
             r, cc = r - rowv, cc - colv
-            assert thread_of[r, cc] == thread
-            hit[r, cc] += 1
+            for k in range(per_store):  # untransposed: a pair of adjacent columns
+                assert thread_of[r, cc + k] == thread
+                hit[r, cc + k] += 1
     assert (hit == 1).all()
 
 
