@@ -203,3 +203,56 @@ def test_cache_keys_follow_the_generator_code(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "generator_digest", lambda *s: "another generator")
     assert kernel_key(GemmConfig()) != library
     kernel_key.cache_clear()
+
+
+def test_threads_repeating_a_call_get_their_own_outputs(ctx, tmp_path, monkeypatch):
+    """Threads repeating one call share its cached launch: each call's
+    output address is written into the launch's parameters and launched as
+    one step, so every launch writes the output its own caller gets back."""
+    import sys
+    import threading
+
+    from nvwgmma.kernel.gemm import launch, matmul
+
+    driver = _record(monkeypatch, tmp_path)
+    launched = []
+    record = driver.cuLaunchKernel
+
+    def cuLaunchKernel(*args):
+        result = record(*args)
+        launched.append((threading.get_ident(), driver.c))
+        return result
+
+    driver.cuLaunchKernel = cuLaunchKernel
+    counter = iter(range(1, 10**6))
+    lock = threading.Lock()
+
+    def allocator(self, shape, dtype):
+        def new():
+            with lock:
+                return Array(shape, address=next(counter) << 24)
+
+        return new
+
+    monkeypatch.setattr(launch._Tensor, "allocator", allocator)
+    a, b, _ = _operands(0, m=4096)
+    matmul(a, b, stream=7)  # prepared and cached
+    got = {}
+
+    def work():
+        mine = got.setdefault(threading.get_ident(), [])
+        for _ in range(300):
+            mine.append(matmul(a, b, stream=7).__cuda_array_interface__["data"][0])
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    for ident, outs in got.items():
+        assert sorted(c for who, c in launched if who == ident) == sorted(outs)

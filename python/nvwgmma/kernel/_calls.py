@@ -7,10 +7,12 @@ outputs."""
 from __future__ import annotations
 
 import sys
+import threading
 from dataclasses import is_dataclass
 
 # Recent launches a cache keeps: the oldest goes first.
 RECENT = 256
+_lock = threading.Lock()  # calls from several threads (one stream each) share the caches
 
 
 def _is_config(v) -> bool:
@@ -93,9 +95,25 @@ def remember(cache: dict, call_key, launch) -> None:
     is a graph's own (`launch.private`: prepared during a capture)."""
     if call_key is None or getattr(launch, "private", False):
         return
-    if len(cache) >= RECENT:
-        cache.pop(next(iter(cache)))
-    cache[call_key] = launch
+    with _lock:
+        if len(cache) >= RECENT:
+            cache.pop(next(iter(cache)), None)
+        cache[call_key] = launch
+
+
+_launching = threading.Lock()
+
+
+def relaunch(launch, *outs) -> tuple:
+    """Point a cached `launch` at `outs` (new ones where None) and launch
+    it, as one step: threads that repeat a call share its launch, whose
+    parameter buffer holds the outputs' addresses until the driver copies
+    it at the launch (another thread's rewrite in between would send this
+    call's result into that thread's output). Returns the outputs."""
+    with _launching:
+        found = launch.outputs(*outs)
+        launch()
+    return found
 
 
 class Outputs:

@@ -181,11 +181,10 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
                                  max_seqlen_k=max_seqlen_k, out=out, lse=lse, stream=stream,
                                  config=config, q_descale=q_descale, k_descale=k_descale,
                                  v_descale=v_descale)  # fmt: skip
-        _calls.remember(_recent, key, launch)
+        launch()
+        _calls.remember(_recent, key, launch)  # after its launch: others relaunch it
     else:
-        launch = hit
-        o, lse = launch.outputs(out, lse)
-    launch()
+        o, lse = _calls.relaunch(hit, out, lse)
     return (o, lse) if return_lse else o
 
 

@@ -579,8 +579,7 @@ def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dty
                       config))  # fmt: skip
     hit = _calls.reusable(_recent, key, s)
     if hit is not None:
-        (out,) = hit.outputs(out)
-        hit()
+        (out,) = _calls.relaunch(hit, out)
         return out
     launch, out = prepare(a, b, bias=bias, activation=activation, residual=residual, out=out,
                           out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale, stream=stream,
