@@ -76,3 +76,36 @@ def test_attention_part_assembles():
     messages = run_ptxas(run_doc()["attn_ptx"], extra_args=["-v"])
     assert "0 bytes spill stores" in messages and "serialized" not in messages
     assert "injected" not in messages
+
+
+def test_extending_the_gemm_builds_a_kernel_with_its_own_scheduler():
+    """Part 18: build_gemm with a scheduler of the reader's and an extra
+    parameter -- the scheduler reads it (the batch of every unit), the
+    kernel passes the strict check (in the doc's code) and assembles."""
+    from nvwgmma.compile import run_ptxas
+    from nvwgmma.tools import find_tool
+
+    ns = run_doc()
+    ptx = ns["one_batch_ptx"]
+    assert re.search(r"\.param \.[bu]32 gemm_param_15\b", ptx)
+    assert re.search(r"ld\.param\.[bu]32\s+%r\d+, \[gemm_param_15\]", ptx)
+    if find_tool("ptxas") is not None:
+        assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ((("M", "i32"),), "an extra parameter's name must be a new identifier"),
+        (
+            (("which", "i32"), ("which", "i64")),
+            "an extra parameter's name must be a new identifier",
+        ),
+        ((("which",),), r"extra_params must be \(name, MLIR type\) string pairs"),
+    ],
+)
+def test_extra_params_are_checked(ctx, extra, message):
+    from nvwgmma.kernel.gemm import build_gemm
+
+    with pytest.raises((TypeError, ValueError), match=message):
+        build_gemm(extra_params=extra)

@@ -10,7 +10,7 @@ from dataclasses import asdict
 from .._ir import TENSOR_MAP_PARAM
 from .config import PERSISTENT_MAX_K, GemmConfig, check_config
 
-__all__ = ["KERNEL_SIGNATURE", "build_gemm"]
+__all__ = ["KERNEL_SIGNATURE", "build_gemm", "default_scheduler"]
 
 # The kernel's parameters, in order (what nvwgmma.kernel.gemm.launch passes).
 KERNEL_SIGNATURE = (
@@ -36,10 +36,30 @@ KERNEL_SIGNATURE = (
 )
 
 
-def build_gemm(config: GemmConfig | None = None):
+def default_scheduler(config, args, rank):
+    """build_gemm's scheduler: the one `config.scheduler` names, over the
+    kernel's M, N, K and batch parameters."""
+    from .scheduler import make_scheduler
+
+    return make_scheduler(config, args["M"], args["N"], args["K"], args["batch"], rank=rank)
+
+
+def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=None, epilogue=None,
+               extra_params=()):  # fmt: skip
     """(module, meta) for `config`: the kernel `gemm` with the parameters of
-    KERNEL_SIGNATURE. meta: kernel name, block, dynamic shared memory,
-    tile, cluster, the TMA boxes of A, B and C (for tensormap.encode_tiled)."""
+    KERNEL_SIGNATURE, then `extra_params`. meta: kernel name, block, dynamic
+    shared memory, tile, cluster, the TMA boxes of A, B and C (for
+    tensormap.encode_tiled), the parameter list.
+
+    Extension points (docs/kernels.md, "Extending the GEMM"), each a
+    callable replacing the library's piece:
+      scheduler(config, args, rank)  the tile scheduler (scheduler.Persistent's
+                     interface); `args` maps every parameter's name to its Value
+                     (default: default_scheduler)
+      mainloop(config)  the TMA ring and wgmma steps (mainloop.Mainloop's)
+      epilogue(config)  the fusion chain and store (store.Epilogue's)
+      extra_params   (name, MLIR type) pairs the kernel takes after
+                     KERNEL_SIGNATURE (a pointer to group offsets, say)"""
     from ...dialects import llvm, nvvm, scf
     from ...ir import InsertionPoint, Location
     from .. import pipeline, smem
@@ -47,12 +67,12 @@ def build_gemm(config: GemmConfig | None = None):
     from .fixup import Workspace
     from .mainloop import Mainloop
     from .schedule import cooperative, pingpong
-    from .scheduler import make_scheduler
     from .store import Epilogue
 
     c = GemmConfig() if config is None else config
     check_config(c)
-    mainloop, ep = Mainloop(c), Epilogue(c)
+    signature = KERNEL_SIGNATURE + _extra(extra_params)
+    mainloop, ep = (mainloop or Mainloop)(c), (epilogue or Epilogue)(c)
     ring_at = c.stages * mainloop.stage_bytes
     align = mainloop.alignment
     c_at = -(-(ring_at + 2 * 8 * c.stages) // align) * align
@@ -67,7 +87,7 @@ def build_gemm(config: GemmConfig | None = None):
     # Narrow tiles stay under the share, where ptxas cannot place setmaxnreg
     # (C7508) unless the entry count is stated; a wide tile's registers
     # epilogue would spill under it.
-    module, entry, args = kernel_shell("gemm", KERNEL_SIGNATURE, threads, c.cluster_m,
+    module, entry, args = kernel_shell("gemm", signature, threads, c.cluster_m,
                                        setmaxnreg=c.consumer_regs, state_entry=c.tile_n <= 64)  # fmt: skip
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
@@ -89,14 +109,12 @@ def build_gemm(config: GemmConfig | None = None):
                 nvvm.cluster_wait()
             else:
                 nvvm.barrier0()
-            scheduler = make_scheduler(
-                c, args["M"], args["N"], args["K"], args["batch"], rank=v.rank
-            )
+            tiles = (scheduler or default_scheduler)(c, args, v.rank)
             workspace = None
-            if scheduler.fixup:
+            if tiles.fixup:
                 workspace = Workspace(c, args["workspace"], args["flags"])
             schedule = cooperative if c.schedule == "cooperative" else pingpong
-            schedule(c, v, ring, mainloop, ep, scheduler, workspace)
+            schedule(c, v, ring, mainloop, ep, tiles, workspace)
             if v.rank is not None:
                 # No CTA leaves while its peer may still arrive on its barriers.
                 nvvm.cluster_arrive()
@@ -117,9 +135,31 @@ def build_gemm(config: GemmConfig | None = None):
         "tile": [c.tile_m, c.tile_n, c.k_tile],
         "cluster": [c.cluster_m, 1, 1],
         "boxes": {name: asdict(box) for name, box in boxes.items()},
-        "signature": [list(p) for p in KERNEL_SIGNATURE],
+        "signature": [list(p) for p in signature],
     }
     return module, meta
+
+
+def _extra(params) -> tuple:
+    """`extra_params` checked: (name, type) string pairs, new names."""
+    taken = {name for name, _ in KERNEL_SIGNATURE}
+    found = []
+    for pair in params:
+        if not (
+            isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+        ):
+            raise TypeError(
+                f"extra_params must be (name, MLIR type) string pairs, but got {pair!r}"
+            )
+        name, kind = pair
+        if not name.isidentifier() or name in taken:
+            raise ValueError(
+                f"an extra parameter's name must be a new identifier (not one of "
+                f"{', '.join(sorted(taken))}), but got {name!r}"
+            )
+        taken.add(name)
+        found.append((name, kind))
+    return tuple(found)
 
 
 def _values(c, args, base, staging_at):
