@@ -407,3 +407,56 @@ def test_pingpong_consumers_take_turns(ctx):
     assert len({line.split(",")[-1] for line in inits}) == 1
     assert sum(line.startswith("bar.arrive") for line in lines) == 1
     assert any(line.startswith("bar.sync") and line.endswith(", 256;") for line in lines)
+
+
+class _Grouped:
+    """A scheduler for the extension tests: the data-parallel tiles, with A
+    read from batch 0, B from the `group` parameter's batch, and the store
+    bounded by the `limit` parameter's rows."""
+
+    def __new__(cls, config, args, rank):
+        from dataclasses import replace
+
+        from nvwgmma import ir
+        from nvwgmma.dialects import arith
+        from nvwgmma.kernel.gemm.scheduler import Persistent
+
+        class Grouped(Persistent):
+            def work(self, unit):
+                zero = arith.constant(ir.IntegerType.get_signless(32), 0)
+                return replace(super().work(unit), a_batch=zero, b_batch=args["group"],
+                               rows=args["limit"])  # fmt: skip
+
+        return Grouped(config, args["M"], args["N"], args["K"], args["batch"], rank=rank)
+
+
+def test_per_operand_batches_and_row_limits(ctx):
+    """Work.a_batch / b_batch reach A's and B's loads (B's batch is the
+    group parameter), Work.rows bounds the registers store (min with M);
+    the kernel passes the strict check and assembles."""
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.tools import find_tool
+
+    config = GemmConfig(epilogue="registers")
+    extra = (("group", "i32"), ("limit", "i32"))
+    module, meta = build_gemm(config, scheduler=_Grouped, extra_params=extra)
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    group = re.search(r"ld\.param\.b32\s+(%r\d+), \[gemm_param_15\];", ptx).group(1)
+    loads = re.findall(r"cp\.async\.bulk\.tensor\.3d\S* \[[^\]]*\], \[%rd\d+, \{([^}]*)\}\]", ptx)
+    assert len(loads) == 2 and loads[1].split(", ")[-1] == group  # B's batch
+    assert loads[0].split(", ")[-1] != group
+    assert "min.u32" in ptx
+    assert meta["signature"][-2:] == [["group", "i32"], ["limit", "i32"]]
+    if find_tool("ptxas") is not None:
+        assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
+
+
+def test_row_limits_need_the_registers_epilogue(ctx):
+    from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+
+    with pytest.raises(ValueError, match="epilogue must be 'registers' for a schedule that bounds"):
+        build_gemm(GemmConfig(), scheduler=_Grouped,
+                   extra_params=(("group", "i32"), ("limit", "i32")))  # fmt: skip

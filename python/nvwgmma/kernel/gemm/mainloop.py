@@ -129,13 +129,16 @@ class Mainloop:
             self.base, arith.addi(arith.muli(stage, arith.constant(i32, self.stage_bytes)), offset)
         )
 
-    def load(self, ring, stage, tm_a, tm_b, *, k0, row, col, batch=None, rank=None):
+    def load(self, ring, stage, tm_a, tm_b, *, k0, row, col, batch=None, rank=None,
+             a_batch=None, b_batch=None):  # fmt: skip
         """Fill `stage` with the A tile at (row, k0) and the B tile at
-        (col, k0) of `batch`; `rank`: this CTA's cluster rank when B is
-        multicast."""
-        self._load_operand(ring, stage, 0, self.a, tm_a, k0, row, batch, None)
+        (col, k0) of `batch` (A's of `a_batch`, B's of `b_batch` where
+        given); `rank`: this CTA's cluster rank when B is multicast."""
+        a_batch = batch if a_batch is None else a_batch
+        b_batch = batch if b_batch is None else b_batch
+        self._load_operand(ring, stage, 0, self.a, tm_a, k0, row, a_batch, None)
         self._load_operand(
-            ring, stage, self.a.geometry.tile_bytes, self.b, tm_b, k0, col, batch, rank
+            ring, stage, self.a.geometry.tile_bytes, self.b, tm_b, k0, col, b_batch, rank
         )
 
     # ---------------------------------------------------------------- consumers

@@ -86,7 +86,8 @@ class _Roles:
                     )
                     k0 = arith.muli(kt, const(c.k_tile))
                     self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row,
-                                 col=work.col, batch=work.batch, rank=v.rank)  # fmt: skip
+                                 col=work.col, batch=work.batch, rank=v.rank,
+                                 a_batch=work.a_batch, b_batch=work.b_batch)  # fmt: skip
                     scf.YieldOp([arith.addi(it, const(1))])
                 scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j])
             scf.YieldOp([])
@@ -211,7 +212,7 @@ class _Roles:
                 self.epilogue.store(acc, row=row_b, col=work.col, thread=thread,
                                     staging=self.staging, barrier=barrier, tm_c=v.tm_c,
                                     c_ptr=v.c_ptr, operands=v.operands, batch=work.batch,
-                                    block=b)  # fmt: skip
+                                    block=b, limits=(work.rows, work.cols))  # fmt: skip
 
             if self.workspace is None:
                 store(acc)

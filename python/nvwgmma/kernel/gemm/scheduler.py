@@ -91,7 +91,13 @@ class Work:
     """One work unit: the K stages [k_first, k_end) (index Values) of the C
     tile at (row, col, batch) (i32 Values). With a fix-up, `writer` (i1)
     units store their partial in workspace slot `slot` (i32) and skip the
-    epilogue; `finisher` (i1) units add the tile's partials first."""
+    epilogue; `finisher` (i1) units add the tile's partials first.
+
+    Where A's or B's batch coordinate is not C's (a grouped GEMM sends the
+    group to B only), `a_batch` / `b_batch` (i32) name it; `rows` / `cols`
+    (i32), where given, bound the rows / columns the store writes below M /
+    N (a group's last row): the registers epilogue honours them, the TMA
+    one cannot (it clips at the tensor's edges) and refuses them."""
 
     row: object
     col: object
@@ -102,6 +108,10 @@ class Work:
     finisher: object = None
     slot: object = None
     tile: object = None  # i32: the tile's index (split-K, stream-K)
+    a_batch: object = None
+    b_batch: object = None
+    rows: object = None
+    cols: object = None
 
 
 class Persistent:

@@ -52,14 +52,27 @@ class Epilogue:
             self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
 
     def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, operands,
-              block=0):  # fmt: skip
+              block=0, limits=(None, None)):  # fmt: skip
         """Store a consumer warpgroup's m64 x tile_n accumulator `acc` (its
         64-row `block`), whose first element is C[batch, row, col] (i32
-        Values), clipped to the operands' m x n."""
+        Values), clipped to the operands' m x n -- and, from registers, to
+        `limits` (rows, cols: i32 Values or None, Work.rows / Work.cols)."""
         from ...dialects import arith
 
         c = self.config
         m, n = operands.m, operands.n
+        if any(limit is not None for limit in limits):
+            if self.tma:
+                raise ValueError(
+                    "epilogue must be 'registers' for a schedule that bounds a tile's rows or "
+                    "columns (Work.rows / Work.cols: TMA stores clip only at the tensor's "
+                    "edges), but got 'tma'"
+                )
+            rows, cols = limits
+            bound_m = m if rows is None else arith.minui(m, rows)
+            bound_n = n if cols is None else arith.minui(n, cols)
+        else:
+            bound_m, bound_n = m, n
         residual = next((op for op in c.fusion if isinstance(op, fusion.Residual)), None)
         if residual is not None or not self.tma:
             # batch * m * n elements, in 64 bits
@@ -80,7 +93,7 @@ class Epilogue:
                 row=row,
                 col=col,
                 thread=thread,
-                bounds=(m, n),
+                bounds=(bound_m, bound_n),
                 transposed=c.store_transposed,
             )
             return
