@@ -256,3 +256,17 @@ def test_threads_repeating_a_call_get_their_own_outputs(ctx, tmp_path, monkeypat
         sys.setswitchinterval(interval)
     for ident, outs in got.items():
         assert sorted(c for who, c in launched if who == ident) == sorted(outs)
+
+
+def test_named_arguments_follow_the_signature():
+    from nvwgmma.kernel import runtime
+    from nvwgmma.kernel._ir import TENSOR_MAP_PARAM
+
+    signature = [["tm", TENSOR_MAP_PARAM], ["C", "!llvm.ptr<1>"], ["M", "i32"], ["s", "f32"]]
+    blob = bytes(128)
+    assert runtime.named_args(signature, M=7, tm=blob, s=0.5, C=1 << 20) == [
+        ("map", blob), ("u64", 1 << 20), ("i32", 7), ("f32", 0.5)]  # fmt: skip
+    with pytest.raises(ValueError, match=r"1 missing \(s\) and unknown \(N\)"):
+        runtime.named_args(signature, M=7, tm=blob, C=1, N=3)
+    with pytest.raises(ValueError, match="parameter x's type must be a map, pointer"):
+        runtime.named_args([["x", "vector<2xf32>"]], x=1)

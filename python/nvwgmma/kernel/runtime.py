@@ -46,6 +46,7 @@ __all__ = [
     "elapsed_ms",
     "encode_map",
     "ensure_context",
+    "named_args",
     "on_device",
     "relaxed_capture",
     "tensor_map",
@@ -205,6 +206,36 @@ class Kernel:
         """A Launch of this kernel with these arguments: the parameter
         buffer packed once, launched again by calling it."""
         return Launch(self, grid, block, args, stream)
+
+
+def named_args(signature, **values) -> list:
+    """The (type, value) list `Kernel.launcher` takes, from a kernel's
+    parameter list (`meta["signature"]`: (name, MLIR type) pairs, extra
+    parameters included) and its values by name: a tensor map parameter
+    takes 128 bytes (encode_map), a pointer an address, i32 / i64 / f32 a
+    number. Every parameter must be named once, and nothing else."""
+    kinds = {"i32": "i32", "i64": "i64", "f32": "f32"}
+    names = [name for name, _ in signature]
+    unknown = sorted(set(values) - set(names))
+    missing = [name for name in names if name not in values]
+    if unknown or missing:
+        raise ValueError(
+            f"the arguments must name every kernel parameter ({', '.join(names)}) once, but "
+            f"got {len(missing)} missing ({', '.join(missing) or '-'}) and unknown "
+            f"({', '.join(unknown) or '-'})"
+        )
+    found = []
+    for name, kind in signature:
+        if "grid_constant" in kind:
+            found.append(("map", values[name]))
+        elif kind.startswith("!llvm.ptr"):
+            found.append(("u64", values[name]))
+        elif kind in kinds:
+            found.append((kinds[kind], values[name]))
+        else:
+            raise ValueError(f"parameter {name}'s type must be a map, pointer, i32, i64 or f32, "
+                             f"but got {kind!r}")  # fmt: skip
+    return found
 
 
 class _MapValue:

@@ -477,28 +477,12 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
     flags = runtime.workspace(flag_bytes(*shape), stream, "flags")
     bias_ptr = o["bias"].address if o["bias"] is not None else tc.address
     res_ptr = o["residual"].address if o["residual"] is not None else tc.address
-    launch = kernel.launcher(
-        grid=(grid, 1, 1),
-        block=tuple(meta["block"]),
-        args=[
-            ("map", tm_a),
-            ("map", tm_b),
-            ("u64", tc.address),
-            ("map", tm_c),
-            ("i32", p.m),
-            ("i32", p.n),
-            ("i32", p.k),
-            ("i32", p.batch),
-            ("u64", bias_ptr),
-            ("u64", res_ptr),
-            ("f32", o["alpha"]),
-            ("f32", o["beta"]),
-            ("f32", o["scale"]),
-            ("u64", scratch),
-            ("u64", flags),
-        ],  # fmt: skip
-        stream=stream,
-    )
+    args = runtime.named_args(
+        meta["signature"], tmA=tm_a, tmB=tm_b, C=tc.address, tmC=tm_c, M=p.m, N=p.n, K=p.k,
+        batch=p.batch, bias=bias_ptr, R=res_ptr, alpha=o["alpha"], beta=o["beta"],
+        scale=o["scale"], workspace=scratch, flags=flags)  # fmt: skip
+    launch = kernel.launcher(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args,
+                             stream=stream)  # fmt: skip
     launch.scratch = bool(scratch or flags)
     launch.private = launch.scratch and runtime.capturing(stream)
     tma = config.epilogue == "tma"
