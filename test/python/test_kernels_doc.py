@@ -102,10 +102,14 @@ def test_extending_the_gemm_builds_a_kernel_with_its_own_scheduler():
             "an extra parameter's name must be a new identifier",
         ),
         ((("which",),), r"extra_params must be \(name, MLIR type\) string pairs"),
+        ("scheduler", "scheduler must be a callable \\(or None: the library's\\), but got int"),
     ],
 )
 def test_extra_params_are_checked(ctx, extra, message):
     from nvwgmma.kernel.gemm import build_gemm
 
     with pytest.raises((TypeError, ValueError), match=message):
-        build_gemm(extra_params=extra)
+        if extra == "scheduler":
+            build_gemm(scheduler=42)
+        else:
+            build_gemm(extra_params=extra)

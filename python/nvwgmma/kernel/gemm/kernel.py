@@ -71,6 +71,10 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
 
     c = GemmConfig() if config is None else config
     check_config(c)
+    for what, piece in (("scheduler", scheduler), ("mainloop", mainloop), ("epilogue", epilogue)):
+        if piece is not None and not callable(piece):
+            raise TypeError(f"{what} must be a callable (or None: the library's), but got "
+                            f"{type(piece).__name__}")  # fmt: skip
     signature = KERNEL_SIGNATURE + _extra(extra_params)
     mainloop, ep = (mainloop or Mainloop)(c), (epilogue or Epilogue)(c)
     ring_at = c.stages * mainloop.stage_bytes
