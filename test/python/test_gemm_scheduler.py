@@ -273,3 +273,93 @@ def test_serpentine_units_start_where_the_previous_ended(k_order):
         assert len(starts) == 4096 * 4096 // (128 * 256) // 16
         for end, start in zip(ends, starts[1:]):
             assert (start == end) == (k_order == "serpentine")
+
+
+def _trace_grouped(config, ends, n, k, ctas):
+    """[(cta, row, col, group, rows, k_first, k_end)] of every unit of a
+    Grouped schedule over groups ending at `ends`, run as _trace runs."""
+    from nvwgmma.dialects import arith, func, llvm, scf
+    from nvwgmma.ir import (
+        Context,
+        FunctionType,
+        IndexType,
+        InsertionPoint,
+        IntegerType,
+        Location,
+        Module,
+    )
+    from nvwgmma.kernel.gemm.scheduler import Grouped
+
+    runner, lib = _lib()
+    opt = find_tool("mlir-opt")
+    if runner is None or lib is None or opt is None:
+        pytest.skip("mlir-runner / mlir-opt / libmlir_c_runner_utils not found")
+    values = ", ".join(map(str, ends))
+    with Context(), Location.unknown():
+        module = Module.parse(
+            "func.func private @printI64(i64)\nfunc.func private @printComma()\n"
+            "func.func private @printNewline()\n"
+            f"llvm.mlir.global internal constant @offs(dense<[{values}]> : "
+            f"tensor<{len(ends)}xi32>) : !llvm.array<{len(ends)} x i32>"
+        )
+        i32, i64, index = (
+            IntegerType.get_signless(32),
+            IntegerType.get_signless(64),
+            IndexType.get(),
+        )
+
+        def c32(v):
+            return arith.constant(i32, v)
+
+        with InsertionPoint(module.body):
+            main = func.FuncOp("main", FunctionType.get([], []))
+            with InsertionPoint(main.add_entry_block()):
+                offsets = llvm.mlir_addressof(llvm.PointerType.get(), "offs")
+                ctas_loop = scf.ForOp(
+                    arith.constant(index, 0), arith.constant(index, ctas), arith.constant(index, 1)
+                )
+                with InsertionPoint(ctas_loop.body):
+                    g = arith.index_cast(i32, ctas_loop.induction_variable)
+                    s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets, c32(len(ends)),
+                                cta=g, ctas=c32(ctas))  # fmt: skip
+                    units = scf.ForOp(*s.units())
+                    with InsertionPoint(units.body):
+                        w = s.work(units.induction_variable)
+                        for v in (g, w.row, w.col, w.b_batch, w.rows, w.k_first, w.k_end):
+                            v = arith.index_cast(i64, v) if v.type == index else arith.extui(i64, v)
+                            func.CallOp([], "printI64", [v])
+                            func.CallOp([], "printComma", [])
+                        func.CallOp([], "printNewline", [])
+                        scf.YieldOp([])
+                    scf.YieldOp([])
+                func.ReturnOp([])
+        text = str(module)
+    return _execute(text, runner, lib, opt)
+
+
+@pytest.mark.parametrize(
+    "ends, n, ctas",
+    [([0, 1, 301, 301, 700], 1000, 7),  # an empty first group, a one-row group, an empty one
+     ([128 * (i + 1) for i in range(8)], 4096, 132), ([5] * 3 + [900], 64, 3)],
+)  # fmt: skip
+def test_grouped_covers_every_group_tile_once(ends, n, ctas):
+    """Every (group, tile row, tile column) of the ragged groups is one
+    unit over all of K: its rows start inside its group at a tile multiple
+    from the group's first row, its store stops at the group's end, and B
+    is read from the group's batch entry."""
+    config = _config(epilogue="registers")
+    k = 1000
+    trace = _trace_grouped(config, ends, n, k, ctas)
+    starts = [0, *ends[:-1]]
+    expected = {
+        (g, row, col)
+        for g, (lo, hi) in enumerate(zip(starts, ends))
+        for row in range(lo, hi, config.tile_m)
+        for col in range(0, n, config.tile_n)
+    }
+    seen = []
+    for _cta, row, col, group, rows, k_first, k_end in trace:
+        assert starts[group] <= row < ends[group] and rows == ends[group]
+        assert (k_first, k_end) == (0, -(-k // config.k_tile))
+        seen.append((group, row, col))
+    assert sorted(seen) == sorted(expected) and len(seen) == len(set(seen))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Persistent", "SplitK", "StreamK", "Work", "grid_size", "make_scheduler"]
+__all__ = ["Grouped", "Persistent", "SplitK", "StreamK", "Work", "grid_size", "make_scheduler"]
 
 
 def _ceil(a: int, b: int) -> int:
@@ -347,6 +347,80 @@ class StreamK(Persistent):
             peer, partial = after.arguments
             scf.YieldOp([arith.addi(peer, self.const(1)), add(partial, peer)])
         return loop.results[1]
+
+
+class Grouped(Persistent):
+    """Ragged groups of rows on one tile grid of N (a grouped GEMM,
+    torch._grouped_mm's 2-D x 3-D form): group g owns rows [offs[g-1],
+    offs[g]) of A and C (`offsets`: a pointer to `groups` cumulative row
+    ends, i32, in device memory -- read on the device, so the host never
+    waits for them) and batch entry g of B. Unit u is the u-th (group, tile
+    row, tile column), groups in order, then tile rows, then columns; an
+    empty group has no units. `work(u)` finds u's group by a scan of the
+    offsets (O(groups), the same in every thread) and bounds the store to
+    the group's last row (Work.rows), so the registers epilogue never
+    writes into the next group."""
+
+    def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None):
+        from ...dialects import arith
+
+        if config.cluster_m != 1:
+            raise ValueError(f"Grouped needs cluster_m 1 (a cluster's tiles may straddle "
+                             f"groups), but got {config.cluster_m}")  # fmt: skip
+        one = arith.constant(self._i32(), 1)
+        super().__init__(config, m, n, k, one, rank=rank, cta=cta, ctas=ctas)
+        self.offsets, self.groups = offsets, groups
+        self.total = self._scan(None)[1]
+
+    @staticmethod
+    def _i32():
+        from ...ir import IntegerType
+
+        return IntegerType.get_signless(32)
+
+    def _scan(self, unit):
+        """The scan over the groups: (last end, units before the end, and
+        for `unit` (an i32 Value, or None): its group, the group's first
+        row, its end and the units before the group)."""
+        from ...dialects import arith, llvm, scf
+        from ...ir import InsertionPoint
+        from .._ir import gep
+
+        zero, c = self.const(0), self.config
+        loop = scf.ForOp(self._index(zero), self._index(self.groups), self._index(self.const(1)),
+                         [zero] * 6)  # fmt: skip
+        with InsertionPoint(loop.body):
+            prev_end, before, found_g, found_start, found_end, found_before = loop.inner_iter_args
+            g = arith.index_cast(self.i32, loop.induction_variable)
+            end = llvm.load(self.i32, gep(self.offsets, g, self.i32))
+            rows = arith.subi(end, prev_end)
+            tiles = arith.muli(self.ceil(rows, c.tile_m), self.tiles_n)
+            after = arith.addi(before, tiles)
+            if unit is None:
+                found = (found_g, found_start, found_end, found_before)
+            else:
+                hit = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, before, unit),
+                                 arith.cmpi(arith.CmpIPredicate.ult, unit, after))  # fmt: skip
+                found = tuple(arith.select(hit, new, old) for new, old in (
+                    (g, found_g), (prev_end, found_start), (end, found_end),
+                    (before, found_before)))  # fmt: skip
+            scf.YieldOp([end, after, *found])
+        return loop.results
+
+    def units(self):
+        return self.cta, self._index(self.total), self.ctas
+
+    def work(self, unit) -> Work:
+        from ...dialects import arith
+
+        u = arith.index_cast(self.i32, unit)
+        _, _, group, start, end, before = self._scan(u)
+        local = arith.subi(u, before)
+        c, zero = self.config, self.const(0)
+        row = arith.addi(start, arith.muli(arith.divui(local, self.tiles_n), self.const(c.tile_m)))
+        col = arith.muli(arith.remui(local, self.tiles_n), self.const(c.tile_n))
+        return Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
+                    a_batch=zero, b_batch=group, rows=end)  # fmt: skip
 
 
 def make_scheduler(config, m, n, k, batch, **where):
