@@ -25,6 +25,38 @@ def _lib():
     return runner, lib if os.path.exists(lib) else None
 
 
+def _tools():
+    """(mlir-runner, its C runner utils library, mlir-opt), or skip."""
+    runner, lib = _lib()
+    opt = find_tool("mlir-opt")
+    if runner is None or lib is None or opt is None:
+        pytest.skip("mlir-runner / mlir-opt / libmlir_c_runner_utils not found")
+    return runner, lib, opt
+
+
+# What a traced module declares: the runner's printing functions.
+_PRINTS = (
+    "func.func private @printI64(i64)\nfunc.func private @printComma()\n"
+    "func.func private @printNewline()\n"
+)
+
+
+def _emit(*values):
+    """Print `values` (i32, i64 or index Values) as one line of the trace."""
+    from nvwgmma.dialects import arith, func
+    from nvwgmma.ir import IndexType, IntegerType
+
+    i64 = IntegerType.get_signless(64)
+    for v in values:
+        if v.type == IndexType.get():
+            v = arith.index_cast(i64, v)
+        elif v.type != i64:
+            v = arith.extui(i64, v)
+        func.CallOp([], "printI64", [v])
+        func.CallOp([], "printComma", [])
+    func.CallOp([], "printNewline", [])
+
+
 def _trace(config, m, n, k, batch, ctas):
     """[(kind, cta, ...)]: UNIT (cta, tile, row, col, batch, k_first, k_end,
     writer, finisher, slot), PARTIAL (cta, tile, slot) and, before each
@@ -42,33 +74,14 @@ def _trace(config, m, n, k, batch, ctas):
     )
     from nvwgmma.kernel.gemm.scheduler import make_scheduler
 
-    runner, lib = _lib()
-    opt = find_tool("mlir-opt")
-    if runner is None or lib is None or opt is None:
-        pytest.skip("mlir-runner / mlir-opt / libmlir_c_runner_utils not found")
+    runner, lib, opt = _tools()
     with Context(), Location.unknown():
-        module = Module.parse(
-            "func.func private @printI64(i64)\nfunc.func private @printComma()\n"
-            "func.func private @printNewline()"
-        )
-        i32, i64, index = (
-            IntegerType.get_signless(32),
-            IntegerType.get_signless(64),
-            IndexType.get(),
-        )
+        module = Module.parse(_PRINTS)
+        i32, index = IntegerType.get_signless(32), IndexType.get()
+        emit = _emit
 
         def c32(v):
             return arith.constant(i32, v)
-
-        def emit(*values):
-            for v in values:
-                if v.type == index:
-                    v = arith.index_cast(i64, v)
-                elif v.type != i64:
-                    v = arith.extui(i64, v)
-                func.CallOp([], "printI64", [v])
-                func.CallOp([], "printComma", [])
-            func.CallOp([], "printNewline", [])
 
         with InsertionPoint(module.body):
             main = func.FuncOp("main", FunctionType.get([], []))
@@ -278,58 +291,37 @@ def test_serpentine_units_start_where_the_previous_ended(k_order):
 def _trace_grouped(config, ends, n, k, ctas):
     """[(cta, row, col, group, rows, k_first, k_end)] of every unit of a
     Grouped schedule over groups ending at `ends`, run as _trace runs."""
+    from nvwgmma import ir
     from nvwgmma.dialects import arith, func, llvm, scf
-    from nvwgmma.ir import (
-        Context,
-        FunctionType,
-        IndexType,
-        InsertionPoint,
-        IntegerType,
-        Location,
-        Module,
-    )
     from nvwgmma.kernel.gemm.scheduler import Grouped
 
-    runner, lib = _lib()
-    opt = find_tool("mlir-opt")
-    if runner is None or lib is None or opt is None:
-        pytest.skip("mlir-runner / mlir-opt / libmlir_c_runner_utils not found")
+    runner, lib, opt = _tools()
     values = ", ".join(map(str, ends))
-    with Context(), Location.unknown():
-        module = Module.parse(
-            "func.func private @printI64(i64)\nfunc.func private @printComma()\n"
-            "func.func private @printNewline()\n"
-            f"llvm.mlir.global internal constant @offs(dense<[{values}]> : "
+    with ir.Context(), ir.Location.unknown():
+        module = ir.Module.parse(
+            _PRINTS + f"llvm.mlir.global internal constant @offs(dense<[{values}]> : "
             f"tensor<{len(ends)}xi32>) : !llvm.array<{len(ends)} x i32>"
         )
-        i32, i64, index = (
-            IntegerType.get_signless(32),
-            IntegerType.get_signless(64),
-            IndexType.get(),
-        )
+        i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
 
         def c32(v):
             return arith.constant(i32, v)
 
-        with InsertionPoint(module.body):
-            main = func.FuncOp("main", FunctionType.get([], []))
-            with InsertionPoint(main.add_entry_block()):
+        with ir.InsertionPoint(module.body):
+            main = func.FuncOp("main", ir.FunctionType.get([], []))
+            with ir.InsertionPoint(main.add_entry_block()):
                 offsets = llvm.mlir_addressof(llvm.PointerType.get(), "offs")
                 ctas_loop = scf.ForOp(
                     arith.constant(index, 0), arith.constant(index, ctas), arith.constant(index, 1)
                 )
-                with InsertionPoint(ctas_loop.body):
+                with ir.InsertionPoint(ctas_loop.body):
                     g = arith.index_cast(i32, ctas_loop.induction_variable)
                     s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets, c32(len(ends)),
                                 cta=g, ctas=c32(ctas))  # fmt: skip
                     units = scf.ForOp(*s.units())
-                    with InsertionPoint(units.body):
+                    with ir.InsertionPoint(units.body):
                         w = s.work(units.induction_variable)
-                        for v in (g, w.row, w.col, w.b_batch, w.rows, w.k_first, w.k_end):
-                            v = arith.index_cast(i64, v) if v.type == index else arith.extui(i64, v)
-                            func.CallOp([], "printI64", [v])
-                            func.CallOp([], "printComma", [])
-                        func.CallOp([], "printNewline", [])
+                        _emit(g, w.row, w.col, w.b_batch, w.rows, w.k_first, w.k_end)
                         scf.YieldOp([])
                     scf.YieldOp([])
                 func.ReturnOp([])
