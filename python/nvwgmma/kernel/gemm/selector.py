@@ -5,7 +5,7 @@ and the autotuner tries).
 
 The rule, in order (tiles counted with ceil-division, times the batch):
 
-0. Decode (M <= 32 tokens, N >= 256, row-major A -- its tokens, the
+0. Decode (16-bit inputs, M <= 32 tokens, N >= 256, row-major A -- its tokens, the
    kernel's B, are then K-major): the problem transposed, C^T = W X^T
    (`store_transposed`): the weights are the 64-row operand and the tokens
    wgmma's N (32 wide, where 64-row tiles of tokens would be mostly
@@ -159,6 +159,8 @@ def _out_default(dtype, out_dtype):
 # ran faster on 3 of the 4 Llama-3-8B projections (H100,
 # bench/results/h100/2026-11-27-0042-gemm-decode-candidates.json).
 DECODE_M, DECODE_MIN_N = 32, 256
+# The inputs rule 0 was measured on (fp8 decode keeps rule 4 until it is).
+DECODE_DTYPES = ("bf16", "f16")
 
 
 def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
@@ -185,7 +187,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     """The configuration for a batch of M x N x K problems on a GPU with
     `sms` SMs (see the module docstring for the rule)."""
     out_dtype = _out_default(dtype, out_dtype)
-    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K":
+    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES:
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
@@ -224,7 +226,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     k_stages = _ceil(k, base.k_tile)
     found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, WAVE_TILE_N)]
-    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K":  # rule 0, 128 rows; rule 4
+    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES:
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
                                    consumers=2))  # fmt: skip
