@@ -301,7 +301,6 @@ def record_runtime(monkeypatch, tmp_path, driver):
         monkeypatch.setattr(module, "_driver", lambda: driver)
     for name in ("_pools", "_encoded", "_primaries", "_attributes", "_workspaces", "_zeroing"):
         monkeypatch.setattr(runtime, name, {})
-    monkeypatch.setattr(runtime, "_captured", [])
     monkeypatch.setattr(cache, "_loaded", {})
     monkeypatch.setattr(cache, "_texts", {})
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))

@@ -124,9 +124,10 @@ def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
     (256 threads) it ignores setmaxnreg (C7508) unless the kernel states it
     (`.maxnreg`), as the increase's count. `state_entry`: state the share
     (`.maxnreg`) below the cap too -- a kernel whose registers stay under
-    its share (the GEMM's narrow tiles) has setmaxnreg ignored otherwise;
-    where ptxas could derive the count, the GEMM's instructions are the
-    same with it (the attention kernels' are not, so they leave it)."""
+    its share (the GEMM's narrow tiles) has setmaxnreg ignored otherwise.
+    Not stated by default: elsewhere it can change the code (a wide GEMM
+    tile's registers epilogue spilled under it, the attention kernels'
+    instructions changed)."""
     from ..ir import DenseI32ArrayAttr, IntegerAttr, IntegerType, Location, Module
 
     params = ", ".join(f"%{n}: {t}" for n, t in signature)

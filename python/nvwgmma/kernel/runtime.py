@@ -110,15 +110,24 @@ def on_device(device: int | None):
 
 @contextlib.contextmanager
 def _made_current(context, handle: int):
-    if current_context() == handle:
-        yield
-        return
-    driver = _driver()
-    _check(driver.cuCtxPushCurrent(context), "cuCtxPushCurrent")
+    switched = _enter(context, handle)
     try:
         yield
     finally:
-        _check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+        _leave(switched)
+
+
+def _enter(context, handle: int) -> bool:
+    """Push `context` unless it is current; whether it was pushed."""
+    if current_context() == handle:
+        return False
+    _check(_driver().cuCtxPushCurrent(context), "cuCtxPushCurrent")
+    return True
+
+
+def _leave(switched: bool) -> None:
+    if switched:
+        _check(_driver().cuCtxPopCurrent(), "cuCtxPopCurrent")
 
 
 def capturing(stream: int) -> bool:
@@ -299,15 +308,12 @@ class Launch:
         self.values[index].value = value
 
     def __call__(self) -> None:
-        driver = _driver()
-        switch = int(_check(driver.cuCtxGetCurrent(), "cuCtxGetCurrent")) != self._handle
-        if switch:
-            _check(driver.cuCtxPushCurrent(self._context), "cuCtxPushCurrent")
+        # _made_current without the generator: this is the hot path
+        switched = _enter(self._context, self._handle)
         try:
             _check(self._launch_kernel(*self._args), self._what)
         finally:
-            if switch:
-                _check(driver.cuCtxPopCurrent(), "cuCtxPopCurrent")
+            _leave(switched)
 
 
 class _MapPool:
@@ -377,9 +383,6 @@ def encode_map(address: int, data_type: str, *, sizes, strides, box, swizzle: st
 
 
 _workspaces: dict = {}
-# Workspaces made while their stream captured a graph: the graph keeps
-# pointing at them, so they are never freed.
-_captured: list = []
 
 
 def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
@@ -408,8 +411,7 @@ def workspace(nbytes: int, stream: int = 0, purpose: str = "flags") -> int:
             side = _zeroing_stream()
             _check(driver.cuMemsetD8Async(address, 0, nbytes, side), "cuMemsetD8Async")
             _check(driver.cuStreamSynchronize(side), "cuStreamSynchronize")
-        _captured.append((address, nbytes))
-        return address
+        return address  # never freed: the graph keeps pointing at it
     key = (current_context(), int(stream), purpose)
     with _lock:
         found = _workspaces.get(key)
