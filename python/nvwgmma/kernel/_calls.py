@@ -10,6 +10,8 @@ import sys
 import threading
 from dataclasses import is_dataclass
 
+from . import runtime
+
 # Recent launches a cache keeps: the oldest goes first.
 RECENT = 256
 _lock = threading.Lock()  # calls from several threads (one stream each) share the caches
@@ -54,6 +56,12 @@ def default_stream(value) -> int:
     return 0
 
 
+def stream_of(stream, value) -> int:
+    """The CUstream handle a call runs on: `stream` (see handle), else the
+    current stream of `value`'s device (default_stream)."""
+    return default_stream(value) if stream is None else handle(stream)
+
+
 def compiling() -> bool:
     """Whether torch.compile (Dynamo) or torch.export is tracing this call:
     matmul and attention then hand it to their torch ops."""
@@ -81,19 +89,18 @@ def reusable(cache: dict, call_key, stream: int):
     `stream`: not one with scratch memory (a workspace, a copy) that eager
     calls share, while `stream` captures a graph -- the graph would share
     it with launches that may run beside its replays."""
-    from . import runtime
-
     hit = cache.get(call_key) if call_key is not None else None
     if hit is not None and hit.scratch and runtime.capturing(stream):
         return None
     return hit
 
 
-def remember(cache: dict, call_key, launch) -> None:
+def remember(cache: dict, call_key, launch, stream: int) -> None:
     """Keep `launch` for calls keyed `call_key` (None: not cacheable),
-    dropping the oldest beyond RECENT; not a launch whose scratch memory
-    is a graph's own (`launch.private`: prepared during a capture)."""
-    if call_key is None or getattr(launch, "private", False):
+    dropping the oldest beyond RECENT; not a launch with scratch memory
+    prepared while `stream` captures a graph (that memory is the graph's
+    own)."""
+    if call_key is None or (launch.scratch and runtime.capturing(stream)):
         return
     with _lock:
         if len(cache) >= RECENT:

@@ -170,7 +170,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
                                 return_lse=return_lse, stream=stream, config=config,
                                 q_descale=q_descale, k_descale=k_descale,
                                 v_descale=v_descale)  # fmt: skip
-    s = _calls.default_stream(q) if stream is None else _calls.handle(stream)
+    s = _calls.stream_of(stream, q)
     key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                       bool(causal), scale, s, config, out, lse, q_descale, k_descale,
                       v_descale))  # fmt: skip
@@ -182,7 +182,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
                                  config=config, q_descale=q_descale, k_descale=k_descale,
                                  v_descale=v_descale)  # fmt: skip
         launch()
-        _calls.remember(_recent, key, launch)  # after its launch: others relaunch it
+        _calls.remember(_recent, key, launch, s)  # after its launch: others relaunch it
     else:
         o, lse = _calls.relaunch(hit, out, lse)
     return (o, lse) if return_lse else o
@@ -216,7 +216,7 @@ def prepare(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlens_
 def _prepared(p, scale, out, lse, stream, descales):
     """prepare's work once the call is checked, in the tensors' context."""
     from .. import runtime
-    from ..gemm.launch import _ELEMENT_BYTES, _contiguous, _stream
+    from ..gemm.launch import _ELEMENT_BYTES, _contiguous
     from .kernel import SIGNATURE
 
     tq, tk, tv, varlen, batch, sq, sk = p.q, p.k, p.v, p.varlen, p.batch, p.sq, p.sk
@@ -240,7 +240,7 @@ def _prepared(p, scale, out, lse, stream, descales):
     if tl.shape != lse_shape or tl.dtype != "f32" or not _contiguous(tl):
         _fail(f"lse must be a contiguous f32 {lse_shape}, but got {tl.dtype} {tl.shape}")
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    on = _stream(stream, tq)
+    on = _calls.stream_of(stream, tq.value)
     v_major = p.config.v_major
 
     # It reads t's dtype, shape and strides only: the O map's closure, kept
@@ -308,7 +308,6 @@ def _prepared(p, scale, out, lse, stream, descales):
         launch = _AfterCopy(launch, copy_v)
     # Scratch that calls share: the dynamic walk's counters, V's copy.
     launch.scratch = bool(p.config.dynamic or copy_v is not None)
-    launch.private = launch.scratch and runtime.capturing(on)
     # Contiguous outputs: a new O has `to`'s strides when `to` is new or contiguous.
     fresh = out is None or _contiguous(to)
     o_layout = _Layout(to.dtype, to.shape, to.strides)
@@ -369,8 +368,6 @@ def _transposed_v(tv, stream, permuted, packed=None):
 
 class _AfterCopy:
     """A prepared launch that first refreshes V's transposed copy."""
-
-    scratch = True
 
     def __init__(self, launch, copy):
         self.launch, self.copy = launch, copy

@@ -425,7 +425,7 @@ def prepare(a, b, *, bias=None, activation=None, residual=None, out=None, out_dt
 
     problem, o, out = plan(a, b, bias=bias, activation=activation, residual=residual,
                            out=out, out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale)  # fmt: skip
-    stream = _stream(stream, o["a"])
+    stream = _calls.stream_of(stream, o["a"].value)
     with runtime.on_device(o["a"].device):
         return _prepared(problem, o, out, a, b, stream, config, grid, dict(
             bias=bias, activation=activation, residual=residual, out_dtype=problem.out_dtype,
@@ -484,7 +484,6 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
     launch = kernel.launcher(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args,
                              stream=stream)  # fmt: skip
     launch.scratch = bool(scratch or flags)
-    launch.private = launch.scratch and runtime.capturing(stream)
     tma = config.epilogue == "tma"
     launch.outputs = _calls.Outputs(launch, KERNEL_SIGNATURE,
                                     [("out", "C", o["new_out"], "tmC" if tma else None,
@@ -558,7 +557,7 @@ def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dty
         return traced_matmul(a, b, bias=bias, activation=activation, residual=residual, out=out,
                              out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale,
                              stream=stream, config=config)  # fmt: skip
-    s = _calls.default_stream(a) if stream is None else _calls.handle(stream)
+    s = _calls.stream_of(stream, a)
     key = _calls.key((a, b, bias, residual, out, activation, out_dtype, alpha, beta, scale, s,
                       config))  # fmt: skip
     hit = _calls.reusable(_recent, key, s)
@@ -569,9 +568,5 @@ def matmul(a, b, *, bias=None, activation=None, residual=None, out=None, out_dty
                           out_dtype=out_dtype, alpha=alpha, beta=beta, scale=scale, stream=stream,
                           config=config)  # fmt: skip
     launch()
-    _calls.remember(_recent, key, launch)
+    _calls.remember(_recent, key, launch, s)
     return out
-
-
-def _stream(stream, t) -> int:
-    return _calls.default_stream(t.value) if stream is None else _calls.handle(stream)
