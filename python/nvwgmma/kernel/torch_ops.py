@@ -56,13 +56,6 @@ def _config(token):
     return _configs[token]
 
 
-_DTYPES = {
-    "bf16": torch.bfloat16,
-    "f16": torch.float16,
-    "f32": torch.float32,
-    "e4m3": torch.float8_e4m3fn,
-    "e5m2": torch.float8_e5m2,
-}
 _FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
 
 
@@ -94,9 +87,12 @@ def _(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
     if a.dim() not in (2, 3) or b.dim() not in (2, 3):
         raise ValueError(f"a and b must be 2-D or 3-D, but got shapes {a.shape} and {b.shape}")
     torch._check(a.shape[-1] == b.shape[-2], lambda: "a's columns and b's rows must agree (K)")
-    if out_dtype is not None and out_dtype not in _DTYPES:
-        raise ValueError(f"out_dtype must be one of {', '.join(_DTYPES)}, but got {out_dtype!r}")
-    dtype = _DTYPES[out_dtype] if out_dtype else torch.bfloat16 if a.dtype in _FP8 else a.dtype
+    from .gemm.config import OUTPUTS
+    from .gemm.launch import torch_dtype
+
+    if out_dtype is not None and out_dtype not in OUTPUTS:
+        raise ValueError(f"out_dtype must be one of {', '.join(OUTPUTS)}, but got {out_dtype!r}")
+    dtype = torch_dtype(out_dtype) if out_dtype else torch.bfloat16 if a.dtype in _FP8 else a.dtype
     shape = (*a.shape[:-1], b.shape[-1])
     return a.new_empty(shape, dtype=dtype)
 

@@ -148,6 +148,13 @@ class GemmConfig:
         )
 
 
+def transposed_majors(a_major: str, b_major: str) -> tuple[str, str]:
+    """(a_major, b_major) of the transposed problem C^T = B^T A^T: its A is
+    the B given (K-major stays K-major, N-major becomes M-major), its B the
+    A given."""
+    return ("K" if b_major == "K" else "M"), ("K" if a_major == "K" else "N")
+
+
 def with_fields(config: GemmConfig, text: str) -> GemmConfig:
     """`config` with the fields of `text` ("inflight=1,stages=5", from a
     command line) replaced, each value converted to the field's type."""

@@ -182,11 +182,12 @@ def swapped(p: Problem) -> Problem:
     """The problem's transpose, C^T = B^T A^T (N x M x K): what a
     `store_transposed` configuration computes -- its A is the call's b,
     its B the call's a, a bias along C's columns runs along its rows."""
+    from .config import transposed_majors
     from .fusion import transposed_chain
 
     return Problem(p.n, p.m, p.k, p.batch, p.dtype, p.out_dtype,
-                   "K" if p.b_major == "K" else "M", "K" if p.a_major == "K" else "N",
-                   p.c_aligned, transposed_chain(p.fusion))  # fmt: skip
+                   *transposed_majors(p.a_major, p.b_major), p.c_aligned,
+                   transposed_chain(p.fusion))  # fmt: skip
 
 
 def problem_config(p: Problem, sms: int = 132) -> GemmConfig:

@@ -367,16 +367,10 @@ class Grouped(Persistent):
         if config.cluster_m != 1:
             raise ValueError(f"Grouped needs cluster_m 1 (a cluster's tiles may straddle "
                              f"groups), but got {config.cluster_m}")  # fmt: skip
-        one = arith.constant(self._i32(), 1)
+        one = arith.constant(m.type, 1)  # one batch: the groups share B's batch axis
         super().__init__(config, m, n, k, one, rank=rank, cta=cta, ctas=ctas)
         self.offsets, self.groups = offsets, groups
         self.total = self._scan(None)[1]
-
-    @staticmethod
-    def _i32():
-        from ...ir import IntegerType
-
-        return IntegerType.get_signless(32)
 
     def _scan(self, unit):
         """The scan over the groups: (last end, units before the end, and

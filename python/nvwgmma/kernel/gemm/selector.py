@@ -163,16 +163,21 @@ DECODE_M, DECODE_MIN_N = 32, 256
 DECODE_DTYPES = ("bf16", "f16")
 
 
+def _decodes(m: int, n: int, a_major: str, dtype: str) -> bool:
+    """Whether rule 0 takes the problem."""
+    return m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES
+
+
 def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
                   a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
                   sms: int = H100_SMS, consumers: int = 1) -> GemmConfig:  # fmt: skip
     """Rule 0's configuration for an M x N x K problem (in the caller's
     terms): the kernel computes the N x M transpose (launch.swapped)."""
+    from .config import transposed_majors
     from .fusion import transposed_chain
 
-    base = replace(_base(dtype, _out_default(dtype, out_dtype), "K" if b_major == "K" else "M",
-                         "K" if a_major == "K" else "N", transposed_chain(fusion), False),
-                   store_transposed=True)  # fmt: skip
+    base = replace(_base(dtype, _out_default(dtype, out_dtype), *transposed_majors(a_major, b_major),
+                         transposed_chain(fusion), False), store_transposed=True)  # fmt: skip
     # Each stage released once its wgmmas are done (inflight 0): with one
     # group left in flight ptxas serialised the transposed store's
     # persistent kernels (C7514), and at these sizes the loads, not the
@@ -187,7 +192,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     """The configuration for a batch of M x N x K problems on a GPU with
     `sms` SMs (see the module docstring for the rule)."""
     out_dtype = _out_default(dtype, out_dtype)
-    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES:
+    if _decodes(m, n, a_major, dtype):
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
@@ -226,7 +231,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     k_stages = _ceil(k, base.k_tile)
     found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, WAVE_TILE_N)]
-    if m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES:
+    if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
                                    consumers=2))  # fmt: skip
