@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
+#include "nvwgmma/IR/NVWGMMADialect.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
 #include "nvwgmma/Transforms/Passes.h"
 
@@ -25,13 +26,34 @@ using namespace mlir::nvwgmma;
 
 namespace {
 
+/// Whether the function around `op` already speaks nvwgmma: repairs keep
+/// IR from other front ends in upstream's NVVM ops.
+bool usesNvwgmma(Operation *op) {
+  Operation *fn = op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+  if (!fn)
+    return false;
+  bool found = false;
+  fn->walk([&](Operation *inner) {
+    if (isa<NVWGMMADialect>(inner->getDialect())) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
 /// Inserts, before the offending op, what the violation asks for.
 void repair(const ProtocolViolation &v) {
   OpBuilder b(v.at);
   Location loc = v.at->getLoc();
+  bool own = usesNvwgmma(v.at);
   switch (v.kind) {
   case ProtocolViolation::MissingFence:
-    FenceOp::create(b, loc);
+    if (own)
+      FenceOp::create(b, loc);
+    else
+      NVVM::WgmmaFenceAlignedOp::create(b, loc);
     return;
   case ProtocolViolation::MissingProxyFence:
     NVVM::FenceProxyOp::create(
@@ -43,10 +65,17 @@ void repair(const ProtocolViolation &v) {
   case ProtocolViolation::NotCommitted:
   case ProtocolViolation::NotWaited:
   case ProtocolViolation::EarlyUse:
-    if (v.uncommitted || v.kind == ProtocolViolation::NotCommitted)
-      CommitGroupOp::create(b, loc);
-    WaitGroupOp::create(
-        b, loc, v.kind == ProtocolViolation::EarlyUse ? v.waitDepth : 0);
+    int64_t depth = v.kind == ProtocolViolation::EarlyUse ? v.waitDepth : 0;
+    bool commit = v.uncommitted || v.kind == ProtocolViolation::NotCommitted;
+    if (own) {
+      if (commit)
+        CommitGroupOp::create(b, loc);
+      WaitGroupOp::create(b, loc, depth);
+    } else {
+      if (commit)
+        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, depth);
+    }
     return;
   }
 }

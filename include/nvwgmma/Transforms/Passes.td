@@ -114,8 +114,13 @@ def NVWGMMAInsertSynchronization : Pass<"nvwgmma-insert-synchronization"> {
     idempotent. The pipeline rules (c6-c9) are never repaired: serialising
     a race away would hide a design error, so the pass reports them as the
     checker does and fails.
+
+    Repairs are written in the function's own dialect: nvwgmma ops where it
+    already uses nvwgmma, upstream `nvvm.wgmma.*` ops otherwise (IR from
+    other front ends stays theirs).
   }];
-  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect",
+                           "::mlir::nvwgmma::NVWGMMADialect"];
 }
 
 #endif // NVWGMMA_TRANSFORMS_PASSES_TD

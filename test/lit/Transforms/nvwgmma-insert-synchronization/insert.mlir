@@ -106,3 +106,19 @@ func.func @already_correct(%da: i64, %db: i64, %acc: !acc) -> !acc {
   nvwgmma.wait_group 0
   return %d : !acc
 }
+
+// -----
+
+// IR that speaks only upstream's NVVM (another front end's) is repaired in
+// NVVM ops: no nvwgmma op appears in it.
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-LABEL: llvm.func @nvvm_only
+// CHECK-NEXT:    nvvm.wgmma.fence.aligned
+// CHECK-NEXT:    %[[D:.+]] = nvvm.wgmma.mma_async
+// CHECK-NEXT:    nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT:    llvm.return %[[D]]
+llvm.func @nvvm_only(%a: i64, %b: i64, %acc: !acc) -> !acc {
+  %d = nvvm.wgmma.mma_async %a, %b, %acc, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <col>] : !acc -> !acc
+  llvm.return %d : !acc
+}
