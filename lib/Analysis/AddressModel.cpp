@@ -344,13 +344,19 @@ std::optional<std::pair<Value, int64_t>> AddressModel::wrapOf(Value cond) {
   return std::make_pair(x->first, *stages);
 }
 
+DominanceInfo &AddressModel::dominanceInfo() {
+  // DominanceInfo computes each region's tree on first use.
+  if (!dominance)
+    dominance = std::make_unique<DominanceInfo>();
+  return *dominance;
+}
+
 bool AddressModel::isBackEdge(Block *from, Block *header) {
-  Operation *fn = header->getParentOp();
-  if (!dominance || dominanceScope != fn) {
-    dominance = std::make_unique<DominanceInfo>(fn);
-    dominanceScope = fn;
-  }
-  return dominance->dominates(header, from);
+  return dominanceInfo().dominates(header, from);
+}
+
+bool AddressModel::properlyDominates(Operation *a, Operation *b) {
+  return dominanceInfo().properlyDominates(a, b);
 }
 
 std::optional<int64_t> AddressModel::modularCounter(Value v) {

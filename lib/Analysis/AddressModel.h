@@ -87,6 +87,9 @@ public:
   /// Whether the CFG edge from -> header closes a loop (header dominates
   /// from). One dominance tree per function, built on first use.
   bool isBackEdge(Block *from, Block *header);
+  /// Whether `a` runs before `b` on every path to `b` (in b's region or one
+  /// enclosing it).
+  bool properlyDominates(Operation *a, Operation *b);
   /// The linear form of `v`, or nullopt when it is not linear.
   std::optional<Linear> linear(Value v);
   /// For a stage atom, its expression; nullopt for any other value.
@@ -146,7 +149,7 @@ private:
   llvm::StringMap<Value> globals;
   /// Which predecessors of a CFG loop header are back edges.
   std::unique_ptr<DominanceInfo> dominance;
-  Operation *dominanceScope = nullptr;
+  DominanceInfo &dominanceInfo();
 };
 
 } // namespace nvwgmma

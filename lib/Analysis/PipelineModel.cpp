@@ -338,29 +338,35 @@ void PipelineModel::learnReleases() {
 
 void PipelineModel::learnEmptyBarriers() {
   // A producer waits on the empty barrier of a stage before refilling it:
-  // a wait on the same slot earlier in the load's block or an enclosing one
-  // -- unless the consumers are seen releasing that barrier only after
-  // reading other rings (FlashAttention's K and V rings: the wait before
-  // the V load in one block is K's).
+  // a wait on the same slot that runs before the load on every path to it
+  // (its block, or any block dominating the load's, at any depth) -- unless
+  // the consumers are seen releasing that barrier only after reading other
+  // rings (FlashAttention's K and V rings: the wait before the V load in one
+  // block is K's).
+  SmallVector<Operation *> waits;
+  fn->walk([&](Operation *op) {
+    if (events.kind(op) == EventKind::ParityWait)
+      waits.push_back(op);
+  });
   for (Operation *load : tmaLoads) {
     std::optional<SlotRef> slot = ringAt(events.of(load).destination);
     if (!slot)
       continue;
     Ring &ring = rings[slot->id];
-    forEachEarlier(load, fn.getOperation(), [&](Operation *prev) {
-      if (events.kind(prev) != EventKind::ParityWait)
-        return;
+    for (Operation *prev : waits) {
+      if (!addresses.properlyDominates(prev, load))
+        continue;
       std::optional<SlotRef> barrier = barrierOf(prev);
       if (!barrier || !barrier->stage.sameSlot(slot->stage) ||
           llvm::is_contained(ring.full, barrier->id) ||
           llvm::is_contained(ring.empty, barrier->id))
-        return;
+        continue;
       auto released = releasedAfter.find(barrier->id);
       if (released != releasedAfter.end() && !released->second.empty() &&
           !llvm::is_contained(released->second, slot->id))
-        return;
+        continue;
       ring.empty.push_back(barrier->id);
-    });
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
 #include "PipelineModel.h"
+#include "Plumbing.h"
 
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
@@ -296,11 +297,6 @@ struct State {
   }
 };
 
-/// Ops that only move registers around.
-bool isPlumbing(Operation *op) {
-  return isa<LLVM::InsertValueOp, LLVM::ExtractValueOp, LLVM::BitcastOp>(op);
-}
-
 /// Ops whose operands flow unchanged into region arguments or results.
 bool isForwarding(Operation *op) {
   return isa<scf::YieldOp, scf::ForOp, scf::IfOp, scf::WhileOp,
@@ -334,7 +330,7 @@ bool isGenericSharedStore(Operation *op) {
 class Analysis {
 public:
   Analysis(FunctionOpInterface fn, bool strict)
-      : fn(fn), model(fn), strict(strict) {
+      : fn(fn), model(fn), plumbing(fn), strict(strict) {
     precompute();
   }
 
@@ -371,6 +367,7 @@ private:
 
   FunctionOpInterface fn;
   PipelineModel model;
+  Plumbing plumbing;
   bool strict;
   /// Per mma_async: the ring slots it reads.
   DenseMap<Operation *, SmallVector<SlotRef, 2>> reads;
@@ -414,9 +411,7 @@ private:
       fn->walk([&](Operation *op) {
         // Plumbing moves no data: an extracted register is the register,
         // and the op that reads it is the use.
-        if (isPlumbing(op))
-          for (Value v : op->getOperands())
-            merge(op->getResult(0), v);
+        plumbing.forEachMove(op, merge);
         // Triton's wait_group asm hands the registers it waited for back.
         for (Value v : event(op).passedThrough)
           if (v)
@@ -459,6 +454,8 @@ private:
         if (!seen.insert(v).second)
           continue;
         mmaInputs.insert(v);
+        // Moved values (and fragment arrays) are what was moved in.
+        llvm::append_range(work, plumbing.sourcesOf(v));
         if (Operation *def = v.getDefiningOp()) {
           // A member of what a wait asm handed back is the operand tied to
           // it, not every register the wait kept alive.
@@ -473,9 +470,6 @@ private:
                 continue;
               }
             }
-          if (isPlumbing(def))
-            for (Value o : def->getOperands())
-              work.push_back(o);
           for (Value o : event(def).passedThrough)
             if (o)
               work.push_back(o);
@@ -542,15 +536,18 @@ private:
     report->push_back(v);
   }
 
-  /// Plumbing that moves no data: taking registers out of a bundle
-  /// (extractvalue), reinterpreting them (bitcast), or putting an mma_async
-  /// result back into one (upstream's re-bundling of m64 halves). Inserting
-  /// any other value writes the accumulator (a mov into its register).
+  /// Plumbing that accesses nothing: taking registers out of a bundle, a
+  /// vector or a fragment array, reinterpreting them, or putting an
+  /// mma_async result back into one (upstream's re-bundling of m64 halves,
+  /// CuTe's store of the accumulator into its array). Inserting or storing
+  /// any other value writes the registers (a mov into them).
   bool isTransparent(Operation *op) {
-    if (isa<LLVM::ExtractValueOp, LLVM::BitcastOp>(op))
+    if (plumbing.addresses(op))
       return true;
-    auto insert = dyn_cast<LLVM::InsertValueOp>(op);
-    return insert && carries.contains(insert.getValue());
+    if (!plumbing.moves(op))
+      return false;
+    Value inserted = plumbing.insertedValue(op);
+    return !inserted || carries.contains(inserted);
   }
 
   /// The registers an op reads: its operands, seen through plumbing
@@ -565,8 +562,7 @@ private:
         continue;
       if (mmaInputs.contains(v))
         found.push_back(v);
-      if (Operation *def = v.getDefiningOp(); def && isPlumbing(def))
-        llvm::append_range(work, def->getOperands());
+      llvm::append_range(work, plumbing.sourcesOf(v));
     }
     return found;
   }
@@ -857,7 +853,7 @@ private:
     // example 2: mov into the pending result, fence, use it as A) is not a
     // use of the pending result.
     bool feedsOnlyMma =
-        isPlumbing(op) && llvm::all_of(op->getResults(), [&](Value r) {
+        plumbing.moves(op) && llvm::all_of(op->getResults(), [&](Value r) {
           return mmaInputs.contains(r);
         });
     for (Value v : op->getOperands()) {
@@ -880,6 +876,13 @@ private:
         s.dirty.insert(r);
         touches = true;
       }
+    // A value stored into a fragment array writes the array's registers.
+    plumbing.forEachMove(op, [&](Value to, Value) {
+      if (!llvm::is_contained(op->getResults(), to) && mmaInputs.contains(to)) {
+        s.dirty.insert(to);
+        touches = true;
+      }
+    });
     if (touches)
       s.lastAccess = op;
   }
