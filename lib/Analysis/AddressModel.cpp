@@ -193,11 +193,49 @@ std::optional<int64_t> AddressModel::constant(Value v) {
       attr = c.getValue();
     if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
       return i.getValue().getSExtValue();
-    return std::nullopt;
+    return foldConstant(def);
   }
   if (auto arg = dyn_cast<BlockArgument>(v))
     return launchedConstant(arg);
   return std::nullopt;
+}
+
+/// Integer arithmetic on constants (a descriptor's layout fields, built
+/// from constants at run time by CuTe: `(1 & 3) << 62`), folded.
+std::optional<int64_t> AddressModel::foldConstant(Operation *def) {
+  if (def->getNumOperands() != 2 || def->getNumResults() != 1 ||
+      !def->getResult(0).getType().isIntOrIndex())
+    return std::nullopt;
+  if (!isa<arith::AndIOp, LLVM::AndOp, arith::OrIOp, LLVM::OrOp,
+           arith::XOrIOp, LLVM::XOrOp, arith::ShLIOp, LLVM::ShlOp,
+           arith::ShRUIOp, LLVM::LShrOp, arith::AddIOp, LLVM::AddOp,
+           arith::SubIOp, LLVM::SubOp, arith::MulIOp, LLVM::MulOp>(def))
+    return std::nullopt;
+  std::optional<int64_t> a = constant(def->getOperand(0));
+  std::optional<int64_t> b = a ? constant(def->getOperand(1)) : std::nullopt;
+  if (!a || !b)
+    return std::nullopt;
+  uint64_t x = static_cast<uint64_t>(*a), y = static_cast<uint64_t>(*b);
+  if (isa<arith::AndIOp, LLVM::AndOp>(def))
+    return static_cast<int64_t>(x & y);
+  if (isa<arith::OrIOp, LLVM::OrOp>(def))
+    return static_cast<int64_t>(x | y);
+  if (isa<arith::XOrIOp, LLVM::XOrOp>(def))
+    return static_cast<int64_t>(x ^ y);
+  if (isa<arith::AddIOp, LLVM::AddOp>(def))
+    return static_cast<int64_t>(x + y);
+  if (isa<arith::SubIOp, LLVM::SubOp>(def))
+    return static_cast<int64_t>(x - y);
+  if (isa<arith::MulIOp, LLVM::MulOp>(def))
+    return static_cast<int64_t>(x * y);
+  if (y >= 64)
+    return std::nullopt;
+  if (isa<arith::ShLIOp, LLVM::ShlOp>(def))
+    return static_cast<int64_t>(x << y);
+  // A logical shift of a narrower type's negative constant is not x >> y.
+  if (*a < 0)
+    return std::nullopt;
+  return static_cast<int64_t>(x >> y);
 }
 
 /// The gpu.launch_func operand a kernel parameter receives: the same
@@ -752,15 +790,17 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return std::nullopt;
   }
   if (auto bitcast = dyn_cast<LLVM::BitcastOp>(def)) {
-    // A descriptor assembled as vector<2 x i32> (Triton): the start field
-    // is in the low word; the high word holds only layout fields.
-    auto hi = bitcast.getArg().getDefiningOp<LLVM::InsertElementOp>();
-    auto lo = hi ? hi.getVector().getDefiningOp<LLVM::InsertElementOp>()
-                 : LLVM::InsertElementOp();
-    if (!lo || constant(hi.getPosition()) != 1 ||
-        constant(lo.getPosition()) != 0 || !constant(hi.getValue()))
-      return std::nullopt;
-    return linear(lo.getValue());
+    // A descriptor assembled (Triton) or adjusted (CuTe) as vector<2 x i32>:
+    // the start field is in the low word; the high word holds only layout
+    // fields.
+    if (isa<VectorType>(bitcast.getArg().getType()))
+      return lowWord(bitcast.getArg());
+    return std::nullopt;
+  }
+  if (auto extract = dyn_cast<LLVM::ExtractElementOp>(def)) {
+    if (constant(extract.getPosition()) == 0)
+      return lowWord(extract.getVector());
+    return std::nullopt;
   }
   if (isa<arith::XOrIOp, LLVM::XOrOp>(def)) {
     // x ^ 0 = x; constants fold (Triton spells 0 as 0 ^ 0).
@@ -818,6 +858,31 @@ std::optional<Linear> AddressModel::compute(Value v) {
       total = addLinear(*total, *term, 1);
     }
     return total;
+  }
+  return std::nullopt;
+}
+
+std::optional<Linear> AddressModel::lowWord(Value vector) {
+  auto type = dyn_cast<VectorType>(vector.getType());
+  if (!type || type.getRank() != 1 || !type.getElementType().isInteger(32))
+    return std::nullopt;
+  for (int depth = 0; depth < 16; ++depth) {
+    Operation *def = vector.getDefiningOp();
+    if (auto insert = dyn_cast_or_null<LLVM::InsertElementOp>(def)) {
+      std::optional<int64_t> at = constant(insert.getPosition());
+      if (at == 0)
+        return linear(insert.getValue());
+      if (!at)
+        return std::nullopt;
+      vector = insert.getVector();
+      continue;
+    }
+    // A 64-bit descriptor seen as two words: its start field is in the low
+    // one, and no field above bit 32 is ever compared.
+    if (auto bitcast = dyn_cast_or_null<LLVM::BitcastOp>(def);
+        bitcast && bitcast.getArg().getType().isInteger(64))
+      return linear(bitcast.getArg());
+    return std::nullopt;
   }
   return std::nullopt;
 }
@@ -936,18 +1001,27 @@ std::optional<StagedAddress> AddressModel::staged(std::optional<Linear> l,
     return std::nullopt;
   StagedAddress out;
   out.rest.constant = l->constant;
-  bool haveStage = false;
+  // The stage is the staged atom of the largest stride: an inner loop over
+  // a stage's k-blocks (CuTe steps its descriptors by 32 bytes inside a
+  // 16 KiB stage) moves within the stage, so it stays in the rest.
+  Value stageAtom;
   for (auto &[atom, coeff] : l->terms) {
     std::optional<StageExpr> stage = stageOf(atom);
-    if (!stage) {
-      out.rest.terms[atom] = coeff;
+    if (stage && (!stageAtom || std::abs(coeff) > std::abs(out.stride))) {
+      stageAtom = atom;
+      out.stage = *stage;
+      out.stride = coeff;
+    }
+  }
+  for (auto &[atom, coeff] : l->terms) {
+    if (atom == stageAtom)
+      continue;
+    std::optional<StageExpr> stage = stageOf(atom);
+    if (stage && *stage == out.stage) {
+      out.stride += coeff;
       continue;
     }
-    if (haveStage && !(*stage == out.stage))
-      return std::nullopt;
-    out.stage = *stage;
-    out.stride += coeff;
-    haveStage = true;
+    out.rest.terms[atom] = coeff;
   }
   return out;
 }

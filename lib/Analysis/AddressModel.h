@@ -117,6 +117,9 @@ private:
   llvm::DenseMap<Value, std::optional<Linear>> cache;
   llvm::DenseMap<Value, std::optional<int64_t>> launchConstants;
   std::optional<int64_t> launchedConstant(BlockArgument arg);
+  std::optional<int64_t> foldConstant(Operation *def);
+  /// Element 0 of a vector of i32 (a descriptor's low word).
+  std::optional<Linear> lowWord(Value vector);
   /// v = counter + offset (through casts and constant adds).
   std::optional<std::pair<Value, int64_t>> counterPlus(Value v);
   std::optional<int64_t> modularCounter(Value v);

@@ -99,6 +99,18 @@ std::optional<SlotRef> PipelineModel::barrierAt(Value address, Value index) {
   std::optional<StagedAddress> a = addresses.barrier(address, index);
   if (!a)
     return std::nullopt;
+  if (a->stride == 0 && a->stage.isFixed()) {
+    // A fixed address inside a staged barrier array is one of its slots (a
+    // wait for stage 1 before the loop that walks the array).
+    std::string terms = termsKey(a->rest);
+    for (const BarrierArray &array : barrierArrays) {
+      int64_t delta = a->rest.constant - array.base;
+      if (array.terms == terms && delta >= 0 && delta % array.stride == 0 &&
+          delta / array.stride < array.stages)
+        return SlotRef{array.id,
+                       StageExpr{Value(), delta / array.stride, array.stages}};
+    }
+  }
   return SlotRef{barrierId(a->rest, a->stride, a->stage.stages), a->stage};
 }
 
@@ -106,7 +118,11 @@ int PipelineModel::barrierId(const Linear &base, int64_t stride,
                              int64_t stages) {
   std::array<int64_t, 3> shape{stride, stages, base.constant};
   auto key = std::make_pair(termsKey(base), shape);
-  return barrierIds.try_emplace(key, barrierIds.size()).first->second;
+  auto [it, added] = barrierIds.try_emplace(key, barrierIds.size());
+  if (added && stride > 0 && stages > 1)
+    barrierArrays.push_back(
+        {key.first, base.constant, stride, stages, it->second});
+  return it->second;
 }
 
 std::optional<SlotRef> PipelineModel::ringAt(Value address, bool descriptor) {

@@ -93,6 +93,13 @@ private:
   FunctionOpInterface fn;
   llvm::SmallVector<Ring, 4> rings;
   std::map<std::pair<std::string, std::array<int64_t, 3>>, int> barrierIds;
+  /// The staged barrier arrays among them: slot i at base + i * stride.
+  struct BarrierArray {
+    std::string terms;
+    int64_t base, stride, stages;
+    int id;
+  };
+  llvm::SmallVector<BarrierArray, 4> barrierArrays;
   llvm::SmallVector<Operation *> tmaLoads;
   llvm::SmallVector<OneShotFill, 2> oneShotFills;
 

@@ -23,6 +23,8 @@
 
 #include "nvwgmma/IR/NVWGMMAOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -31,8 +33,10 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <set>
 
 using namespace mlir;
 using namespace mlir::nvwgmma;
@@ -119,6 +123,8 @@ namespace {
 using OpSet = llvm::SmallSetVector<Operation *, 4>;
 
 constexpr size_t kMaxGroups = 16;
+/// A peeked value that is a constant true: no wait was needed.
+constexpr int kAnySlot = -2;
 /// Slots read more iterations ago than this are no longer tracked by stage.
 constexpr int64_t kMaxAge = 64;
 
@@ -190,6 +196,10 @@ struct State {
   SmallVector<PendingSet, 4> groups;
   /// Barrier slots waited on (full barriers: their stage has landed).
   SmallVector<SlotRef> ready;
+  /// i1 values that, where true, mean a probe (a non-blocking try_wait)
+  /// found the slot's phase complete; a slot id of kAnySlot stands for a
+  /// constant true a front end passes where no wait is needed.
+  SmallVector<std::pair<Value, SlotRef>, 2> peeked;
   OpSet unsynced;
   Operation *lastWait = nullptr;
 
@@ -206,7 +216,58 @@ struct State {
            lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
            uncommitted == o.uncommitted && groups == o.groups &&
            sameReady(ready, o.ready) && unsynced == o.unsynced &&
-           lastWait == o.lastWait;
+           lastWait == o.lastWait && samePeeked(peeked, o.peeked);
+  }
+
+  static bool samePeeked(ArrayRef<std::pair<Value, SlotRef>> a,
+                         ArrayRef<std::pair<Value, SlotRef>> b) {
+    auto in = [](ArrayRef<std::pair<Value, SlotRef>> set,
+                 const std::pair<Value, SlotRef> &x) {
+      return llvm::any_of(set, [&](const auto &y) {
+        return x.first == y.first && x.second.id == y.second.id &&
+               x.second.stage == y.second.stage;
+      });
+    };
+    return a.size() == b.size() &&
+           llvm::all_of(a, [&](const auto &x) { return in(b, x); });
+  }
+
+  /// What both sides say of a peeked value; a constant true on one side
+  /// (kAnySlot) keeps what the other side says.
+  void joinPeeked(const State &o) {
+    auto has = [](ArrayRef<std::pair<Value, SlotRef>> set, Value v,
+                  const SlotRef &slot) {
+      return llvm::any_of(set, [&](const auto &y) {
+        return y.first == v &&
+               (y.second.id == kAnySlot ||
+                (y.second.id == slot.id && y.second.stage == slot.stage));
+      });
+    };
+    SmallVector<std::pair<Value, SlotRef>, 2> merged;
+    auto add = [&](const std::pair<Value, SlotRef> &x) {
+      if (llvm::any_of(merged, [&](const auto &y) {
+            return y.first == x.first && y.second.id == x.second.id &&
+                   y.second.stage == x.second.stage;
+          }))
+        return;
+      merged.push_back(x);
+    };
+    // Ours where the other side agrees (or passed a constant true), and
+    // the other side's where we passed a constant true.
+    for (const auto &x : peeked)
+      if (x.second.id != kAnySlot ? has(o.peeked, x.first, x.second)
+                                  : llvm::any_of(o.peeked, [&](const auto &y) {
+                                      return y.first == x.first &&
+                                             y.second.id == kAnySlot;
+                                    }))
+        add(x);
+    for (const auto &y : o.peeked)
+      if (y.second.id != kAnySlot &&
+          llvm::any_of(peeked, [&](const auto &x) {
+            return x.first == y.first && x.second.id == kAnySlot;
+          }))
+        add(y);
+    peeked = std::move(merged);
   }
 
   void join(const State &o) {
@@ -216,6 +277,7 @@ struct State {
       *this = o;
       return;
     }
+    joinPeeked(o);
     everFenced = everFenced && o.everFenced;
     fencedSinceMma = fencedSinceMma && o.fencedSinceMma;
     dirty.insert(o.dirty.begin(), o.dirty.end());
@@ -276,6 +338,12 @@ struct State {
     for (SlotRef &r : ready)
       f(r.stage);
     llvm::erase_if(ready, [](const SlotRef &r) { return r.stage.stages <= 0; });
+    for (auto &[v, r] : peeked)
+      if (r.id != kAnySlot)
+        f(r.stage);
+    llvm::erase_if(peeked, [](const auto &p) {
+      return p.second.id != kAnySlot && p.second.stage.stages <= 0;
+    });
   }
 
   /// Whether `mma` may still be running, and the wait depth completing it:
@@ -454,8 +522,6 @@ private:
         if (!seen.insert(v).second)
           continue;
         mmaInputs.insert(v);
-        // Moved values (and fragment arrays) are what was moved in.
-        llvm::append_range(work, plumbing.sourcesOf(v));
         if (Operation *def = v.getDefiningOp()) {
           // A member of what a wait asm handed back is the operand tied to
           // it, not every register the wait kept alive.
@@ -470,6 +536,8 @@ private:
                 continue;
               }
             }
+          // Moved values (and fragment arrays) are what was moved in.
+          llvm::append_range(work, plumbing.sourcesOf(v));
           for (Value o : event(def).passedThrough)
             if (o)
               work.push_back(o);
@@ -771,7 +839,14 @@ private:
   void transferBarrierOp(Operation *op, State &s, bool emit) {
     const ProtocolEvent &e = event(op);
     if (e.kind == EventKind::ParityWait) {
-      if (std::optional<SlotRef> slot = model.barrierOf(op))
+      std::optional<SlotRef> slot = model.barrierOf(op);
+      // A probe waits only where its result is true (see alongEdge).
+      if (e.probe) {
+        if (slot)
+          s.peeked.push_back({e.probe, *slot});
+        return;
+      }
+      if (slot)
         s.ready.push_back(*slot);
       s.unsynced.clear();
       return;
@@ -920,6 +995,100 @@ private:
       }
   }
 
+  /// For a branch condition: the i1 value it tests and whether the
+  /// condition holds exactly when that value is true (through negations,
+  /// zero-extensions and comparisons with 0 or 1).
+  std::pair<Value, bool> tested(Value c) {
+    bool same = true;
+    for (int depth = 0; depth < 8; ++depth) {
+      Operation *def = c.getDefiningOp();
+      if (!def)
+        break;
+      if (isa<LLVM::ZExtOp, arith::ExtUIOp, LLVM::TruncOp, arith::TruncIOp>(
+              def)) {
+        c = def->getOperand(0);
+        continue;
+      }
+      if (isa<LLVM::XOrOp, arith::XOrIOp>(def)) {
+        std::optional<int64_t> k = model.addresses.constant(def->getOperand(1));
+        if (!k || (*k & 1) == 0)
+          break;
+        same = !same;
+        c = def->getOperand(0);
+        continue;
+      }
+      std::optional<bool> eq;
+      if (auto cmp = dyn_cast<LLVM::ICmpOp>(def)) {
+        if (cmp.getPredicate() == LLVM::ICmpPredicate::eq)
+          eq = true;
+        else if (cmp.getPredicate() == LLVM::ICmpPredicate::ne)
+          eq = false;
+      } else if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
+        if (cmp.getPredicate() == arith::CmpIPredicate::eq)
+          eq = true;
+        else if (cmp.getPredicate() == arith::CmpIPredicate::ne)
+          eq = false;
+      }
+      std::optional<int64_t> k =
+          eq ? model.addresses.constant(def->getOperand(1)) : std::nullopt;
+      if (!k || (*k != 0 && *k != 1))
+        break;
+      // x == 1 and x != 0 hold when x is true.
+      if (*eq != (*k == 1))
+        same = !same;
+      c = def->getOperand(0);
+    }
+    return {c, same};
+  }
+
+  /// Where a branch on `cond` goes the `taken` way: the slots of probes
+  /// it proves complete become ready.
+  void assume(Value cond, bool taken, State &s) {
+    auto [v, same] = tested(cond);
+    if (taken != same)
+      return;
+    for (const auto &[p, slot] : s.peeked)
+      if (p == v && slot.id != kAnySlot &&
+          llvm::none_of(s.ready, [&](const SlotRef &r) {
+            return r.id == slot.id && r.stage == slot.stage;
+          }))
+        s.ready.push_back(slot);
+  }
+
+  /// A CFG edge: what a conditional branch proves on it, and peeked values
+  /// renamed to the successor's arguments they are passed as.
+  State alongEdge(Block *from, unsigned succIndex, State s) {
+    Operation *term = from->getTerminator();
+    Value cond;
+    if (auto br = dyn_cast<LLVM::CondBrOp>(term))
+      cond = br.getCondition();
+    else if (auto br = dyn_cast<cf::CondBranchOp>(term))
+      cond = br.getCondition();
+    if (cond)
+      assume(cond, succIndex == 0, s);
+    auto br = dyn_cast<BranchOpInterface>(term);
+    if (!br)
+      return s;
+    Block *to = term->getSuccessor(succIndex);
+    OperandRange fwd = br.getSuccessorOperands(succIndex).getForwardedOperands();
+    unsigned offset = to->getNumArguments() - fwd.size();
+    for (auto [i, v] : llvm::enumerate(fwd)) {
+      Value arg = to->getArgument(offset + i);
+      if (!arg.getType().isInteger(1))
+        continue;
+      if (model.addresses.constant(v).value_or(0) & 1) {
+        s.peeked.push_back({arg, SlotRef{kAnySlot, StageExpr{}}});
+        continue;
+      }
+      SmallVector<std::pair<Value, SlotRef>, 2> renamed;
+      for (const auto &[p, slot] : s.peeked)
+        if (p == v)
+          renamed.push_back({arg, slot});
+      llvm::append_range(s.peeked, renamed);
+    }
+    return s;
+  }
+
   State runBlock(Block &block, State s, bool emit) {
     for (Operation &op : block) {
       if (auto forOp = dyn_cast<scf::ForOp>(&op)) {
@@ -927,10 +1096,13 @@ private:
         continue;
       }
       if (auto ifOp = dyn_cast<scf::IfOp>(&op)) {
-        State then = runRegion(ifOp.getThenRegion(), s, emit);
+        State thenIn = s, elseIn = s;
+        assume(ifOp.getCondition(), true, thenIn);
+        assume(ifOp.getCondition(), false, elseIn);
+        State then = runRegion(ifOp.getThenRegion(), thenIn, emit);
         State other = ifOp.getElseRegion().empty()
-                          ? s
-                          : runRegion(ifOp.getElseRegion(), s, emit);
+                          ? elseIn
+                          : runRegion(ifOp.getElseRegion(), elseIn, emit);
         then.join(other);
         s = then;
         continue;
@@ -965,6 +1137,13 @@ private:
   /// Across a back edge into `header` (an scf.for body or a CFG loop
   /// header), a slot read one iteration ago is (k - step).
   State backEdge(Block *header, State s) {
+    // A probe's result computed in the loop is another value next time
+    // round; what the next iteration keeps is the argument it was passed as.
+    llvm::erase_if(s.peeked, [&](const auto &p) {
+      auto arg = dyn_cast<BlockArgument>(p.first);
+      return !(arg && arg.getOwner() == header) &&
+             definedInLoop(p.first, header);
+    });
     s.rebase([&](StageExpr &e) {
       auto arg = dyn_cast_or_null<BlockArgument>(e.counter);
       if (!arg || arg.getOwner() != header) {
@@ -1079,14 +1258,24 @@ private:
                           from->getTerminator()->operand_end());
     unsigned offset = to->getNumArguments() - fwd.size();
     s.rebase([&](StageExpr &e) {
-      if (!e.counter)
-        return;
-      for (auto [i, in] : llvm::enumerate(fwd))
-        if (e.counter == in &&
-            model.addresses.counterStep(to->getArgument(offset + i))) {
-          e.counter = to->getArgument(offset + i);
+      for (auto [i, in] : llvm::enumerate(fwd)) {
+        Value arg = to->getArgument(offset + i);
+        if (e.counter && e.counter == in &&
+            model.addresses.counterStep(arg)) {
+          e.counter = arg;
           return;
         }
+        // A constant slot the loop's stage counter starts at (CuTe waits
+        // for stage 1 before a loop whose counter starts at 1).
+        if (e.isConstant() && model.addresses.counterStep(arg) &&
+            model.addresses.constant(in) == e.offset) {
+          if (std::optional<StageExpr> stage = model.addresses.stageOf(arg);
+              stage && stage->stages == e.stages && stage->offset == 0) {
+            e = *stage;
+            return;
+          }
+        }
+      }
     });
     return s;
   }
@@ -1100,17 +1289,31 @@ private:
     // enterHeader).
     DenseMap<Block *, State> in;
     in[&region.front()] = s;
-    SmallVector<Block *> work{&region.front()};
-    for (int iterations = 0; !work.empty() && iterations < 4096; ++iterations) {
-      Block *b = work.pop_back_val();
+    // Blocks in reverse post-order, the worklist always taking the earliest:
+    // an inner loop converges before its outer one moves on (a LIFO stack
+    // revisited CuTe's nested loops until the cap and left blocks unseen).
+    DenseMap<Block *, unsigned> order;
+    for (Block *b : llvm::ReversePostOrderTraversal<Region *>(&region))
+      order[b] = order.size();
+    auto earlier = [&](Block *a, Block *b) {
+      return order.lookup(a) < order.lookup(b);
+    };
+    std::set<Block *, decltype(earlier)> work(earlier);
+    work.insert(&region.front());
+    size_t cap = 256 * order.size() + 4096;
+    for (size_t iterations = 0; !work.empty() && iterations < cap;
+         ++iterations) {
+      Block *b = *work.begin();
+      work.erase(work.begin());
       State out = runBlock(*b, in[b], /*emit=*/false);
       for (auto [index, succ] : llvm::enumerate(b->getSuccessors())) {
         State joined = in.lookup(succ);
         bool loops =
             succ->getNumArguments() != 0 && model.addresses.isBackEdge(b, succ);
-        State edge = succ->getNumArguments() == 0 ? out
-                     : loops ? backEdge(succ, out)
-                             : enterHeader(b, succ, index, out);
+        State along = alongEdge(b, index, out);
+        State edge = succ->getNumArguments() == 0 ? along
+                     : loops ? backEdge(succ, along)
+                             : enterHeader(b, succ, index, along);
         if (loops)
           ageReady(edge, succ);
         joined.join(edge);
@@ -1118,12 +1321,15 @@ private:
           keepEarlierIterations(joined, edge, succ);
         if (!(joined == in.lookup(succ))) {
           in[succ] = joined;
-          work.push_back(succ);
+          work.insert(succ);
         }
       }
     }
     State exit;
     for (Block &b : region) {
+      // A block no path reaches has nothing to report.
+      if (!in.lookup(&b).reachable)
+        continue;
       State out = runBlock(b, in.lookup(&b), emit);
       if (b.getNumSuccessors() == 0)
         exit.join(out);

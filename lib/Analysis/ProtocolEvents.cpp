@@ -100,6 +100,13 @@ ProtocolEvent recogniseOp(Operation *op) {
     e.kind = EventKind::ParityWait;
     e.barrier = wait.getAddr();
     e.parity = wait.getPhase();
+  } else if (isa<NVVM::MBarrierTryWaitOp, NVVM::MBarrierTestWaitOp>(op) &&
+             op->getOperand(1).getType().isInteger(32)) {
+    // A 32-bit operand is the phase parity (a 64-bit one, the state).
+    e.kind = EventKind::ParityWait;
+    e.barrier = op->getOperand(0);
+    e.parity = op->getOperand(1);
+    e.probe = op->getResult(0);
   } else if (isa<NVVM::MBarrierArriveOp, NVVM::MBarrierArriveNocompleteOp,
                  NVVM::MBarrierArriveDropOp,
                  NVVM::MBarrierArriveDropNocompleteOp>(op)) {
@@ -204,6 +211,9 @@ ProtocolEvent recogniseInlineAsm(LLVM::InlineAsmOp op) {
           m.starts_with("mbarrier.test_wait.parity")) {
         e.kind = EventKind::ParityWait;
         e.parity = ops.operand(after);
+        // The predicate handed back as the asm's one i1 result: a probe.
+        if (op.getNumResults() == 1 && op.getResult(0).getType().isInteger(1))
+          e.probe = op.getResult(0);
       } else if (m.starts_with("mbarrier.arrive.expect_tx") ||
                  m.starts_with("mbarrier.expect_tx")) {
         e.kind = EventKind::ExpectTx;

@@ -65,6 +65,10 @@ struct ProtocolEvent {
   Value bytesValue, multicastMask;
   /// ParityWait: the parity operand.
   Value parity;
+  /// ParityWait: a probe (nvvm.mbarrier.try_wait / test.wait, or an asm
+  /// returning the predicate) waits only where its i1 result is true; a
+  /// wait without a result blocks until the phase completes.
+  Value probe;
   /// Unrecognised: why (the asm's first instruction).
   std::string text;
 };
