@@ -732,6 +732,19 @@ std::optional<Linear> AddressModel::compute(Value v) {
   if (isCast(def))
     return linear(def->getOperand(0));
   auto operand = [&](unsigned i) { return linear(def->getOperand(i)); };
+  if (isa<arith::AddIOp, LLVM::AddOp>(def) && v.getType().isInteger(64))
+    for (unsigned i = 0; i < 2; ++i) {
+      // A descriptor's layout fields added rather than or-ed in (Triton
+      // 3.5): bits above the address fields never carry into the start
+      // field, which is all that is compared.
+      std::optional<int64_t> c = constant(def->getOperand(i));
+      if (!c || (static_cast<uint64_t>(*c) >> 32) == 0)
+        continue;
+      std::optional<Linear> l = operand(1 - i);
+      if (!l)
+        return std::nullopt;
+      return addLinear(*l, constantOf(*c & kStartAddressMask), 1);
+    }
   if (isa<arith::AddIOp, LLVM::AddOp, arith::SubIOp, LLVM::SubOp>(def)) {
     std::optional<Linear> a = operand(0), b = operand(1);
     if (!a || !b)

@@ -190,7 +190,7 @@ def summary(results: list[dict]) -> dict:
         k[0] += caught
         k[1] += 1
         if not caught:
-            h["missed"].append(r["mutant"]["id"])
+            h["missed"].append(f"{r['source']}/{r['mutant']['id']}")
     return halves
 
 
