@@ -46,7 +46,11 @@ std::string signedOffset(int64_t offset) {
 
 std::optional<int64_t> PipelineModel::statedBytes(Operation *op) {
   const ProtocolEvent &e = events.of(op);
-  return e.bytes ? e.bytes : addresses.constant(e.bytesValue);
+  if (e.bytes)
+    return e.bytes;
+  if (std::optional<int64_t> c = addresses.constant(e.bytesValue))
+    return c;
+  return tensorMaps.boxBytes(e.tensorMap);
 }
 
 std::optional<int64_t> PipelineModel::tmaBytes(Operation *load) {
@@ -84,7 +88,8 @@ std::string mlir::nvwgmma::describePhase(const PhaseExpr &phase) {
   return phase.flipped ? round + " ^ 1" : round;
 }
 
-PipelineModel::PipelineModel(FunctionOpInterface fn) : fn(fn) {
+PipelineModel::PipelineModel(FunctionOpInterface fn)
+    : tensorMaps(fn, addresses), fn(fn) {
   fn->walk([&](Operation *op) {
     if (events.kind(op) == EventKind::TmaLoad)
       tmaLoads.push_back(op);

@@ -16,6 +16,7 @@
 
 #include "AddressModel.h"
 #include "ProtocolEvents.h"
+#include "TensorMaps.h"
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -82,6 +83,7 @@ public:
 
   AddressModel addresses;
   ProtocolEvents events;
+  TensorMaps tensorMaps;
 
   /// The bytes a TMA load brings to its barrier, when the IR says.
   std::optional<int64_t> tmaBytes(Operation *load);

@@ -87,7 +87,9 @@ ProtocolEvent recogniseOp(Operation *op) {
       load(copy);
       e.bytesValue = copy.getSize();
     } else {
-      load(cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op));
+      auto tensor = cast<NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp>(op);
+      load(tensor);
+      e.tensorMap = tensor.getTmaDescriptor();
       if (auto attr = op->getAttrOfType<IntegerAttr>(kTxBytesAttr))
         e.bytes = attr.getInt();
     }
@@ -240,6 +242,8 @@ ProtocolEvent recogniseInlineAsm(LLVM::InlineAsmOp op) {
       e.kind = EventKind::TmaLoad;
       e.destination = ops.operand(s.operands[0]);
       bool tensor = m.starts_with("cp.async.bulk.tensor");
+      if (tensor)
+        e.tensorMap = ops.operand(s.operands[1].ltrim("[").split(',').first);
       llvm::StringRef bar =
           tensor ? s.operands[2]
                  : (s.operands.size() > 3 ? s.operands[3] : s.operands[2]);

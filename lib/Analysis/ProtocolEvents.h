@@ -56,8 +56,8 @@ struct ProtocolEvent {
   /// TmaLoad, ExpectTx, ParityWait, Arrive: the mbarrier's address, or an
   /// nvgpu barrier group and the index into it.
   Value barrier, barrierIndex;
-  /// TmaLoad: where it writes.
-  Value destination;
+  /// TmaLoad: where it writes, and a tensor load's tensor map.
+  Value destination, tensorMap;
   /// TmaLoad: bytes it brings, when the IR says (nvwgmma.tx_bytes, a bulk
   /// copy's size, times the multicast fan-in); ExpectTx: a literal count.
   std::optional<int64_t> bytes;

@@ -1,0 +1,39 @@
+//===- TensorMaps.h - what a TMA tensor map says about its box -*- C++ -*-===//
+//
+// A TMA tensor load's byte count is in its tensor map, usually built on the
+// host where the IR cannot see it. Some front ends build the map in the
+// kernel (Triton's device-side descriptors: `tensormap.replace.tile.*` into
+// a shared scratch, then `tensormap.cp_fenceproxy` to global memory); there
+// the box dimensions and element type are in the IR, and this reads them.
+// Private to lib/Analysis.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef NVWGMMA_LIB_ANALYSIS_TENSORMAPS_H
+#define NVWGMMA_LIB_ANALYSIS_TENSORMAPS_H
+
+#include "AddressModel.h"
+
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include <optional>
+
+namespace mlir {
+namespace nvwgmma {
+
+class TensorMaps {
+public:
+  TensorMaps(FunctionOpInterface fn, AddressModel &addresses);
+  /// The bytes one load through `map` brings: the product of the box's
+  /// dimensions and the element size, when the kernel builds the map.
+  std::optional<int64_t> boxBytes(Value map);
+
+private:
+  AddressModel &addresses;
+  /// Per global map address (its linear form's key): the bytes of its box.
+  llvm::SmallVector<std::pair<Linear, int64_t>, 4> built;
+};
+
+} // namespace nvwgmma
+} // namespace mlir
+
+#endif // NVWGMMA_LIB_ANALYSIS_TENSORMAPS_H
