@@ -37,7 +37,8 @@ bool isCast(Operation *op) {
     return bridge->getNumOperands() == 1 && bridge->getNumResults() == 1;
   return isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtUIOp,
              arith::ExtSIOp, arith::TruncIOp, LLVM::ZExtOp, LLVM::SExtOp,
-             LLVM::TruncOp, LLVM::PtrToIntOp, LLVM::AddrSpaceCastOp>(op);
+             LLVM::TruncOp, LLVM::PtrToIntOp, LLVM::IntToPtrOp,
+             LLVM::AddrSpaceCastOp>(op);
 }
 
 /// Whether a memref type is a zero-sized workgroup buffer.
@@ -712,6 +713,11 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return atomOf(globals.try_emplace(*name, v).first->second);
   if (isa<MemRefType>(v.getType()))
     return memrefAddress(def);
+  // The offset a memref's metadata reports (Mosaic's reinterpret_cast of a
+  // subview takes its offset so).
+  if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def);
+      meta && v == meta.getOffset())
+    return memrefOffset(meta.getSource());
   // An nvgpu descriptor's start field counts the tile's address in 16 bytes.
   if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(def)) {
     // The tile starts at the aligned pointer plus the memref's offset (a

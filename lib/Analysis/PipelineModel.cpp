@@ -397,6 +397,18 @@ bool PipelineModel::isFull(int barrier) const {
   });
 }
 
+bool PipelineModel::isArrivedOn(int barrier) {
+  if (!arrivedOn) {
+    arrivedOn.emplace();
+    fn->walk([&](Operation *op) {
+      if (events.kind(op) == EventKind::Arrive)
+        if (std::optional<SlotRef> slot = barrierOf(op))
+          arrivedOn->insert(slot->id);
+    });
+  }
+  return arrivedOn->contains(barrier);
+}
+
 bool PipelineModel::isEmpty(int barrier) const {
   return llvm::any_of(rings, [&](const Ring &r) {
     return llvm::is_contained(r.empty, barrier);

@@ -20,6 +20,7 @@
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include <map>
 #include <string>
@@ -76,6 +77,8 @@ public:
   int numRings() const { return static_cast<int>(rings.size()); }
   bool isFull(int barrier) const;
   bool isEmpty(int barrier) const;
+  /// Whether some mbarrier.arrive names this barrier.
+  bool isArrivedOn(int barrier);
 
   /// protocol_c8 and protocol_c9, and in strict mode what they could not
   /// decide.
@@ -102,6 +105,7 @@ private:
     int id;
   };
   llvm::SmallVector<BarrierArray, 4> barrierArrays;
+  std::optional<llvm::DenseSet<int>> arrivedOn;
   llvm::SmallVector<Operation *> tmaLoads;
   llvm::SmallVector<OneShotFill, 2> oneShotFills;
 

@@ -196,6 +196,10 @@ struct State {
   SmallVector<PendingSet, 4> groups;
   /// Barrier slots waited on (full barriers: their stage has landed).
   SmallVector<SlotRef> ready;
+  /// Slots waited on along some paths but not all: one warpgroup waits
+  /// (a branch on the warpgroup index) and a CTA barrier then hands what it
+  /// saw to every thread, which makes them ready.
+  SmallVector<SlotRef> partial;
   /// i1 values that, where true, mean a probe (a non-blocking try_wait)
   /// found the slot's phase complete; a slot id of kAnySlot stands for a
   /// constant true a front end passes where no wait is needed.
@@ -215,7 +219,8 @@ struct State {
            sameSet(dirty, o.dirty) && proxyStore == o.proxyStore &&
            lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
            uncommitted == o.uncommitted && groups == o.groups &&
-           sameReady(ready, o.ready) && unsynced == o.unsynced &&
+           sameReady(ready, o.ready) && sameReady(partial, o.partial) &&
+           unsynced == o.unsynced &&
            lastWait == o.lastWait && samePeeked(peeked, o.peeked);
   }
 
@@ -286,6 +291,24 @@ struct State {
     lastWait = lastWait ? lastWait : o.lastWait;
     uncommitted.insert(o.uncommitted);
     unsynced.insert(o.unsynced.begin(), o.unsynced.end());
+    auto addPartial = [&](const SlotRef &x) {
+      if (llvm::none_of(partial, [&](const SlotRef &y) {
+            return x.id == y.id && x.stage == y.stage;
+          }))
+        partial.push_back(x);
+    };
+    for (const SlotRef &x : o.partial)
+      addPartial(x);
+    for (const SlotRef &x : o.ready)
+      if (llvm::none_of(ready, [&](const SlotRef &y) {
+            return x.id == y.id && x.stage == y.stage;
+          }))
+        addPartial(x);
+    for (const SlotRef &x : ready)
+      if (llvm::none_of(o.ready, [&](const SlotRef &y) {
+            return x.id == y.id && x.stage == y.stage;
+          }))
+        addPartial(x);
     llvm::erase_if(ready, [&](const SlotRef &x) {
       return llvm::none_of(o.ready, [&](const SlotRef &y) {
         return x.id == y.id && x.stage == y.stage;
@@ -308,6 +331,16 @@ struct State {
       groups[1].insert(groups[0]);
       groups.erase(groups.begin());
     }
+  }
+
+  /// A CTA-wide barrier: what some threads waited for, all have seen.
+  void synchronize() {
+    for (const SlotRef &x : partial)
+      if (llvm::none_of(ready, [&](const SlotRef &y) {
+            return x.id == y.id && x.stage == y.stage;
+          }))
+        ready.push_back(x);
+    partial.clear();
   }
 
   /// wgmma.fence: register accesses so far are ordered.
@@ -338,6 +371,10 @@ struct State {
     for (SlotRef &r : ready)
       f(r.stage);
     llvm::erase_if(ready, [](const SlotRef &r) { return r.stage.stages <= 0; });
+    for (SlotRef &r : partial)
+      f(r.stage);
+    llvm::erase_if(partial,
+                   [](const SlotRef &r) { return r.stage.stages <= 0; });
     for (auto &[v, r] : peeked)
       if (r.id != kAnySlot)
         f(r.stage);
@@ -848,6 +885,11 @@ private:
       }
       if (slot)
         s.ready.push_back(*slot);
+      // A wait on a barrier outside every ring, which the threads also
+      // arrive on, is a CTA-wide rendezvous (Mosaic's schedule barriers).
+      if (slot && !model.isFull(slot->id) && !model.isEmpty(slot->id) &&
+          model.isArrivedOn(slot->id))
+        s.synchronize();
       s.unsynced.clear();
       return;
     }
@@ -859,10 +901,12 @@ private:
         if (llvm::is_contained(model.ring(id).empty, slot->id)) {
           checkNotPending(op, id, slot->stage, s, emit, "released");
           // Released, the stage may be refilled: no longer known filled.
-          llvm::erase_if(s.ready, [&](const SlotRef &r) {
+          auto released = [&](const SlotRef &r) {
             return llvm::is_contained(model.ring(id).full, r.id) &&
                    r.stage.sameSlot(slot->stage);
-          });
+          };
+          llvm::erase_if(s.ready, released);
+          llvm::erase_if(s.partial, released);
         }
       return;
     }
@@ -907,8 +951,10 @@ private:
       s.proxyStore = nullptr;
       return;
     }
-    if (e.kind == EventKind::ThreadBarrier)
+    if (e.kind == EventKind::ThreadBarrier) {
       s.unsynced.clear();
+      s.synchronize();
+    }
     transferBarrierOp(op, s, emit);
     if (isGenericSharedStore(op)) {
       s.proxyStore = op;
@@ -1177,13 +1223,15 @@ private:
   /// from S or more iterations ago names a slot refilled since (the same
   /// index in a later round), so it goes.
   void ageReady(State &s, Block *header) {
-    llvm::erase_if(s.ready, [&](const SlotRef &r) {
+    auto stale = [&](const SlotRef &r) {
       auto arg = dyn_cast_or_null<BlockArgument>(r.stage.counter);
       if (!arg || arg.getOwner() != header)
         return false;
       std::optional<int64_t> step = model.addresses.counterStep(arg);
       return !step || *step <= 0 || -r.stage.offset >= r.stage.stages * *step;
-    });
+    };
+    llvm::erase_if(s.ready, stale);
+    llvm::erase_if(s.partial, stale);
   }
 
   /// Facts about earlier iterations' stages survive the join with the
