@@ -36,6 +36,7 @@
 #include "llvm/ADT/PostOrderIterator.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -63,6 +64,8 @@ const char *ProtocolViolation::label() const {
     return "protocol_c9";
   case Unmodelled:
     return "protocol_strict";
+  case Unchecked:
+    return "protocol_unchecked";
   }
   return "protocol";
 }
@@ -619,7 +622,7 @@ private:
 
   void emitOnce(const ProtocolViolation &v, bool emit) {
     if (!emit || (v.unproven && !strict) ||
-        !reported.insert({v.at, v.kind}).second)
+        !reported.insert({v.at, 2 * v.kind + v.unproven}).second)
       return;
     report->push_back(v);
   }
@@ -1388,13 +1391,39 @@ private:
 
 } // namespace
 
-SmallVector<ProtocolViolation> nvwgmma::analyzeProtocol(Operation *root,
-                                                        bool strict) {
+SmallVector<ProtocolViolation>
+nvwgmma::analyzeProtocol(Operation *root, bool strict, bool reportUnchecked) {
   SmallVector<ProtocolViolation> out;
   root->walk([&](FunctionOpInterface fn) {
     if (fn.isExternal())
       return;
-    Analysis(fn, strict).run(out);
+    // Always analysed strictly; in normal mode what could not be decided
+    // becomes one warning for the function, so that no diagnostic means
+    // checked and clean, never silently skipped.
+    SmallVector<ProtocolViolation> found;
+    Analysis(fn, /*strict=*/true).run(found);
+    std::map<std::string, int> unchecked;
+    for (ProtocolViolation &v : found) {
+      if (strict || !v.unproven) {
+        out.push_back(std::move(v));
+        continue;
+      }
+      ++unchecked[v.label()];
+    }
+    if (unchecked.empty() || !reportUnchecked)
+      return;
+    std::string counts;
+    for (const auto &[label, n] : unchecked)
+      counts += llvm::formatv("{0}{1} x {2}", counts.empty() ? "" : ", ", n,
+                              label)
+                    .str();
+    ProtocolViolation v{ProtocolViolation::Unchecked, fn, nullptr};
+    v.text = "every pipeline rule must be checked in this function, but got "
+             "places the checker cannot relate (" +
+             counts +
+             "); strict mode (--nvwgmma-check-protocol=strict=true) names "
+             "each (protocol_unchecked)";
+    out.push_back(std::move(v));
   });
   return out;
 }

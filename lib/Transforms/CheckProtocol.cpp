@@ -22,8 +22,9 @@ void mlir::nvwgmma::reportProtocolViolation(const ProtocolViolation &v) {
   // Emitted on the location, not the op: an op-attached diagnostic prints
   // the op, and an accumulator struct of 128 members is thousands of
   // characters of noise.
-  InFlightDiagnostic diag = emitError(v.at->getLoc())
-                            << "'" << v.at->getName() << "' " << v.message();
+  InFlightDiagnostic diag =
+      v.isWarning() ? emitWarning(v.at->getLoc()) : emitError(v.at->getLoc());
+  diag << "'" << v.at->getName() << "' " << v.message();
   if (v.related)
     diag.attachNote(v.related->getLoc()) << v.note();
   for (const auto &[op, text] : v.notes)
@@ -37,10 +38,11 @@ struct CheckProtocolPass
   using Base::Base;
   void runOnOperation() override {
     SmallVector<ProtocolViolation> violations =
-        analyzeProtocol(getOperation(), strict);
+        analyzeProtocol(getOperation(), strict, unchecked);
     for (const ProtocolViolation &v : violations)
       reportProtocolViolation(v);
-    if (!violations.empty())
+    if (llvm::any_of(violations,
+                     [](const ProtocolViolation &v) { return !v.isWarning(); }))
       signalPassFailure();
     markAllAnalysesPreserved();
   }

@@ -97,12 +97,15 @@ struct InsertSynchronizationPass
       // What is left is a pipeline race: reported, never serialised away.
       for (const ProtocolViolation &v : violations)
         reportProtocolViolation(v);
-      if (!violations.empty())
+      if (llvm::any_of(violations, [](const ProtocolViolation &v) {
+            return !v.isWarning();
+          }))
         signalPassFailure();
       return;
     }
     // Each repair removes its violation, so only pathological IR gets here.
     SmallVector<ProtocolViolation> left = analyzeProtocol(getOperation());
+    llvm::erase_if(left, [](const ProtocolViolation &v) { return v.isWarning(); });
     if (left.empty())
       return;
     left.front().at->emitError()

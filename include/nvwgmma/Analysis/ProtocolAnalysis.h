@@ -29,7 +29,10 @@ struct ProtocolViolation {
     ExpectTxMismatch,
     PhaseMismatch,
     // Strict mode only: a protocol instruction the checker cannot read.
-    Unmodelled
+    Unmodelled,
+    // Normal mode: a function where some of the above went undecided (a
+    // warning; strict mode reports each place instead).
+    Unchecked
   };
   Kind kind;
   /// Where the diagnostic points and where a repair goes (before it).
@@ -51,6 +54,8 @@ struct ProtocolViolation {
 
   /// Whether --nvwgmma-insert-synchronization may repair it (c1-c5).
   bool repairable() const { return kind <= MissingProxyFence; }
+  /// Whether it is a warning (the pass still succeeds).
+  bool isWarning() const { return kind == Unchecked; }
   const char *label() const;
   std::string message() const;
   const char *note() const;
@@ -58,9 +63,10 @@ struct ProtocolViolation {
 
 /// Analyses every function under `root` and returns the violations, each
 /// reported once. With `strict`, also what the pipeline rules could not
-/// decide (marked `unproven`).
-llvm::SmallVector<ProtocolViolation> analyzeProtocol(Operation *root,
-                                                     bool strict = false);
+/// decide (marked `unproven`); without, one `Unchecked` warning per
+/// function that has such places.
+llvm::SmallVector<ProtocolViolation>
+analyzeProtocol(Operation *root, bool strict = false, bool unchecked = true);
 
 /// Emits `v` as an error at its op's location with its notes (no op dump).
 void reportProtocolViolation(const ProtocolViolation &v);

@@ -91,14 +91,19 @@ def NVWGMMACheckProtocol : Pass<"nvwgmma-check-protocol"> {
       (empty barrier).
 
     Upstream nvvm.wgmma.* ops are checked like nvwgmma ops. Where the
-    pipeline rules cannot relate an address or a counter they say nothing;
-    `strict=true` reports those places instead. Loops are analysed to their
+    pipeline rules cannot relate an address, a counter or a byte count, the
+    function gets one warning (protocol_unchecked) counting those places by
+    rule, so that no diagnostic means checked and clean; `strict=true`
+    reports each place as an error instead. Loops are analysed to their
     steady state, so a software-pipelined K loop (`wait_group 1` inside,
     `wait_group 0` after) passes. Limits are in docs/Protocol.md.
   }];
   let options = [
     Option<"strict", "strict", "bool", /*default=*/"false",
            "Also report what the pipeline rules could not prove">,
+    Option<"unchecked", "unchecked", "bool", /*default=*/"true",
+           "Warn once per function where the pipeline rules could not "
+           "relate some places (normal mode)">,
   ];
 }
 

@@ -4,7 +4,7 @@
 // loop, wgmma.mma_async with tied accumulator registers, and Triton's
 // wait_group that hands the accumulator registers back. A correct two-stage
 // ring, then one seeded bug per case.
-// RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 llvm.func @asm_valid(%smem: !llvm.ptr<3>, %bars: !llvm.ptr<3>, %tmap: !llvm.ptr, %n: i64, %out: !llvm.ptr<1>) {

@@ -1,4 +1,4 @@
-// RUN: nvwgmma-opt %s -split-input-file -verify-diagnostics -o /dev/null --pass-pipeline="builtin.module(convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,expand-strided-metadata,lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,cse,gpu.module(convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,nvwgmma-check-protocol)"
+// RUN: nvwgmma-opt %s -split-input-file -verify-diagnostics -o /dev/null --pass-pipeline="builtin.module(convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,expand-strided-metadata,lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,cse,gpu.module(convert-gpu-to-nvvm,canonicalize,cse),reconcile-unrealized-casts,nvwgmma-check-protocol{unchecked=false})"
 //
 // The checker at the end of upstream's gpu-lower-to-nvvm-pipeline (its passes
 // in its order, up to the binary): the kernel is an llvm.func whose memref

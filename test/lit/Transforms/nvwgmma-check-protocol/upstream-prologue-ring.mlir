@@ -1,7 +1,7 @@
-// RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol -verify-diagnostics
-// RUN: nvwgmma-opt %s -split-input-file --convert-nvgpu-to-nvvm --canonicalize --nvwgmma-check-protocol -verify-diagnostics
-// RUN: nvwgmma-opt %s -split-input-file --convert-nvgpu-to-nvvm --canonicalize --convert-scf-to-cf --nvwgmma-check-protocol -verify-diagnostics
-// RUN: nvwgmma-opt %s -split-input-file --convert-nvgpu-to-nvvm --canonicalize --convert-scf-to-cf --convert-nvvm-to-llvm --nvwgmma-check-protocol -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --convert-nvgpu-to-nvvm --canonicalize --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --convert-nvgpu-to-nvvm --canonicalize --convert-scf-to-cf --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --convert-nvgpu-to-nvvm --canonicalize --convert-scf-to-cf --convert-nvvm-to-llvm --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
 //
 // The shape of upstream MLIR's sm90 GEMM tests after convert-linalg-to-loops
 // and gpu-kernel-outlining: both stages of the ring are filled before the
