@@ -637,16 +637,70 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   return std::nullopt;
 }
 
+/// For a block argument that a conditional branch chooses (CuTe's
+/// `if (wrap) phase ^= 1` as CFG): the condition and the values the true
+/// and false sides pass, each through an unconditional branch or directly.
+static std::optional<std::tuple<Value, Value, Value>> branchChoice(Value x) {
+  auto arg = dyn_cast<BlockArgument>(x);
+  if (!arg)
+    return std::nullopt;
+  Block *join = arg.getOwner();
+  SmallVector<Block *, 2> preds(join->getPredecessors());
+  if (preds.size() != 2 || preds[0] == preds[1])
+    return std::nullopt;
+  // Each side: the block that branched on the condition, the successor it
+  // took, and the value forwarded into `arg`.
+  Value cond, values[2];
+  Block *decider = nullptr;
+  for (Block *pred : preds) {
+    auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
+    if (!br || pred->getTerminator()->getNumSuccessors() != 1)
+      return std::nullopt;
+    OperandRange fwd = br.getSuccessorOperands(0).getForwardedOperands();
+    unsigned offset = join->getNumArguments() - fwd.size();
+    if (arg.getArgNumber() < offset)
+      return std::nullopt;
+    Value passed = fwd[arg.getArgNumber() - offset];
+    Block *from = pred->getSinglePredecessor();
+    if (!from || (decider && from != decider))
+      return std::nullopt;
+    decider = from;
+    Operation *term = from->getTerminator();
+    Value c;
+    if (auto cb = dyn_cast<LLVM::CondBrOp>(term))
+      c = cb.getCondition();
+    else if (auto cb = dyn_cast<cf::CondBranchOp>(term))
+      c = cb.getCondition();
+    if (!c || term->getNumSuccessors() != 2 ||
+        term->getSuccessor(0) == term->getSuccessor(1))
+      return std::nullopt;
+    cond = c;
+    values[term->getSuccessor(0) == pred ? 0 : 1] = passed;
+  }
+  if (!values[0] || !values[1])
+    return std::nullopt;
+  return std::make_tuple(cond, values[0], values[1]);
+}
+
 Value AddressModel::selectFlip(Value x, Value p) {
-  Operation *select = x.getDefiningOp();
-  if (!select || !isa<arith::SelectOp, LLVM::SelectOp>(select) ||
-      select->getOperand(2) != p)
+  Value cond, ifTrue, ifFalse;
+  if (Operation *select = x.getDefiningOp();
+      select && isa<arith::SelectOp, LLVM::SelectOp>(select)) {
+    cond = select->getOperand(0);
+    ifTrue = select->getOperand(1);
+    ifFalse = select->getOperand(2);
+  } else if (auto choice = branchChoice(x)) {
+    std::tie(cond, ifTrue, ifFalse) = *choice;
+  } else {
     return Value();
-  Operation *flip = select->getOperand(1).getDefiningOp();
+  }
+  if (ifFalse != p)
+    return Value();
+  Operation *flip = ifTrue.getDefiningOp();
   if (!flip || !isa<arith::XOrIOp, LLVM::XOrOp>(flip) ||
       flip->getOperand(0) != p || !isOne(flip->getOperand(1)))
     return Value();
-  return select->getOperand(0);
+  return cond;
 }
 
 std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
@@ -658,32 +712,37 @@ std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {
     return std::nullopt;
   std::optional<int64_t> initial = constant(arg->init);
   Operation *next = arg->next.getDefiningOp();
-  if (!initial || (*initial != 0 && *initial != 1) || !next)
+  if (!initial || (*initial != 0 && *initial != 1))
     return std::nullopt;
   Value wraps = selectFlip(arg->next, v);
-  if (!wraps && isa<arith::XOrIOp, LLVM::XOrOp>(next) &&
+  if (!wraps && next && isa<arith::XOrIOp, LLVM::XOrOp>(next) &&
       next->getOperand(0) == v)
     if (Operation *ext = next->getOperand(1).getDefiningOp();
         ext && isa<arith::ExtUIOp, LLVM::ZExtOp>(ext))
       wraps = ext->getOperand(0);
-  auto cmp = wraps ? wraps.getDefiningOp<arith::CmpIOp>() : arith::CmpIOp();
-  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+  auto cmp = comparedBy(wraps, {arith::CmpIPredicate::eq});
+  if (!cmp)
     return std::nullopt;
   // Flipped when this iteration's stage is the last, (k + c) mod S == S - 1,
   // with k counting from 0: p is then the round parity of stage k + c.
-  if (std::optional<StageExpr> stage = stageOfValue(cmp.getLhs());
+  if (std::optional<StageExpr> stage = stageOfValue(cmp->first);
       stage && !stage->isFixed() && stage->offset >= 0 &&
       stage->offset < stage->stages &&
-      constant(cmp.getRhs()) == stage->stages - 1 &&
+      constant(cmp->second) == stage->stages - 1 &&
       startsAtZero(stage->counter))
     return PhaseExpr{*stage, *initial == 1};
-  auto index = counterPlus(cmp.getLhs());
-  std::optional<int64_t> stages = constant(cmp.getRhs());
+  auto index = counterPlus(cmp->first);
+  std::optional<int64_t> stages = constant(cmp->second);
   if (!index || index->second != 1 || !stages)
     return std::nullopt;
   std::optional<IterArg> indexArg = iterArg(index->first);
+  // The index may start past 0 (CuTe's consumer loop starts at stage 1,
+  // stage 0 taken before it): still round 0, so p is its round's parity.
+  std::optional<int64_t> start =
+      indexArg ? constant(indexArg->init) : std::nullopt;
   if (!indexArg || indexArg->header != arg->header ||
-      modularCounter(index->first) != stages || constant(indexArg->init) != 0)
+      modularCounter(index->first) != stages || !start || *start < 0 ||
+      *start >= *stages)
     return std::nullopt;
   return PhaseExpr{canonical(StageExpr{index->first, 0, *stages}),
                    *initial == 1};
