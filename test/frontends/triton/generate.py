@@ -169,7 +169,7 @@ def strip_locations(text: str) -> str:
     return "\n".join(line for line in "".join(out).splitlines() if not line.startswith("#loc"))
 
 
-def llvm_dialect_of(fn, signature, constexprs, options=None) -> str:
+def llvm_dialect_of(source, options=None) -> str:
     """The MLIR module make_llir translates, captured at translation."""
     from triton._C.libtriton import llvm
 
@@ -182,11 +182,22 @@ def llvm_dialect_of(fn, signature, constexprs, options=None) -> str:
 
     llvm.to_module = capture
     try:
-        triton.compile(ASTSource(fn, signature, constexprs),
-                       target=GPUTarget("cuda", 90, 32), options=options or {})  # fmt: skip
+        triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options or {})
     finally:
         llvm.to_module = original
     return captured[-1]
+
+
+def gluon_sources() -> list:
+    """The Gluon kernels, where this release has the Gluon they are written in."""
+    try:
+        sys.path.insert(0, str(pathlib.Path(__file__).parent))
+        import gluon_kernels  # noqa: PLC0415
+
+        return gluon_kernels.kernels()
+    except (ImportError, AttributeError, TypeError) as e:
+        print(f"skipped Gluon: {type(e).__name__}: {e}")
+        return []
 
 
 def main(out: pathlib.Path) -> None:
@@ -212,14 +223,17 @@ def main(out: pathlib.Path) -> None:
     (out / "kernels").mkdir(parents=True, exist_ok=True)
     # Device-side tensor descriptors allocate a global scratch.
     triton.set_allocator(lambda size, alignment, stream: None)
-    for name, fn, signature, constexprs, options in kernels:
+    sources = [(name, ASTSource(fn, signature, constexprs), options)
+               for name, fn, signature, constexprs, options in kernels]  # fmt: skip
+    sources += [(name, source, {"num_warps": 4}) for name, source in gluon_sources()]
+    for name, source, options in sources:
         try:
-            text = strip_locations(llvm_dialect_of(fn, signature, constexprs, options))
+            text = strip_locations(llvm_dialect_of(source, options))
         except Exception as e:  # a release without the feature
             print(f"skipped {name}: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
             continue
         header = (
-            f"// Triton {triton.__version__}: {name} {constexprs} for sm_90,\n"
+            f"// Triton {triton.__version__}: {name} for sm_90,\n"
             "// the LLVM-dialect MLIR at translation; test/frontends/triton/generate.py.\n"
         )
         data = (header + text).encode()

@@ -1,0 +1,124 @@
+"""Gluon kernels for the checker's front-end corpus (Triton's lower-level
+language: explicit shared memory, mbarriers, TMA and warpgroup MMA), after
+the structure of Triton's Gluon tutorials: a software-pipelined 4-stage ring
+in one partition, and a warp-specialised ready/empty ring (a one-warp TMA
+loader, the default partition running the MMAs). Written for nvwgmma's
+corpus (Apache-2.0 WITH LLVM-exception); needs a Triton with Gluon's
+warp_specialize([(fn, args), ...], ...) form. Imported by generate.py.
+"""
+
+from __future__ import annotations
+
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    mbarrier,
+    tma,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+
+@gluon.jit
+def gluon_pipelined_matmul(a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr):
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
+    bars = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(bars.index(i), count=1)
+    off_m = gl.program_id(0) * BLOCK_M
+    off_n = gl.program_id(1) * BLOCK_N
+    layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16])
+    acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=layout)
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    for i in gl.static_range(STAGES - 1):
+        mbarrier.expect(bars.index(i), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_load(a_desc, [off_m, i * BLOCK_K], bars.index(i), a_bufs.index(i))
+        tma.async_load(b_desc, [off_n, i * BLOCK_K], bars.index(i), b_bufs.index(i))
+    for k in range(k_tiles):
+        s = k % STAGES
+        mbarrier.wait(bars.index(s), (k // STAGES) & 1)
+        acc = warpgroup_mma(a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc, is_async=True)
+        acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
+        nk = k + STAGES - 1
+        if nk < k_tiles:
+            ns = nk % STAGES
+            mbarrier.expect(bars.index(ns), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            tma.async_load(a_desc, [off_m, nk * BLOCK_K], bars.index(ns), a_bufs.index(ns))
+            tma.async_load(b_desc, [off_n, nk * BLOCK_K], bars.index(ns), b_bufs.index(ns))
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [num_warps, 1], [1, 0])
+    rm = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, out_layout))
+    rn = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, out_layout))
+    c = gl.convert_layout(acc.to(gl.float16), out_layout)
+    gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+@gluon.jit
+def _ws_loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_tiles, STAGES: gl.constexpr):
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    for k in range(k_tiles):
+        s = k % STAGES
+        # The ring starts empty: the first round waits on the complement.
+        mbarrier.wait(empty.index(s), ((k // STAGES) & 1) ^ 1)
+        mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+        tma.async_load(a_desc, [off_m, k * BLOCK_K], ready.index(s), a_bufs.index(s))
+        tma.async_load(b_desc, [off_n, k * BLOCK_K], ready.index(s), b_bufs.index(s))
+
+
+@gluon.jit
+def _ws_mma(a_bufs, b_bufs, ready, empty, c_ptr, N, off_m, off_n, k_tiles,
+            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr):
+    layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16])
+    acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=layout)
+    for k in range(k_tiles):
+        s = k % STAGES
+        mbarrier.wait(ready.index(s), (k // STAGES) & 1)
+        acc = warpgroup_mma(a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc, is_async=True)
+        acc = warpgroup_mma_wait(num_outstanding=1, deps=(acc,))
+        # Group k - 1 is complete: its stage goes back to the loader.
+        if k > 0:
+            mbarrier.arrive(empty.index((k - 1) % STAGES), count=1)
+    acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [num_warps, 1], [1, 0])
+    rm = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, out_layout))
+    rn = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, out_layout))
+    c = gl.convert_layout(acc.to(gl.float16), out_layout)
+    gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@gluon.jit
+def gluon_warp_specialized_matmul(a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr):
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
+    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    off_m = gl.program_id(0) * BLOCK_M
+    off_n = gl.program_id(1) * BLOCK_N
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    gl.warp_specialize([
+        (_ws_mma, (a_bufs, b_bufs, ready, empty, c_ptr, N, off_m, off_n, k_tiles, BLOCK_M, BLOCK_N, STAGES, num_warps)),
+        (_ws_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_tiles, STAGES)),
+    ], [1], [40])
+
+
+def kernels():
+    """(name, GluonASTSource) of each kernel, 128 x 128 x 64 fp16 tiles."""
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    layout = gl.NVMMASharedLayout.get_default_for([128, 64], gl.float16)
+    desc = f"tensordesc<fp16[128,64],{layout!r}>"
+    sig = {"a_desc": desc, "b_desc": desc, "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    constexprs = {"STAGES": 4, "num_warps": 4}
+    return [
+        ("gluon_pipelined_matmul", GluonASTSource(gluon_pipelined_matmul, sig, constexprs)),
+        ("gluon_warp_specialized_matmul", GluonASTSource(gluon_warp_specialized_matmul, sig, constexprs)),
+    ]
