@@ -410,7 +410,7 @@ std::optional<int64_t> AddressModel::modularCounter(Value v) {
     return base && base->first == v && base->second == 1;
   };
   // remui(v + 1, S)
-  if (isa<arith::RemUIOp, LLVM::URemOp>(def) && incremented(def->getOperand(0)))
+  if (isRemainder(def) && incremented(def->getOperand(0)))
     return constant(def->getOperand(1));
   // select(v + 1 == S, 0, v + 1), or >= S (Triton)
   if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
@@ -500,9 +500,39 @@ std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
           s->offset -= 1;
           return s;
         }
-  if (!isa<arith::RemUIOp, LLVM::URemOp>(def))
+  if (!isRemainder(def))
     return std::nullopt;
   return counterBy(def);
+}
+
+bool AddressModel::nonNegative(Value v) {
+  if (std::optional<int64_t> c = constant(v))
+    return *c >= 0;
+  auto base = counterPlus(v);
+  if (!base || base->second < 0)
+    return false;
+  std::optional<IterArg> arg = iterArg(base->first);
+  std::optional<int64_t> step = counterStep(base->first);
+  std::optional<int64_t> init = arg ? constant(arg->init) : std::nullopt;
+  if (auto forOp = dyn_cast_or_null<scf::ForOp>(
+          base->first.getParentBlock()->getParentOp());
+      forOp && forOp.getInductionVar() == base->first)
+    init = constant(forOp.getLowerBound());
+  return init && *init >= 0 && step && *step > 0;
+}
+
+// Gluon and Triton write k % S and k / S signed: the same as unsigned for a
+// counter that never goes below 0.
+bool AddressModel::isRemainder(Operation *op) {
+  return isa<arith::RemUIOp, LLVM::URemOp>(op) ||
+         (isa<arith::RemSIOp, LLVM::SRemOp>(op) &&
+          nonNegative(op->getOperand(0)));
+}
+
+bool AddressModel::isQuotient(Operation *op) {
+  return isa<arith::DivUIOp, LLVM::UDivOp>(op) ||
+         (isa<arith::DivSIOp, LLVM::SDivOp>(op) &&
+          nonNegative(op->getOperand(0)));
 }
 
 std::optional<StageExpr> AddressModel::stageOf(Value atom) {
@@ -625,12 +655,11 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   // x & 1 and x mod 2 are the same bit.
   bool lowBit =
       (isa<arith::AndIOp, LLVM::AndOp>(def) && isOne(def->getOperand(1))) ||
-      (isa<arith::RemUIOp, LLVM::URemOp>(def) &&
-       constant(def->getOperand(1)) == 2);
+      (isRemainder(def) && constant(def->getOperand(1)) == 2);
   if (!lowBit)
     return std::nullopt;
   Operation *div = def->getOperand(0).getDefiningOp();
-  if (!div || !isa<arith::DivUIOp, LLVM::UDivOp>(div))
+  if (!div || !isQuotient(div))
     return std::nullopt;
   if (std::optional<StageExpr> round = counterBy(div))
     return PhaseExpr{*round, false};

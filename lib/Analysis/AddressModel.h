@@ -139,6 +139,12 @@ private:
   std::optional<StageExpr> stageOfValue(Value v);
   /// Whether a loop counter starts at 0.
   bool startsAtZero(Value counter);
+  /// A value that is never negative: a constant, or a loop counter (plus a
+  /// non-negative constant) counting up from a non-negative start.
+  bool nonNegative(Value v);
+  /// x mod S and x / S, unsigned or signed of a non-negative x.
+  bool isRemainder(Operation *op);
+  bool isQuotient(Operation *op);
   /// Constant 1 (or i1 true).
   bool isOne(Value v);
   /// The aligned pointer of the memref `def` defines.
