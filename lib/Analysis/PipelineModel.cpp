@@ -272,12 +272,19 @@ void PipelineModel::learnOneShotFills() {
 SmallVector<const OneShotFill *, 1>
 PipelineModel::oneShotReadsOf(Operation *mma) {
   SmallVector<const OneShotFill *, 1> found;
-  for (Value d : events.of(mma).descriptors) {
+  for (Value d : events.of(mma).descriptors)
+    oneShotReadsOf(d, found);
+  return found;
+}
+
+void PipelineModel::oneShotReadsOf(Value d,
+                                   SmallVectorImpl<const OneShotFill *> &found) {
+  {
     if (ringAt(d, /*descriptor=*/true))
-      continue;
+      return;
     std::optional<StagedAddress> a = addresses.staged(d, /*descriptor=*/true);
     if (!a || a->stride != 0)
-      continue;
+      return;
     for (const OneShotFill &fill : oneShotFills) {
       if (fill.dest.terms.empty() || !contains(a->rest, fill.dest) ||
           llvm::is_contained(found, &fill))
@@ -302,7 +309,52 @@ PipelineModel::oneShotReadsOf(Operation *mma) {
       }
     }
   }
-  return found;
+}
+
+/// Whether [at, at + bytes) can meet [lo, lo + extent), both offsets from
+/// `base`'s atoms: only a store at a constant offset from exactly those
+/// atoms is known apart.
+static bool mayOverlap(const StagedAddress &to, int64_t bytes,
+                       const Linear &base, int64_t extent) {
+  if (to.stride != 0 || to.rest.terms.size() != base.terms.size() ||
+      !contains(to.rest, base))
+    return true;
+  int64_t lo = base.constant, at = to.rest.constant;
+  return at < lo + extent && at + bytes > lo;
+}
+
+bool PipelineModel::mayFeed(Operation *store, Operation *mma) {
+  auto write = dyn_cast<LLVM::StoreOp>(store);
+  std::optional<StagedAddress> to =
+      write ? addresses.staged(write.getAddr()) : std::nullopt;
+  if (!to)
+    return true;
+  Type type = write.getValue().getType();
+  int64_t bytes = 16;
+  if (type.isIntOrFloat())
+    bytes = std::max<int64_t>(1, type.getIntOrFloatBitWidth() / 8);
+  else if (auto vector = dyn_cast<VectorType>(type);
+           vector && vector.getElementType().isIntOrFloat())
+    bytes = vector.getNumElements() *
+            std::max<int64_t>(1, vector.getElementTypeBitWidth() / 8);
+  // What each descriptor can read: its ring (every stage) or the one-shot
+  // fill it starts in; a descriptor related to neither may read anything.
+  for (Value d : events.of(mma).descriptors) {
+    if (std::optional<SlotRef> slot = ringAt(d, /*descriptor=*/true)) {
+      const Ring &ring = rings[slot->id];
+      if (mayOverlap(*to, bytes, ring.base, ring.stride * ring.stages))
+        return true;
+      continue;
+    }
+    SmallVector<const OneShotFill *, 1> fills;
+    oneShotReadsOf(d, fills);
+    if (fills.empty())
+      return true;
+    for (const OneShotFill *fill : fills)
+      if (mayOverlap(*to, bytes, fill->dest, fill->bytes))
+        return true;
+  }
+  return false;
 }
 
 /// Ops before `op` in its block and every enclosing one, innermost first.

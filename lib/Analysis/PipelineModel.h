@@ -63,6 +63,13 @@ public:
   /// The one-shot fills a wgmma's descriptors (outside every ring) may
   /// read: same base, start inside the filled bytes.
   llvm::SmallVector<const OneShotFill *, 1> oneShotReadsOf(Operation *mma);
+  void oneShotReadsOf(Value descriptor,
+                      llvm::SmallVectorImpl<const OneShotFill *> &found);
+  /// Whether a generic shared-memory store may write bytes `mma` reads
+  /// (its rings and one-shot fills; anything, where a descriptor is
+  /// related to neither or the store's address is not a constant offset
+  /// from the same base).
+  bool mayFeed(Operation *store, Operation *mma);
   /// The ring slot a shared-memory address falls in, if any.
   std::optional<SlotRef> ringAt(Value address, bool descriptor = false);
   /// The barrier slot an mbarrier address (or nvgpu group and index) names.

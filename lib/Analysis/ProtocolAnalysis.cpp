@@ -5,8 +5,8 @@
 //   dirty       - register values (SSA values flowing into an mma_async's
 //                 accumulator or A fragment) that a non-wgmma op accessed
 //                 since the last wgmma.fence;
-//   proxyStore  - a generic-proxy shared store not yet followed by
-//                 fence.proxy.async (the store, or null);
+//   proxyStores - generic-proxy shared stores not yet followed by
+//                 fence.proxy.async;
 //   uncommitted - mma_async ops issued since the last commit_group;
 //   groups      - committed groups not known to be complete, oldest first.
 // Structured loops iterate to a fixpoint (states only grow, groups are
@@ -191,7 +191,7 @@ struct State {
   bool reachable = false;
   bool everFenced = false;
   llvm::DenseSet<Value> dirty;
-  Operation *proxyStore = nullptr;
+  OpSet proxyStores;
   Operation *lastAccess = nullptr;
   /// A fence ran since the last mma_async (orders a change of shape).
   bool fencedSinceMma = false;
@@ -219,7 +219,7 @@ struct State {
              });
     };
     return reachable == o.reachable && everFenced == o.everFenced &&
-           sameSet(dirty, o.dirty) && proxyStore == o.proxyStore &&
+           sameSet(dirty, o.dirty) && proxyStores == o.proxyStores &&
            lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
            uncommitted == o.uncommitted && groups == o.groups &&
            sameReady(ready, o.ready) && sameReady(partial, o.partial) &&
@@ -289,7 +289,7 @@ struct State {
     everFenced = everFenced && o.everFenced;
     fencedSinceMma = fencedSinceMma && o.fencedSinceMma;
     dirty.insert(o.dirty.begin(), o.dirty.end());
-    proxyStore = proxyStore ? proxyStore : o.proxyStore;
+    proxyStores.insert(o.proxyStores.begin(), o.proxyStores.end());
     lastAccess = lastAccess ? lastAccess : o.lastAccess;
     lastWait = lastWait ? lastWait : o.lastWait;
     uncommitted.insert(o.uncommitted);
@@ -676,8 +676,13 @@ private:
   }
 
   void transferMma(Operation *op, State &s, bool emit) {
-    if (s.proxyStore)
-      emitOnce({ProtocolViolation::MissingProxyFence, op, s.proxyStore}, emit);
+    // Only a store whose bytes this mma_async may read needs the fence (a
+    // partition's bookkeeping bytes elsewhere in shared memory do not).
+    for (Operation *store : s.proxyStores)
+      if (model.mayFeed(store, op)) {
+        emitOnce({ProtocolViolation::MissingProxyFence, op, store}, emit);
+        break;
+      }
     // mma_async ops never mark registers dirty, so chaining accumulators
     // needs no fence; what does is a non-wgmma access since the last fence,
     // or a chain that changes shape (outside the ISA's exception).
@@ -951,7 +956,7 @@ private:
       return;
     }
     if (e.kind == EventKind::ProxyFence) {
-      s.proxyStore = nullptr;
+      s.proxyStores.clear();
       return;
     }
     if (e.kind == EventKind::ThreadBarrier) {
@@ -960,7 +965,7 @@ private:
     }
     transferBarrierOp(op, s, emit);
     if (isGenericSharedStore(op)) {
-      s.proxyStore = op;
+      s.proxyStores.insert(op);
       s.unsynced.insert(op);
     }
     // Forwarding and register plumbing execute nothing: the op that
