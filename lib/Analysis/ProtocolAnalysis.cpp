@@ -803,6 +803,8 @@ private:
   /// Whether a generic shared store writes what `mma` reads: both
   /// addresses share a base atom (a different base cannot be decided).
   bool storeFeeds(Operation *store, Operation *mma) {
+    if (!model.mayFeed(store, mma))
+      return false;
     Value address = isa<LLVM::StoreOp>(store)
                         ? cast<LLVM::StoreOp>(store).getAddr()
                         : Value();
