@@ -394,6 +394,12 @@ bool AddressModel::isBackEdge(Block *from, Block *header) {
   return dominanceInfo().dominates(header, from);
 }
 
+Block *AddressModel::nearestCommonDominator(Block *a, Block *b) {
+  if (a->getParent() != b->getParent())
+    return nullptr;
+  return dominanceInfo().findNearestCommonDominator(a, b);
+}
+
 bool AddressModel::properlyDominates(Operation *a, Operation *b) {
   return dominanceInfo().properlyDominates(a, b);
 }

@@ -90,6 +90,8 @@ public:
   /// Whether `a` runs before `b` on every path to `b` (in b's region or one
   /// enclosing it).
   bool properlyDominates(Operation *a, Operation *b);
+  /// The nearest block dominating both (in one region), or null.
+  Block *nearestCommonDominator(Block *a, Block *b);
   /// The linear form of `v`, or nullopt when it is not linear.
   std::optional<Linear> linear(Value v);
   /// For a stage atom, its expression; nullopt for any other value.
@@ -103,12 +105,16 @@ public:
                                       bool descriptor = false);
   /// An mbarrier's address: a pointer, or an nvgpu group and an index.
   std::optional<StagedAddress> barrier(Value base, Value index = Value());
+  /// S, for a loop-carried index advanced as (x + 1) mod S.
+  std::optional<int64_t> wrapsAt(Value v) { return modularCounter(v); }
   /// The step of a loop counter (an scf.for body argument), or nullopt.
   std::optional<int64_t> counterStep(Value counter);
   /// N, for a counter that takes the values 0, 1, ..., N - 1 (from 0 by 1
   /// below a constant bound: an scf.for, or a CFG loop whose header tests
   /// counter < N), with N at most kMaxRingStages; nullopt otherwise.
   std::optional<int64_t> shortTripCount(Value counter);
+  /// v = counter + offset (through casts and constant adds).
+  std::optional<std::pair<Value, int64_t>> counterPlus(Value v);
   /// Constant integer value, through casts, and for a kernel parameter the
   /// constant every gpu.launch_func of the kernel passes.
   std::optional<int64_t> constant(Value v);
@@ -120,8 +126,6 @@ private:
   std::optional<int64_t> foldConstant(Operation *def);
   /// Element 0 of a vector of i32 (a descriptor's low word).
   std::optional<Linear> lowWord(Value vector);
-  /// v = counter + offset (through casts and constant adds).
-  std::optional<std::pair<Value, int64_t>> counterPlus(Value v);
   std::optional<int64_t> modularCounter(Value v);
   std::optional<PhaseExpr> carriedPhase(Value v);
   /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).

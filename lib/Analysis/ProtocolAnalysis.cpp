@@ -207,6 +207,22 @@ struct State {
   /// found the slot's phase complete; a slot id of kAnySlot stands for a
   /// constant true a front end passes where no wait is needed.
   SmallVector<std::pair<Value, SlotRef>, 2> peeked;
+  /// Loop bounds this path has passed: counter + offset >= bound (the
+  /// false side of a `x < bound` test). A later iteration of the loop that
+  /// runs only while counter < bound cannot follow such a path (a wait
+  /// guarded by "the next block exists" is skipped only in the last one).
+  struct Exhausted {
+    Value counter;
+    int64_t offset;
+    Value bound;
+    /// The bound is the one the counter's loop runs under: no iteration
+    /// follows where the fact holds.
+    bool endsLoop = false;
+    bool operator==(const Exhausted &o) const {
+      return counter == o.counter && offset == o.offset && bound == o.bound;
+    }
+  };
+  SmallVector<Exhausted, 1> exhausted;
   OpSet unsynced;
   Operation *lastWait = nullptr;
 
@@ -224,7 +240,11 @@ struct State {
            uncommitted == o.uncommitted && groups == o.groups &&
            sameReady(ready, o.ready) && sameReady(partial, o.partial) &&
            unsynced == o.unsynced &&
-           lastWait == o.lastWait && samePeeked(peeked, o.peeked);
+           lastWait == o.lastWait && samePeeked(peeked, o.peeked) &&
+           exhausted.size() == o.exhausted.size() &&
+           llvm::all_of(exhausted, [&](const Exhausted &x) {
+             return llvm::is_contained(o.exhausted, x);
+           });
   }
 
   static bool samePeeked(ArrayRef<std::pair<Value, SlotRef>> a,
@@ -278,7 +298,11 @@ struct State {
     peeked = std::move(merged);
   }
 
-  void join(const State &o) {
+  /// `divergent`: the two sides are threads of one CTA that a branch on
+  /// the thread or warpgroup index split (a wait on one side is a wait by
+  /// some threads); otherwise they are paths, and a wait on one only is no
+  /// wait at all.
+  void join(const State &o, bool divergent = false) {
     if (!o.reachable)
       return;
     if (!reachable) {
@@ -286,6 +310,9 @@ struct State {
       return;
     }
     joinPeeked(o);
+    llvm::erase_if(exhausted, [&](const Exhausted &x) {
+      return !llvm::is_contained(o.exhausted, x);
+    });
     everFenced = everFenced && o.everFenced;
     fencedSinceMma = fencedSinceMma && o.fencedSinceMma;
     dirty.insert(o.dirty.begin(), o.dirty.end());
@@ -294,29 +321,51 @@ struct State {
     lastWait = lastWait ? lastWait : o.lastWait;
     uncommitted.insert(o.uncommitted);
     unsynced.insert(o.unsynced.begin(), o.unsynced.end());
-    auto addPartial = [&](const SlotRef &x) {
-      if (llvm::none_of(partial, [&](const SlotRef &y) {
-            return x.id == y.id && x.stage == y.stage;
-          }))
-        partial.push_back(x);
-    };
-    for (const SlotRef &x : o.partial)
-      addPartial(x);
-    for (const SlotRef &x : o.ready)
-      if (llvm::none_of(ready, [&](const SlotRef &y) {
-            return x.id == y.id && x.stage == y.stage;
-          }))
-        addPartial(x);
-    for (const SlotRef &x : ready)
-      if (llvm::none_of(o.ready, [&](const SlotRef &y) {
-            return x.id == y.id && x.stage == y.stage;
-          }))
-        addPartial(x);
-    llvm::erase_if(ready, [&](const SlotRef &x) {
-      return llvm::none_of(o.ready, [&](const SlotRef &y) {
+    auto in = [](ArrayRef<SlotRef> set, const SlotRef &x) {
+      return llvm::any_of(set, [&](const SlotRef &y) {
         return x.id == y.id && x.stage == y.stage;
       });
+    };
+    // Some threads waited: on a divergent join, either side's facts; on a
+    // join of paths, only what every path has at least partially.
+    SmallVector<SlotRef> some;
+    auto add = [&](const SlotRef &x) {
+      if (!in(some, x))
+        some.push_back(x);
+    };
+    for (ArrayRef<SlotRef> mine :
+         {ArrayRef<SlotRef>(ready), ArrayRef<SlotRef>(partial)})
+      for (const SlotRef &x : mine)
+        if (divergent || in(o.ready, x) || in(o.partial, x))
+          add(x);
+    for (ArrayRef<SlotRef> theirs :
+         {ArrayRef<SlotRef>(o.ready), ArrayRef<SlotRef>(o.partial)})
+      for (const SlotRef &x : theirs)
+        if (divergent || in(ready, x) || in(partial, x))
+          add(x);
+    llvm::erase_if(some, [&](const SlotRef &x) {
+      return in(ready, x) && in(o.ready, x);
     });
+    partial = std::move(some);
+    // A fact about stage (k + c) is vacuous on a path that has shown
+    // k + c' >= bound with c' <= c: no iteration with that stage follows
+    // (a wait for the next block, skipped in the last one).
+    auto vacuous = [](const State &side, const SlotRef &x) {
+      return x.stage.counter &&
+             llvm::any_of(side.exhausted, [&](const Exhausted &e) {
+               return e.endsLoop && e.counter == x.stage.counter &&
+                      x.stage.offset >= e.offset;
+             });
+    };
+    SmallVector<SlotRef> theirs;
+    for (const SlotRef &y : o.ready)
+      if (!in(ready, y) && vacuous(*this, y))
+        theirs.push_back(y);
+    llvm::erase_if(ready, [&](const SlotRef &x) {
+      return !in(o.ready, x) && !vacuous(o, x);
+    });
+    llvm::append_range(ready, theirs);
+    llvm::erase_if(partial, [&](const SlotRef &x) { return in(ready, x); });
     // Align at the most recent group: wait_group counts from the end.
     size_t n = std::max(groups.size(), o.groups.size());
     SmallVector<PendingSet, 4> merged(n);
@@ -1051,6 +1100,93 @@ private:
       }
   }
 
+  /// The same SSA value, or two constants of one value.
+  bool sameBound(Value a, Value b) {
+    if (!a || !b)
+      return false;
+    if (a == b)
+      return true;
+    std::optional<int64_t> x = model.addresses.constant(a);
+    return x && x == model.addresses.constant(b);
+  }
+
+  /// The bound a loop counter runs below: an scf.for's upper bound, or
+  /// what its CFG loop header compares it with before entering the body.
+  Value loopBound(Value counter) {
+    auto arg = dyn_cast<BlockArgument>(counter);
+    if (!arg)
+      return Value();
+    Block *header = arg.getOwner();
+    if (auto forOp = dyn_cast<scf::ForOp>(header->getParentOp()))
+      return forOp.getInductionVar() == counter ? forOp.getUpperBound()
+                                                : Value();
+    Value cond;
+    if (auto br = dyn_cast<LLVM::CondBrOp>(header->getTerminator()))
+      cond = br.getCondition();
+    else if (auto br = dyn_cast<cf::CondBranchOp>(header->getTerminator()))
+      cond = br.getCondition();
+    Operation *cmp = cond ? cond.getDefiningOp() : nullptr;
+    if (!cmp || !isa<LLVM::ICmpOp, arith::CmpIOp>(cmp) ||
+        cmp->getOperand(0) != counter)
+      return Value();
+    return cmp->getOperand(1);
+  }
+
+  /// Whether a condition differs between the threads of a CTA: computed
+  /// from the thread index (a warpgroup or lane number, an elected lane).
+  bool threadDependent(Value c) {
+    SmallVector<Value> work{c};
+    llvm::DenseSet<Value> seen;
+    while (!work.empty() && seen.size() < 64) {
+      Value v = work.pop_back_val();
+      if (!v || !seen.insert(v).second)
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        continue;
+      if (isa<gpu::ThreadIdOp, NVVM::ThreadIdXOp, NVVM::ThreadIdYOp,
+              NVVM::ThreadIdZOp, NVVM::LaneIdOp, NVVM::WarpIdOp,
+              NVVM::ElectSyncOp>(def))
+        return true;
+      if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(def);
+          asmOp && (asmOp.getAsmString().contains("%tid") ||
+                    asmOp.getAsmString().contains("elect.sync") ||
+                    asmOp.getAsmString().contains("%laneid")))
+        return true;
+      if (isa<LLVM::LoadOp, memref::LoadOp, LLVM::CallOp>(def))
+        continue;
+      llvm::append_range(work, def->getOperands());
+    }
+    return false;
+  }
+
+  /// Whether a CFG join merges the two sides of a branch on a
+  /// thread-dependent condition (the block's immediate dominator ends in
+  /// it).
+  bool divergentJoin(Block *join) {
+    if (join->hasOneUse() || join->getSinglePredecessor())
+      return false;
+    auto it = divergent.find(join);
+    if (it != divergent.end())
+      return it->second;
+    bool result = false;
+    Block *dom = nullptr;
+    for (Block *pred : join->getPredecessors()) {
+      // The nearest block dominating every predecessor.
+      dom = dom ? model.addresses.nearestCommonDominator(dom, pred) : pred;
+    }
+    if (dom && dom != join) {
+      Operation *term = dom->getTerminator();
+      if (auto br = dyn_cast<LLVM::CondBrOp>(term))
+        result = threadDependent(br.getCondition());
+      else if (auto br = dyn_cast<cf::CondBranchOp>(term))
+        result = threadDependent(br.getCondition());
+    }
+    divergent[join] = result;
+    return result;
+  }
+  DenseMap<Block *, bool> divergent;
+
   /// For a branch condition: the i1 value it tests and whether the
   /// condition holds exactly when that value is true (through negations,
   /// zero-extensions and comparisons with 0 or 1).
@@ -1098,10 +1234,34 @@ private:
   }
 
   /// Where a branch on `cond` goes the `taken` way: the slots of probes
-  /// it proves complete become ready.
+  /// it proves complete become ready, a loop bound it proves passed is
+  /// remembered, and a path that already passed it ends here.
   void assume(Value cond, bool taken, State &s) {
     auto [v, same] = tested(cond);
-    if (taken != same)
+    bool holds = taken == same;
+    Operation *cmp = v ? v.getDefiningOp() : nullptr;
+    bool below = false;
+    if (auto c = dyn_cast_or_null<LLVM::ICmpOp>(cmp))
+      below = c.getPredicate() == LLVM::ICmpPredicate::slt ||
+              c.getPredicate() == LLVM::ICmpPredicate::ult;
+    else if (auto c = dyn_cast_or_null<arith::CmpIOp>(cmp))
+      below = c.getPredicate() == arith::CmpIPredicate::slt ||
+              c.getPredicate() == arith::CmpIPredicate::ult;
+    if (below)
+      if (std::optional<std::pair<Value, int64_t>> x =
+              model.addresses.counterPlus(cmp->getOperand(0))) {
+        State::Exhausted fact{x->first, x->second, cmp->getOperand(1),
+                              sameBound(loopBound(x->first),
+                                        cmp->getOperand(1))};
+        if (!holds && !llvm::is_contained(s.exhausted, fact))
+          s.exhausted.push_back(fact);
+        if (holds && llvm::any_of(s.exhausted, [&](const State::Exhausted &e) {
+              return e.counter == fact.counter &&
+                     sameBound(e.bound, fact.bound) && e.offset <= fact.offset;
+            }))
+          s.reachable = false;
+      }
+    if (!holds)
       return;
     for (const auto &[p, slot] : s.peeked)
       if (p == v && slot.id != kAnySlot &&
@@ -1146,6 +1306,8 @@ private:
   }
 
   State runBlock(Block &block, State s, bool emit) {
+    if (!s.reachable)
+      return s;
     for (Operation &op : block) {
       if (auto forOp = dyn_cast<scf::ForOp>(&op)) {
         s = runFor(forOp, s, emit);
@@ -1159,7 +1321,7 @@ private:
         State other = ifOp.getElseRegion().empty()
                           ? elseIn
                           : runRegion(ifOp.getElseRegion(), elseIn, emit);
-        then.join(other);
+        then.join(other, threadDependent(ifOp.getCondition()));
         s = then;
         continue;
       }
@@ -1179,6 +1341,8 @@ private:
   /// slot read one iteration ago is (k - step), and on exit the counters
   /// become the loop's results.
   State enterLoop(scf::ForOp forOp, State s) {
+    std::optional<int64_t> lower =
+        model.addresses.constant(forOp.getLowerBound());
     s.rebase([&](StageExpr &e) {
       for (auto [i, init] : llvm::enumerate(forOp.getInitArgs()))
         if (e.counter == init &&
@@ -1186,6 +1350,12 @@ private:
           e.counter = forOp.getRegionIterArgs()[i];
           return;
         }
+      // A constant slot the induction variable starts at (a wait for stage
+      // 0 before the loop that reads stage k mod S).
+      if (e.isConstant() && lower &&
+          ((*lower % e.stages) + e.stages) % e.stages == e.offset &&
+          !model.addresses.wrapsAt(forOp.getInductionVar()))
+        e = StageExpr{forOp.getInductionVar(), 0, e.stages};
     });
     return s;
   }
@@ -1193,6 +1363,24 @@ private:
   /// Across a back edge into `header` (an scf.for body or a CFG loop
   /// header), a slot read one iteration ago is (k - step).
   State backEdge(Block *header, State s) {
+    // Bounds passed, in the next iteration's counters.
+    for (State::Exhausted &e : s.exhausted) {
+      auto arg = dyn_cast<BlockArgument>(e.counter);
+      std::optional<int64_t> step = model.addresses.counterStep(e.counter);
+      if (arg && arg.getOwner() == header && step)
+        e.offset -= *step;
+      else if (definedInLoop(e.counter, header))
+        e.counter = Value();
+    }
+    llvm::erase_if(s.exhausted,
+                   [](const State::Exhausted &e) { return !e.counter; });
+    // An scf.for runs its next iteration only while iv < ub.
+    if (auto forOp = dyn_cast<scf::ForOp>(header->getParentOp()))
+      if (llvm::any_of(s.exhausted, [&](const State::Exhausted &e) {
+            return e.counter == forOp.getInductionVar() && e.offset <= 0 &&
+                   sameBound(e.bound, forOp.getUpperBound());
+          }))
+        s.reachable = false;
     // A probe's result computed in the loop is another value next time
     // round; what the next iteration keeps is the argument it was passed as.
     llvm::erase_if(s.peeked, [&](const auto &p) {
@@ -1323,17 +1511,31 @@ private:
           e.counter = arg;
           return;
         }
-        // A constant slot the loop's stage counter starts at (CuTe waits
-        // for stage 1 before a loop whose counter starts at 1).
-        if (e.isConstant() && model.addresses.counterStep(arg) &&
-            model.addresses.constant(in) == e.offset) {
-          if (std::optional<StageExpr> stage = model.addresses.stageOf(arg);
-              stage && stage->stages == e.stages && stage->offset == 0) {
-            e = *stage;
-            return;
-          }
-        }
       }
+      if (!e.isConstant())
+        return;
+      // A constant slot the loop's stage index starts at (CuTe waits for
+      // stage 1 before a loop whose index starts at 1): named as reads name
+      // that index (by the loop's first one); failing a wrapping index, a
+      // plain counter taken mod S.
+      Value plain;
+      for (auto [i, in] : llvm::enumerate(fwd)) {
+        Value arg = to->getArgument(offset + i);
+        std::optional<int64_t> start = model.addresses.constant(in);
+        if (!model.addresses.counterStep(arg) || !start ||
+            ((*start % e.stages) + e.stages) % e.stages != e.offset)
+          continue;
+        std::optional<int64_t> wraps = model.addresses.wrapsAt(arg);
+        std::optional<StageExpr> own = model.addresses.stageOf(arg);
+        if (wraps && own && *wraps == e.stages && own->stages == e.stages) {
+          e = *own;
+          return;
+        }
+        if (!wraps && !plain)
+          plain = arg;
+      }
+      if (plain)
+        e = StageExpr{plain, 0, e.stages};
     });
     return s;
   }
@@ -1374,7 +1576,7 @@ private:
                              : enterHeader(b, succ, index, along);
         if (loops)
           ageReady(edge, succ);
-        joined.join(edge);
+        joined.join(edge, !loops && divergentJoin(succ));
         if (loops)
           keepEarlierIterations(joined, edge, succ);
         if (!(joined == in.lookup(succ))) {
