@@ -207,10 +207,10 @@ std::optional<int64_t> AddressModel::foldConstant(Operation *def) {
   if (def->getNumOperands() != 2 || def->getNumResults() != 1 ||
       !def->getResult(0).getType().isIntOrIndex())
     return std::nullopt;
-  if (!isa<arith::AndIOp, LLVM::AndOp, arith::OrIOp, LLVM::OrOp,
-           arith::XOrIOp, LLVM::XOrOp, arith::ShLIOp, LLVM::ShlOp,
-           arith::ShRUIOp, LLVM::LShrOp, arith::AddIOp, LLVM::AddOp,
-           arith::SubIOp, LLVM::SubOp, arith::MulIOp, LLVM::MulOp>(def))
+  if (!isa<arith::AndIOp, LLVM::AndOp, arith::OrIOp, LLVM::OrOp, arith::XOrIOp,
+           LLVM::XOrOp, arith::ShLIOp, LLVM::ShlOp, arith::ShRUIOp,
+           LLVM::LShrOp, arith::AddIOp, LLVM::AddOp, arith::SubIOp, LLVM::SubOp,
+           arith::MulIOp, LLVM::MulOp>(def))
     return std::nullopt;
   std::optional<int64_t> a = constant(def->getOperand(0));
   std::optional<int64_t> b = a ? constant(def->getOperand(1)) : std::nullopt;

@@ -277,8 +277,8 @@ PipelineModel::oneShotReadsOf(Operation *mma) {
   return found;
 }
 
-void PipelineModel::oneShotReadsOf(Value d,
-                                   SmallVectorImpl<const OneShotFill *> &found) {
+void PipelineModel::oneShotReadsOf(
+    Value d, SmallVectorImpl<const OneShotFill *> &found) {
   {
     if (ringAt(d, /*descriptor=*/true))
       return;

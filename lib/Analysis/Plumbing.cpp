@@ -32,8 +32,9 @@ bool promotable(LLVM::AllocaOp alloca, llvm::SmallVectorImpl<Value> &addresses,
       // An integer round trip (CuTe's ptrtoint / inttoptr) is still the
       // address, as instcombine sees before SROA promotes the array.
       if (auto cast = dyn_cast<LLVM::PtrToIntOp>(user)) {
-        if (!llvm::all_of(cast->getUsers(),
-                          [](Operation *u) { return isa<LLVM::IntToPtrOp>(u); }))
+        if (!llvm::all_of(cast->getUsers(), [](Operation *u) {
+              return isa<LLVM::IntToPtrOp>(u);
+            }))
           return false;
         for (Operation *u : cast->getUsers())
           work.push_back(u->getResult(0));
@@ -42,8 +43,7 @@ bool promotable(LLVM::AllocaOp alloca, llvm::SmallVectorImpl<Value> &addresses,
       if (isa<LLVM::LoadOp>(user))
         continue;
       if (auto store = dyn_cast<LLVM::StoreOp>(user);
-          store && store.getAddr() == address &&
-          store.getValue() != address) {
+          store && store.getAddr() == address && store.getValue() != address) {
         values.push_back(store.getValue());
         continue;
       }
@@ -80,11 +80,10 @@ bool Plumbing::addresses(Operation *op) const {
 
 bool Plumbing::moves(Operation *op) const {
   if (isa<LLVM::InsertValueOp, LLVM::ExtractValueOp, LLVM::BitcastOp,
-          LLVM::InsertElementOp, LLVM::ExtractElementOp,
-          LLVM::ShuffleVectorOp, vector::BitCastOp, vector::ExtractOp,
-          vector::InsertOp, vector::ExtractStridedSliceOp,
-          vector::InsertStridedSliceOp, vector::ShuffleOp,
-          vector::ShapeCastOp>(op))
+          LLVM::InsertElementOp, LLVM::ExtractElementOp, LLVM::ShuffleVectorOp,
+          vector::BitCastOp, vector::ExtractOp, vector::InsertOp,
+          vector::ExtractStridedSliceOp, vector::InsertStridedSliceOp,
+          vector::ShuffleOp, vector::ShapeCastOp>(op))
     return true;
   if (auto load = dyn_cast<LLVM::LoadOp>(op))
     return static_cast<bool>(arrayOf(load.getAddr()));

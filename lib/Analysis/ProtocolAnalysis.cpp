@@ -239,8 +239,8 @@ struct State {
            lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
            uncommitted == o.uncommitted && groups == o.groups &&
            sameReady(ready, o.ready) && sameReady(partial, o.partial) &&
-           unsynced == o.unsynced &&
-           lastWait == o.lastWait && samePeeked(peeked, o.peeked) &&
+           unsynced == o.unsynced && lastWait == o.lastWait &&
+           samePeeked(peeked, o.peeked) &&
            exhausted.size() == o.exhausted.size() &&
            llvm::all_of(exhausted, [&](const Exhausted &x) {
              return llvm::is_contained(o.exhausted, x);
@@ -290,8 +290,7 @@ struct State {
                                     }))
         add(x);
     for (const auto &y : o.peeked)
-      if (y.second.id != kAnySlot &&
-          llvm::any_of(peeked, [&](const auto &x) {
+      if (y.second.id != kAnySlot && llvm::any_of(peeked, [&](const auto &x) {
             return x.first == y.first && x.second.id == kAnySlot;
           }))
         add(y);
@@ -343,9 +342,8 @@ struct State {
       for (const SlotRef &x : theirs)
         if (divergent || in(ready, x) || in(partial, x))
           add(x);
-    llvm::erase_if(some, [&](const SlotRef &x) {
-      return in(ready, x) && in(o.ready, x);
-    });
+    llvm::erase_if(
+        some, [&](const SlotRef &x) { return in(ready, x) && in(o.ready, x); });
     partial = std::move(some);
     // A fact about stage (k + c) is vacuous on a path that has shown
     // k + c' >= bound with c' <= c: no iteration with that stage follows
@@ -1250,9 +1248,9 @@ private:
     if (below)
       if (std::optional<std::pair<Value, int64_t>> x =
               model.addresses.counterPlus(cmp->getOperand(0))) {
-        State::Exhausted fact{x->first, x->second, cmp->getOperand(1),
-                              sameBound(loopBound(x->first),
-                                        cmp->getOperand(1))};
+        State::Exhausted fact{
+            x->first, x->second, cmp->getOperand(1),
+            sameBound(loopBound(x->first), cmp->getOperand(1))};
         if (!holds && !llvm::is_contained(s.exhausted, fact))
           s.exhausted.push_back(fact);
         if (holds && llvm::any_of(s.exhausted, [&](const State::Exhausted &e) {
@@ -1286,7 +1284,8 @@ private:
     if (!br)
       return s;
     Block *to = term->getSuccessor(succIndex);
-    OperandRange fwd = br.getSuccessorOperands(succIndex).getForwardedOperands();
+    OperandRange fwd =
+        br.getSuccessorOperands(succIndex).getForwardedOperands();
     unsigned offset = to->getNumArguments() - fwd.size();
     for (auto [i, v] : llvm::enumerate(fwd)) {
       Value arg = to->getArgument(offset + i);
@@ -1506,8 +1505,7 @@ private:
     s.rebase([&](StageExpr &e) {
       for (auto [i, in] : llvm::enumerate(fwd)) {
         Value arg = to->getArgument(offset + i);
-        if (e.counter && e.counter == in &&
-            model.addresses.counterStep(arg)) {
+        if (e.counter && e.counter == in && model.addresses.counterStep(arg)) {
           e.counter = arg;
           return;
         }
@@ -1623,9 +1621,9 @@ nvwgmma::analyzeProtocol(Operation *root, bool strict, bool reportUnchecked) {
       return;
     std::string counts;
     for (const auto &[label, n] : unchecked)
-      counts += llvm::formatv("{0}{1} x {2}", counts.empty() ? "" : ", ", n,
-                              label)
-                    .str();
+      counts +=
+          llvm::formatv("{0}{1} x {2}", counts.empty() ? "" : ", ", n, label)
+              .str();
     ProtocolViolation v{ProtocolViolation::Unchecked, fn, nullptr};
     v.text = "every pipeline rule must be checked in this function, but got "
              "places the checker cannot relate (" +

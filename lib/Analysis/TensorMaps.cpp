@@ -21,7 +21,8 @@ std::optional<int64_t> elementBytes(int64_t code) {
   return bytes[code];
 }
 
-bool sameAddress(const std::optional<Linear> &a, const std::optional<Linear> &b) {
+bool sameAddress(const std::optional<Linear> &a,
+                 const std::optional<Linear> &b) {
   if (!a || !b || a->constant != b->constant || a->shift != b->shift ||
       a->terms.size() != b->terms.size())
     return false;

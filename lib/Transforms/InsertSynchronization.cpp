@@ -105,7 +105,8 @@ struct InsertSynchronizationPass
     }
     // Each repair removes its violation, so only pathological IR gets here.
     SmallVector<ProtocolViolation> left = analyzeProtocol(getOperation());
-    llvm::erase_if(left, [](const ProtocolViolation &v) { return v.isWarning(); });
+    llvm::erase_if(left,
+                   [](const ProtocolViolation &v) { return v.isWarning(); });
     if (left.empty())
       return;
     left.front().at->emitError()

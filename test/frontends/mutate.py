@@ -192,7 +192,11 @@ def mutants(kernel: str, text: str) -> list[dict]:
             add("deepen_wait_loop", "c4/c7", f"wait_group N -> N + 1 (line {inner[-1] + 1})",
                 [e] if (e := _deepen(inner[-1], lines[inner[-1]])) else None)  # fmt: skip
             arrives = [i for i, k in events if k == "arrive" and i > inner[-1]]
-            if arrives and _wait_depth(lines[inner[-1]]) and not re.match(r"\s*%", lines[inner[-1]]):
+            if (
+                arrives
+                and _wait_depth(lines[inner[-1]])
+                and not re.match(r"\s*%", lines[inner[-1]])
+            ):
                 add("release_before_wait", "c7",
                     f"move the wait_group on line {inner[-1] + 1} below the release on line {arrives[0] + 1}",
                     [{"op": "move", "from": inner[-1] + 1, "to": inner[-1] + 1, "after": arrives[0] + 1}])  # fmt: skip

@@ -121,10 +121,18 @@ def attention_fwd(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, scale,
     # fused-attention tutorial: TMA descriptors, online softmax in exp2, a
     # pipelined loop over K/V blocks (to the diagonal when causal).
     start_m = tl.program_id(0)
-    q_desc = tl.make_tensor_descriptor(q_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
-    k_desc = tl.make_tensor_descriptor(k_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
-    v_desc = tl.make_tensor_descriptor(v_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM])
-    o_desc = tl.make_tensor_descriptor(o_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM])
+    q_desc = tl.make_tensor_descriptor(
+        q_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM]
+    )
+    k_desc = tl.make_tensor_descriptor(
+        k_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM]
+    )
+    v_desc = tl.make_tensor_descriptor(
+        v_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_N, HEAD_DIM]
+    )
+    o_desc = tl.make_tensor_descriptor(
+        o_ptr, [seq_len, HEAD_DIM], [HEAD_DIM, 1], [BLOCK_M, HEAD_DIM]
+    )
     q = q_desc.load([start_m * BLOCK_M, 0])
     m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32) + 1.0
@@ -203,7 +211,14 @@ def gluon_sources() -> list:
 def main(out: pathlib.Path) -> None:
     # A cached kernel never reaches translation, so nothing would be captured.
     os.environ["TRITON_ALWAYS_COMPILE"] = "1"
-    fp16 = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
+    fp16 = {
+        "a_ptr": "*fp16",
+        "b_ptr": "*fp16",
+        "c_ptr": "*fp16",
+        "M": "i32",
+        "N": "i32",
+        "K": "i32",
+    }
     fp8 = {**fp16, "a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv"}
     blocks = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64}
     attention = {

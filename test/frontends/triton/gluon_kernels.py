@@ -20,18 +20,26 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 
 @gluon.jit
-def gluon_pipelined_matmul(a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr):
+def gluon_pipelined_matmul(
+    a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr
+):
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
-    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
+    a_bufs = gl.allocate_shared_memory(
+        a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout
+    )
+    b_bufs = gl.allocate_shared_memory(
+        b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout
+    )
     bars = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
         mbarrier.init(bars.index(i), count=1)
     off_m = gl.program_id(0) * BLOCK_M
     off_n = gl.program_id(1) * BLOCK_N
-    layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16])
+    layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
     acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=layout)
     k_tiles = gl.cdiv(K, BLOCK_K)
     for i in gl.static_range(STAGES - 1):
@@ -56,8 +64,11 @@ def gluon_pipelined_matmul(a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr,
     c = gl.convert_layout(acc.to(gl.float16), out_layout)
     gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
 
+
 @gluon.jit
-def _ws_loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_tiles, STAGES: gl.constexpr):
+def _ws_loader(
+    a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_tiles, STAGES: gl.constexpr
+):
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     for k in range(k_tiles):
         s = k % STAGES
@@ -69,9 +80,24 @@ def _ws_loader(a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_til
 
 
 @gluon.jit
-def _ws_mma(a_bufs, b_bufs, ready, empty, c_ptr, N, off_m, off_n, k_tiles,
-            BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, num_warps: gl.constexpr):
-    layout: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16])
+def _ws_mma(
+    a_bufs,
+    b_bufs,
+    ready,
+    empty,
+    c_ptr,
+    N,
+    off_m,
+    off_n,
+    k_tiles,
+    BLOCK_M: gl.constexpr,
+    BLOCK_N: gl.constexpr,
+    STAGES: gl.constexpr,
+    num_warps: gl.constexpr,
+):
+    layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
     acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=layout)
     for k in range(k_tiles):
         s = k % STAGES
@@ -90,12 +116,18 @@ def _ws_mma(a_bufs, b_bufs, ready, empty, c_ptr, N, off_m, off_n, k_tiles,
 
 
 @gluon.jit
-def gluon_warp_specialized_matmul(a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr):
+def gluon_warp_specialized_matmul(
+    a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr
+):
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
-    a_bufs = gl.allocate_shared_memory(a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout)
-    b_bufs = gl.allocate_shared_memory(b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout)
+    a_bufs = gl.allocate_shared_memory(
+        a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout
+    )
+    b_bufs = gl.allocate_shared_memory(
+        b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout
+    )
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     for i in gl.static_range(STAGES):
@@ -104,10 +136,34 @@ def gluon_warp_specialized_matmul(a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.con
     off_m = gl.program_id(0) * BLOCK_M
     off_n = gl.program_id(1) * BLOCK_N
     k_tiles = gl.cdiv(K, BLOCK_K)
-    gl.warp_specialize([
-        (_ws_mma, (a_bufs, b_bufs, ready, empty, c_ptr, N, off_m, off_n, k_tiles, BLOCK_M, BLOCK_N, STAGES, num_warps)),
-        (_ws_loader, (a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_tiles, STAGES)),
-    ], [1], [40])
+    gl.warp_specialize(
+        [
+            (
+                _ws_mma,
+                (
+                    a_bufs,
+                    b_bufs,
+                    ready,
+                    empty,
+                    c_ptr,
+                    N,
+                    off_m,
+                    off_n,
+                    k_tiles,
+                    BLOCK_M,
+                    BLOCK_N,
+                    STAGES,
+                    num_warps,
+                ),
+            ),
+            (
+                _ws_loader,
+                (a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, k_tiles, STAGES),
+            ),
+        ],
+        [1],
+        [40],
+    )
 
 
 def kernels():
@@ -120,5 +176,8 @@ def kernels():
     constexprs = {"STAGES": 4, "num_warps": 4}
     return [
         ("gluon_pipelined_matmul", GluonASTSource(gluon_pipelined_matmul, sig, constexprs)),
-        ("gluon_warp_specialized_matmul", GluonASTSource(gluon_warp_specialized_matmul, sig, constexprs)),
+        (
+            "gluon_warp_specialized_matmul",
+            GluonASTSource(gluon_warp_specialized_matmul, sig, constexprs),
+        ),
     ]
