@@ -629,6 +629,8 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   }
   if (!def)
     return carriedPhase(v);
+  if (std::optional<PhaseExpr> bit = maskPhase(def))
+    return bit;
   // The phase advanced in the body (Triton): select(x + 1 >= S, p ^ 1, p)
   // of a carried phase p, used with the advanced index.
   if (isa<arith::SelectOp, LLVM::SelectOp>(def))
@@ -670,6 +672,106 @@ std::optional<PhaseExpr> AddressModel::phaseOf(Value v) {
   if (std::optional<StageExpr> round = counterBy(div))
     return PhaseExpr{*round, false};
   return std::nullopt;
+}
+
+std::optional<int64_t> AddressModel::firstParity(Value v) {
+  for (int depth = 0; v && depth < 8; ++depth) {
+    if (std::optional<int64_t> c = constant(v))
+      return *c & 1;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (isCast(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && isOne(def->getOperand(1))) {
+      std::optional<int64_t> inner = firstParity(def->getOperand(0));
+      return inner ? std::optional<int64_t>(1 - *inner) : std::nullopt;
+    }
+    // (mask & bit) != 0 of a mask that starts as a constant.
+    auto cmp = comparedBy(v, {arith::CmpIPredicate::ne});
+    if (!cmp || constant(cmp->second) != 0)
+      return std::nullopt;
+    Operation *bits = cmp->first.getDefiningOp();
+    auto load = bits && isa<arith::AndIOp, LLVM::AndOp>(bits)
+                    ? bits->getOperand(0).getDefiningOp<memref::LoadOp>()
+                    : memref::LoadOp();
+    std::optional<int64_t> bit =
+        load ? constant(bits->getOperand(1)) : std::nullopt;
+    if (!bit)
+      return std::nullopt;
+    std::optional<int64_t> initial;
+    for (Operation *user : load.getMemRef().getUsers())
+      if (auto store = dyn_cast<memref::StoreOp>(user))
+        if (std::optional<int64_t> c = constant(store.getValueToStore())) {
+          if (initial && *initial != *c)
+            return std::nullopt;
+          initial = c;
+        }
+    if (!initial)
+      return std::nullopt;
+    return (*initial & *bit) != 0;
+  }
+  return std::nullopt;
+}
+
+/// Phases kept as a bit mask in memory, one bit per stage (Mosaic GPU):
+/// `(mask & (1 << s)) != 0`, with every store to the mask either a constant
+/// or the same bit toggled as it is read (`mask ^ (1 << s)`). Each wait
+/// flips its stage's bit, so the bit is the round parity of stage s,
+/// complemented where the mask starts with it set.
+std::optional<PhaseExpr> AddressModel::maskPhase(Operation *def) {
+  auto cmp = comparedBy(def->getResult(0), {arith::CmpIPredicate::ne});
+  if (!cmp || constant(cmp->second) != 0)
+    return std::nullopt;
+  Operation *bits = cmp->first.getDefiningOp();
+  if (!bits || !isa<arith::AndIOp, LLVM::AndOp>(bits))
+    return std::nullopt;
+  auto load = bits->getOperand(0).getDefiningOp<memref::LoadOp>();
+  Operation *shift = bits->getOperand(1).getDefiningOp();
+  if (!load || !shift || !isa<arith::ShLIOp, LLVM::ShlOp>(shift) ||
+      !isOne(shift->getOperand(0)))
+    return std::nullopt;
+  Value mask = load.getMemRef();
+  auto alloca = mask.getDefiningOp<memref::AllocaOp>();
+  if (!alloca || alloca.getType().getRank() != 0)
+    return std::nullopt;
+  std::optional<int64_t> initial;
+  for (Operation *user : mask.getUsers()) {
+    if (isa<memref::LoadOp>(user))
+      continue;
+    auto store = dyn_cast<memref::StoreOp>(user);
+    if (!store)
+      return std::nullopt;
+    if (std::optional<int64_t> c = constant(store.getValueToStore())) {
+      if (initial && *initial != *c)
+        return std::nullopt;
+      initial = c;
+      continue;
+    }
+    Operation *toggle = store.getValueToStore().getDefiningOp();
+    if (!toggle || !isa<arith::XOrIOp, LLVM::XOrOp>(toggle) ||
+        !toggle->getOperand(0).getDefiningOp<memref::LoadOp>() ||
+        toggle->getOperand(0).getDefiningOp<memref::LoadOp>().getMemRef() !=
+            mask)
+      return std::nullopt;
+    Operation *bit = toggle->getOperand(1).getDefiningOp();
+    if (!bit || !isa<arith::ShLIOp, LLVM::ShlOp>(bit) ||
+        !isOne(bit->getOperand(0)))
+      return std::nullopt;
+  }
+  // The bit index: a stage, through whatever arithmetic adds nothing.
+  std::optional<StagedAddress> index = staged(shift->getOperand(1));
+  if (!initial || !index || index->stride != 1 || !index->rest.terms.empty() ||
+      index->rest.constant != 0 || index->stage.isFixed())
+    return std::nullopt;
+  std::optional<StageExpr> stage = index->stage;
+  bool set = (static_cast<uint64_t>(*initial) >> stage->offset) & 1;
+  // One start for every bit, or the complement follows the stage.
+  if (*initial != 0 && *initial != (int64_t(1) << stage->stages) - 1)
+    return std::nullopt;
+  return PhaseExpr{*stage, *initial != 0 || set};
 }
 
 /// For a block argument that a conditional branch chooses (CuTe's

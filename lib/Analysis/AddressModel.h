@@ -96,6 +96,10 @@ public:
   std::optional<Linear> linear(Value v);
   /// For a stage atom, its expression; nullopt for any other value.
   std::optional<StageExpr> stageOf(Value atom);
+  /// The value a parity operand has the first time it is computed: a
+  /// constant, its complement, or a bit of a phase mask at its initial
+  /// value.
+  std::optional<int64_t> firstParity(Value v);
   /// The round parity a try_wait.parity operand follows, if recognised.
   std::optional<PhaseExpr> phaseOf(Value v);
   /// A byte address (pointer or integer) split into rest + stride * stage;
@@ -128,6 +132,7 @@ private:
   std::optional<Linear> lowWord(Value vector);
   std::optional<int64_t> modularCounter(Value v);
   std::optional<PhaseExpr> carriedPhase(Value v);
+  std::optional<PhaseExpr> maskPhase(Operation *def);
   /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).
   std::optional<StageExpr> counterBy(Operation *op);
   std::optional<Linear> compute(Value v);

@@ -627,11 +627,32 @@ void PipelineModel::checkExpectTx(Operation *expect,
   out.push_back(v);
 }
 
+/// Whether `block` lies on a cycle of its region's CFG, or in a loop op.
+static bool inLoop(Operation *op) {
+  if (op->getParentOfType<LoopLikeOpInterface>())
+    return true;
+  Block *start = op->getBlock();
+  SmallVector<Block *> work(start->getSuccessors());
+  llvm::SmallPtrSet<Block *, 16> seen;
+  while (!work.empty()) {
+    Block *b = work.pop_back_val();
+    if (b == start)
+      return true;
+    if (seen.insert(b).second)
+      llvm::append_range(work, b->getSuccessors());
+  }
+  return false;
+}
+
 void PipelineModel::checkParity(Operation *op,
                                 SmallVectorImpl<ProtocolViolation> &out,
                                 bool strict) {
   const ProtocolEvent &wait = events.of(op);
   std::optional<SlotRef> barrier = barrierOf(op);
+  if (barrier && barrier->stage.isFixed() && barrier->stage.stages == 1) {
+    checkOneShotParity(op, barrier->id, out);
+    return;
+  }
   if (!barrier || barrier->stage.isFixed() || barrier->stage.stages <= 0)
     return;
   bool full = isFull(barrier->id), empty = isEmpty(barrier->id);
@@ -696,4 +717,28 @@ void PipelineModel::checkParity(Operation *op,
                  .str();
   if (!v.text.empty())
     out.push_back(v);
+}
+
+void PipelineModel::checkOneShotParity(
+    Operation *op, int barrier, SmallVectorImpl<ProtocolViolation> &out) {
+  // A barrier a TMA load fills once, waited for once: the fill completes
+  // phase 0, so the wait must be for parity 0 (1 passes at once, before the
+  // bytes land). Waits in a loop (a persistent kernel's next tile) are
+  // related to no round here.
+  if (llvm::none_of(tmaLoads,
+                    [&](Operation *load) {
+                      std::optional<SlotRef> slot = barrierOf(load);
+                      return slot && slot->id == barrier && !isFull(barrier) &&
+                             !inLoop(load);
+                    }) ||
+      inLoop(op))
+    return;
+  std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
+  if (!parity || *parity == 0)
+    return;
+  ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
+  v.text = "a wait for shared memory a TMA load fills once must use parity "
+           "0, the phase the load completes, but got 1, which passes before "
+           "the bytes land (protocol_c9)";
+  out.push_back(v);
 }

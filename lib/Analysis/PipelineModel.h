@@ -139,6 +139,8 @@ private:
   void checkExpectTx(Operation *expect,
                      llvm::SmallVectorImpl<ProtocolViolation> &out,
                      bool strict);
+  void checkOneShotParity(Operation *wait, int barrier,
+                          llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkParity(Operation *wait,
                    llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
 };
