@@ -20,6 +20,18 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 
 @gluon.jit
+def _store_tile(acc, c_ptr, N, off_m, off_n, BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr,
+                num_warps: gl.constexpr):  # fmt: skip
+    """The fp16 tile to C through registers (no TMA store: the corpus is
+    about the loads' ring)."""
+    out_layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [num_warps, 1], [1, 0])
+    rm = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, out_layout))
+    rn = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, out_layout))
+    c = gl.convert_layout(acc.to(gl.float16), out_layout)
+    gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@gluon.jit
 def gluon_pipelined_matmul(
     a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr
 ):
@@ -58,11 +70,7 @@ def gluon_pipelined_matmul(
             tma.async_load(a_desc, [off_m, nk * BLOCK_K], bars.index(ns), a_bufs.index(ns))
             tma.async_load(b_desc, [off_n, nk * BLOCK_K], bars.index(ns), b_bufs.index(ns))
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
-    out_layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [num_warps, 1], [1, 0])
-    rm = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, out_layout))
-    rn = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, out_layout))
-    c = gl.convert_layout(acc.to(gl.float16), out_layout)
-    gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+    _store_tile(acc, c_ptr, N, off_m, off_n, BLOCK_M, BLOCK_N, num_warps)
 
 
 @gluon.jit
@@ -108,11 +116,7 @@ def _ws_mma(
         if k > 0:
             mbarrier.arrive(empty.index((k - 1) % STAGES), count=1)
     acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
-    out_layout: gl.constexpr = gl.BlockedLayout([1, 4], [8, 4], [num_warps, 1], [1, 0])
-    rm = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(1, out_layout))
-    rn = off_n + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, out_layout))
-    c = gl.convert_layout(acc.to(gl.float16), out_layout)
-    gl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+    _store_tile(acc, c_ptr, N, off_m, off_n, BLOCK_M, BLOCK_N, num_warps)
 
 
 @gluon.jit
