@@ -774,6 +774,128 @@ std::optional<PhaseExpr> AddressModel::maskPhase(Operation *def) {
   return PhaseExpr{*stage, *initial != 0 || set};
 }
 
+static std::optional<std::tuple<Value, Value, Value>> branchChoice(Value x);
+
+/// The value forwarded into block argument `arg` from predecessor `pred`.
+static Value forwardedFrom(Block *pred, BlockArgument arg) {
+  auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
+  if (!br)
+    return Value();
+  for (unsigned s = 0; s < pred->getTerminator()->getNumSuccessors(); ++s) {
+    if (pred->getTerminator()->getSuccessor(s) != arg.getOwner())
+      continue;
+    OperandRange fwd = br.getSuccessorOperands(s).getForwardedOperands();
+    unsigned offset = arg.getOwner()->getNumArguments() - fwd.size();
+    if (arg.getArgNumber() < offset)
+      return Value();
+    return fwd[arg.getArgNumber() - offset];
+  }
+  return Value();
+}
+
+std::optional<bool> AddressModel::pairPolarity(
+    Value index, Value phase, int64_t S,
+    llvm::DenseMap<std::pair<Value, Value>, bool> &assumed, int depth) {
+  if (!index || !phase || depth > 16)
+    return std::nullopt;
+  // Round 0: both constants.
+  std::optional<int64_t> i0 = constant(index), p0 = constant(phase);
+  if (i0 && p0)
+    return *i0 >= 0 && *i0 < S && (*p0 == 0 || *p0 == 1)
+               ? std::optional<bool>(*p0 == 1)
+               : std::nullopt;
+  auto known = assumed.find({index, phase});
+  if (known != assumed.end())
+    return known->second;
+  // One step: index advanced mod S, the phase flipped on its wrap.
+  Operation *adv = index.getDefiningOp();
+  if (adv && isa<arith::SelectOp, LLVM::SelectOp>(adv) &&
+      constant(adv->getOperand(1)) == 0)
+    if (auto w = wrapOf(adv->getOperand(0)); w && w->second == S)
+      if (auto inc = counterPlus(adv->getOperand(2));
+          inc && inc->first == w->first && inc->second == 1) {
+        // The phase: p' = flip(p) on the same wrap, with (prev, p) a pair.
+        Value cond, ifTrue, ifFalse;
+        if (Operation *sel = phase.getDefiningOp();
+            sel && isa<arith::SelectOp, LLVM::SelectOp>(sel)) {
+          cond = sel->getOperand(0);
+          ifTrue = sel->getOperand(1);
+          ifFalse = sel->getOperand(2);
+        } else if (auto choice = branchChoice(phase)) {
+          std::tie(cond, ifTrue, ifFalse) = *choice;
+        }
+        Operation *flip = ifTrue ? ifTrue.getDefiningOp() : nullptr;
+        if (flip && isa<arith::XOrIOp, LLVM::XOrOp>(flip) &&
+            flip->getOperand(0) == ifFalse && isOne(flip->getOperand(1)) &&
+            wrapOf(cond) && wrapOf(cond)->first == w->first)
+          return pairPolarity(w->first, ifFalse, S, assumed, depth + 1);
+        return std::nullopt;
+      }
+  auto ia = dyn_cast<BlockArgument>(index);
+  auto pa = dyn_cast<BlockArgument>(phase);
+  if (!ia || !pa || ia.getOwner() != pa.getOwner() ||
+      ia.getOwner()->isEntryBlock())
+    return std::nullopt;
+  // A block both are arguments of (a loop header or a join): every edge
+  // into it must hand over a pair of one polarity. Loop headers assume it
+  // of themselves for their back edges (the invariant is inductive).
+  Block *block = ia.getOwner();
+  std::optional<bool> polarity;
+  SmallVector<Block *> back;
+  for (Block *pred : block->getPredecessors()) {
+    if (isBackEdge(pred, block)) {
+      back.push_back(pred);
+      continue;
+    }
+    std::optional<bool> f =
+        pairPolarity(forwardedFrom(pred, ia), forwardedFrom(pred, pa), S,
+                     assumed, depth + 1);
+    if (!f || (polarity && *polarity != *f))
+      return std::nullopt;
+    polarity = f;
+  }
+  if (!polarity)
+    return std::nullopt;
+  assumed[{index, phase}] = *polarity;
+  for (Block *pred : back) {
+    Value ni = forwardedFrom(pred, ia), np = forwardedFrom(pred, pa);
+    // Unchanged across the back edge, or kept by an inner loop / a join.
+    std::optional<bool> f = (ni == index && np == phase)
+                                ? polarity
+                                : pairPolarity(ni, np, S, assumed, depth + 1);
+    if (!f || *f != *polarity) {
+      assumed.erase({index, phase});
+      return std::nullopt;
+    }
+  }
+  return polarity;
+}
+
+std::optional<PhaseExpr> AddressModel::pairedPhase(Value parity,
+                                                   const StageExpr &stage) {
+  bool complemented = false;
+  while (Operation *def = parity ? parity.getDefiningOp() : nullptr) {
+    if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && isOne(def->getOperand(1)))
+      complemented = !complemented;
+    else if (!isCast(def))
+      break;
+    parity = def->getOperand(0);
+  }
+  auto p = dyn_cast_or_null<BlockArgument>(parity);
+  if (!p || stage.isFixed() || stage.stages <= 1)
+    return std::nullopt;
+  // The index beside it: an argument of the same block naming the stage.
+  for (BlockArgument i : p.getOwner()->getArguments()) {
+    std::optional<StageExpr> own = stageOf(i);
+    if (i == p || !own || !(*own == stage))
+      continue;
+    llvm::DenseMap<std::pair<Value, Value>, bool> assumed;
+    if (std::optional<bool> f = pairPolarity(i, p, stage.stages, assumed, 0))
+      return PhaseExpr{stage, *f != complemented};
+  }
+  return std::nullopt;
+}
+
 /// For a block argument that a conditional branch chooses (CuTe's
 /// `if (wrap) phase ^= 1` as CFG): the condition and the values the true
 /// and false sides pass, each through an unconditional branch or directly.

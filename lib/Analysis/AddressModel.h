@@ -100,6 +100,11 @@ public:
   /// constant, its complement, or a bit of a phase mask at its initial
   /// value.
   std::optional<int64_t> firstParity(Value v);
+  /// For a parity carried by a loop beside the stage index of `stage`: the
+  /// round it follows, when the (index, phase) pair keeps the pipeline
+  /// state's invariant through every loop that carries it (CuTe hands its
+  /// state from a tile loop to a prologue loop to its main loop).
+  std::optional<PhaseExpr> pairedPhase(Value parity, const StageExpr &stage);
   /// The round parity a try_wait.parity operand follows, if recognised.
   std::optional<PhaseExpr> phaseOf(Value v);
   /// A byte address (pointer or integer) split into rest + stride * stage;
@@ -132,6 +137,12 @@ private:
   std::optional<Linear> lowWord(Value vector);
   std::optional<int64_t> modularCounter(Value v);
   std::optional<PhaseExpr> carriedPhase(Value v);
+  /// The polarity of a pipeline-state pair (index, phase) of S stages:
+  /// whether the phase is the complement of the index's round parity.
+  std::optional<bool>
+  pairPolarity(Value index, Value phase, int64_t S,
+               llvm::DenseMap<std::pair<Value, Value>, bool> &assumed,
+               int depth);
   std::optional<PhaseExpr> maskPhase(Operation *def);
   /// For `x remui S` / `x divui S` with x = counter + c: (counter, c, S).
   std::optional<StageExpr> counterBy(Operation *op);

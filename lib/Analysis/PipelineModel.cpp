@@ -657,6 +657,8 @@ void PipelineModel::checkParity(Operation *op,
     return;
   bool full = isFull(barrier->id), empty = isEmpty(barrier->id);
   std::optional<PhaseExpr> phase = addresses.phaseOf(wait.parity);
+  if (!phase)
+    phase = addresses.pairedPhase(wait.parity, barrier->stage);
   ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
   std::string want =
       describePhase(PhaseExpr{barrier->stage, /*flipped=*/empty && !full});
