@@ -756,6 +756,10 @@ std::optional<PhaseExpr> AddressModel::maskPhase(Operation *def) {
         toggle->getOperand(0).getDefiningOp<memref::LoadOp>().getMemRef() !=
             mask)
       return std::nullopt;
+    // The bit toggled: 1 << s, or a constant one (a fixed stage's).
+    if (std::optional<int64_t> c = constant(toggle->getOperand(1)))
+      if (*c > 0 && llvm::isPowerOf2_64(static_cast<uint64_t>(*c)))
+        continue;
     Operation *bit = toggle->getOperand(1).getDefiningOp();
     if (!bit || !isa<arith::ShLIOp, LLVM::ShlOp>(bit) ||
         !isOne(bit->getOperand(0)))

@@ -644,6 +644,34 @@ static bool inLoop(Operation *op) {
   return false;
 }
 
+void PipelineModel::checkFirstRoundParity(
+    Operation *op, const SlotRef &slot,
+    SmallVectorImpl<ProtocolViolation> &out) {
+  // A wait on one fixed slot of a ring's barriers, outside any loop, with no
+  // earlier wait on that slot before it on every path: the slot's first
+  // round, phase 0 for a filled stage (1 passes before the stage lands).
+  if (!isFull(slot.id) || isEmpty(slot.id) || inLoop(op))
+    return;
+  bool earlier = false;
+  fn->walk([&](Operation *other) {
+    if (other == op || events.kind(other) != EventKind::ParityWait)
+      return;
+    std::optional<SlotRef> s = barrierOf(other);
+    earlier |= s && s->id == slot.id && s->stage == slot.stage &&
+               addresses.properlyDominates(other, op);
+  });
+  std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
+  if (earlier || !parity || *parity == 0)
+    return;
+  ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
+  v.text = llvm::formatv("a first wait for stage {0} must use parity 0, the "
+                         "phase its first fill completes, but got 1, which "
+                         "passes before the stage is filled (protocol_c9)",
+                         describeStage(slot.stage))
+               .str();
+  out.push_back(v);
+}
+
 void PipelineModel::checkParity(Operation *op,
                                 SmallVectorImpl<ProtocolViolation> &out,
                                 bool strict) {
@@ -651,6 +679,10 @@ void PipelineModel::checkParity(Operation *op,
   std::optional<SlotRef> barrier = barrierOf(op);
   if (barrier && barrier->stage.isFixed() && barrier->stage.stages == 1) {
     checkOneShotParity(op, barrier->id, out);
+    return;
+  }
+  if (barrier && barrier->stage.isConstant()) {
+    checkFirstRoundParity(op, *barrier, out);
     return;
   }
   if (!barrier || barrier->stage.isFixed() || barrier->stage.stages <= 0)

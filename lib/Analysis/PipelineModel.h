@@ -139,6 +139,8 @@ private:
   void checkExpectTx(Operation *expect,
                      llvm::SmallVectorImpl<ProtocolViolation> &out,
                      bool strict);
+  void checkFirstRoundParity(Operation *wait, const SlotRef &slot,
+                             llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkOneShotParity(Operation *wait, int barrier,
                           llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkParity(Operation *wait,

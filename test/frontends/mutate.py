@@ -160,6 +160,31 @@ def _halve_expect(line_no: int, line: str, lines: list[str]) -> list[dict] | Non
     return None
 
 
+def _rendezvous(lines: list[str], i: int) -> bool:
+    """A wait on a barrier the same thread arrived on just before: a
+    rendezvous of warpgroups (Mosaic's schedule barriers), not a ring's."""
+    ops = _operands(lines[i])
+    if not ops:
+        return False
+    window = lines[max(0, i - 16) : i]
+
+    def key(name: str) -> str:
+        # The address by what computes it (two GEPs of one slot are one).
+        for line in reversed(window):
+            m = re.match(rf"\s*{re.escape(name)} = (.*)", line)
+            if m:
+                return m.group(1)
+        return name
+
+    target = key(ops[0])
+    for line in window:
+        arrive_ops = _operands(line)
+        if ARRIVE.search(line) and not EXPECT.search(line) and arrive_ops:
+            if any(key(o) == target for o in arrive_ops):
+                return True
+    return False
+
+
 def mutants(kernel: str, text: str) -> list[dict]:
     lines = text.split("\n")
     events = _events(lines)
@@ -202,7 +227,7 @@ def mutants(kernel: str, text: str) -> list[dict]:
                     [{"op": "move", "from": inner[-1] + 1, "to": inner[-1] + 1, "after": arrives[0] + 1}])  # fmt: skip
     full = empty = None
     for n, (i, k) in enumerate(events):
-        if k != "barrier_wait":
+        if k != "barrier_wait" or _rendezvous(lines, i):
             continue
         after = next((k2 for _, k2 in events[n + 1 :] if k2 != "barrier_wait"), None)
         if after in ("fence", "mma") and full is None:
