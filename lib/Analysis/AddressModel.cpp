@@ -477,6 +477,11 @@ std::optional<int64_t> AddressModel::shortTripCount(Value counter) {
 std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   if (std::optional<int64_t> modulus = modularCounter(atom))
     return StageExpr{atom, 0, *modulus};
+  // An index advanced on some iterations only (CuTe's producer state inside
+  // its consumer loop): a symbolic stage -- the same value names the same
+  // slot -- with no step, so no fact about it crosses an iteration.
+  if (std::optional<int64_t> modulus = conditionalCounter(atom))
+    return StageExpr{atom, 0, *modulus};
   // A counter that never wraps is its own stage: a ring filled once, before
   // its loop, and read once per stage (upstream's sm90 GEMM tests).
   if (std::optional<int64_t> trips = shortTripCount(atom); trips && *trips > 1)
@@ -509,6 +514,48 @@ std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   if (!isRemainder(def))
     return std::nullopt;
   return counterBy(def);
+}
+
+std::optional<int64_t> AddressModel::conditionalCounter(Value v) {
+  std::optional<IterArg> arg = iterArg(v);
+  auto join = arg ? dyn_cast<BlockArgument>(arg->next) : BlockArgument();
+  if (!join || join.getOwner() == arg->header)
+    return std::nullopt;
+  // Every edge into the join hands over v itself or v advanced mod S.
+  std::optional<int64_t> modulus;
+  bool advances = false, stays = false;
+  for (Block *pred : join.getOwner()->getPredecessors()) {
+    auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
+    if (!br)
+      return std::nullopt;
+    Value in;
+    for (unsigned i = 0; i < pred->getTerminator()->getNumSuccessors(); ++i)
+      if (pred->getTerminator()->getSuccessor(i) == join.getOwner()) {
+        OperandRange fwd = br.getSuccessorOperands(i).getForwardedOperands();
+        unsigned offset = join.getOwner()->getNumArguments() - fwd.size();
+        if (join.getArgNumber() >= offset)
+          in = fwd[join.getArgNumber() - offset];
+      }
+    if (in == v) {
+      stays = true;
+      continue;
+    }
+    Operation *def = in ? in.getDefiningOp() : nullptr;
+    std::optional<int64_t> s;
+    if (def && isa<arith::SelectOp, LLVM::SelectOp>(def) &&
+        constant(def->getOperand(1)) == 0)
+      if (auto w = wrapOf(def->getOperand(0)); w && w->first == v)
+        if (auto inc = counterPlus(def->getOperand(2));
+            inc && inc->first == v && inc->second == 1)
+          s = w->second;
+    if (!s || (modulus && *modulus != *s))
+      return std::nullopt;
+    modulus = s;
+    advances = true;
+  }
+  if (!advances || !stays || !modulus || *modulus > kMaxRingStages)
+    return std::nullopt;
+  return modulus;
 }
 
 bool AddressModel::nonNegative(Value v) {

@@ -136,6 +136,8 @@ private:
   /// Element 0 of a vector of i32 (a descriptor's low word).
   std::optional<Linear> lowWord(Value vector);
   std::optional<int64_t> modularCounter(Value v);
+  /// S, for a loop-carried index advanced mod S on some iterations only.
+  std::optional<int64_t> conditionalCounter(Value v);
   std::optional<PhaseExpr> carriedPhase(Value v);
   /// The polarity of a pipeline-state pair (index, phase) of S stages:
   /// whether the phase is the complement of the index's round parity.
