@@ -482,6 +482,14 @@ std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   // slot -- with no step, so no fact about it crosses an iteration.
   if (std::optional<int64_t> modulus = conditionalCounter(atom))
     return StageExpr{atom, 0, *modulus};
+  // A pipeline index handed from loop to loop (CuTe's producer state
+  // across its tile loop): symbolic too.
+  if (isa<BlockArgument>(atom)) {
+    llvm::DenseSet<Value> assumed;
+    if (std::optional<int64_t> modulus = stateModulus(atom, assumed, 0);
+        modulus && *modulus > 1 && *modulus <= kMaxRingStages)
+      return StageExpr{atom, 0, *modulus};
+  }
   // A counter that never wraps is its own stage: a ring filled once, before
   // its loop, and read once per stage (upstream's sm90 GEMM tests).
   if (std::optional<int64_t> trips = shortTripCount(atom); trips && *trips > 1)
@@ -495,10 +503,21 @@ std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
       constant(def->getOperand(1)) == 0)
     if (auto wrap = wrapOf(def->getOperand(0));
-        wrap && modularCounter(wrap->first) == wrap->second)
+        wrap && (modularCounter(wrap->first) == wrap->second ||
+                 conditionalCounter(wrap->first) == wrap->second))
       if (auto next = counterPlus(def->getOperand(2));
           next && next->first == wrap->first && next->second == 1)
         return StageExpr{wrap->first, 1, wrap->second};
+  // An index advanced again (CuTe's producer tail steps its state through
+  // every stage after its loop): one stage past the index it advanced.
+  if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
+      constant(def->getOperand(1)) == 0)
+    if (auto wrap = wrapOf(def->getOperand(0)))
+      if (auto next = counterPlus(def->getOperand(2));
+          next && next->first == wrap->first && next->second == 1)
+        if (std::optional<StageExpr> before = rawStageOf(wrap->first);
+            before && before->stages == wrap->second && before->counter)
+          return StageExpr{before->counter, before->offset + 1, wrap->second};
   // The previous stage, select(s == 0, S - 1, s - 1), is (s - 1) mod S.
   if (isa<arith::SelectOp, LLVM::SelectOp>(def))
     if (auto cmp = def->getOperand(0).getDefiningOp<arith::CmpIOp>();
@@ -555,6 +574,51 @@ std::optional<int64_t> AddressModel::conditionalCounter(Value v) {
   }
   if (!advances || !stays || !modulus || *modulus > kMaxRingStages)
     return std::nullopt;
+  return modulus;
+}
+
+static Value forwardedFrom(Block *pred, BlockArgument arg);
+
+std::optional<int64_t>
+AddressModel::stateModulus(Value v, llvm::DenseSet<Value> &assumed, int depth) {
+  // 0 stands for "any S" (a constant start, or an index assumed below).
+  if (!v || depth > 24)
+    return std::nullopt;
+  if (std::optional<int64_t> c = constant(v))
+    return *c >= 0 && *c < kMaxRingStages ? std::optional<int64_t>(0)
+                                          : std::nullopt;
+  auto combine = [](std::optional<int64_t> a,
+                    std::optional<int64_t> b) -> std::optional<int64_t> {
+    if (!a || !b || (*a && *b && *a != *b))
+      return std::nullopt;
+    return *a ? a : b;
+  };
+  if (Operation *def = v.getDefiningOp()) {
+    // select(x + 1 == S, 0, x + 1) of an index x.
+    if (!isa<arith::SelectOp, LLVM::SelectOp>(def) ||
+        constant(def->getOperand(1)) != 0)
+      return std::nullopt;
+    auto wrap = wrapOf(def->getOperand(0));
+    auto next = counterPlus(def->getOperand(2));
+    if (!wrap || !next || next->first != wrap->first || next->second != 1)
+      return std::nullopt;
+    return combine(wrap->second, stateModulus(wrap->first, assumed, depth + 1));
+  }
+  auto arg = cast<BlockArgument>(v);
+  if (!assumed.insert(v).second)
+    return 0;
+  Block *block = arg.getOwner();
+  if (block->isEntryBlock())
+    return std::nullopt;
+  std::optional<int64_t> modulus = 0;
+  for (Block *pred : block->getPredecessors()) {
+    Value in = forwardedFrom(pred, arg);
+    if (in == v)
+      continue;
+    modulus = combine(modulus, stateModulus(in, assumed, depth + 1));
+    if (!modulus)
+      return std::nullopt;
+  }
   return modulus;
 }
 
@@ -922,8 +986,8 @@ std::optional<bool> AddressModel::pairPolarity(
   return polarity;
 }
 
-std::optional<PhaseExpr> AddressModel::pairedPhase(Value parity,
-                                                   const StageExpr &stage) {
+std::optional<PhaseExpr>
+AddressModel::pairedPhase(Value parity, const StageExpr &stage, Value index) {
   bool complemented = false;
   while (Operation *def = parity ? parity.getDefiningOp() : nullptr) {
     if (isa<arith::XOrIOp, LLVM::XOrOp>(def) && isOne(def->getOperand(1)))
@@ -932,8 +996,18 @@ std::optional<PhaseExpr> AddressModel::pairedPhase(Value parity,
       break;
     parity = def->getOperand(0);
   }
-  auto p = dyn_cast_or_null<BlockArgument>(parity);
-  if (!p || stage.isFixed() || stage.stages <= 1)
+  if (stage.isFixed() || stage.stages <= 1 || !parity)
+    return std::nullopt;
+  // The index the barrier address was computed from, with this parity (an
+  // advanced state: CuTe's producer advances index and phase, then waits).
+  if (index && index != parity) {
+    llvm::DenseMap<std::pair<Value, Value>, bool> assumed;
+    if (std::optional<bool> f =
+            pairPolarity(index, parity, stage.stages, assumed, 0))
+      return PhaseExpr{stage, *f != complemented};
+  }
+  auto p = dyn_cast<BlockArgument>(parity);
+  if (!p)
     return std::nullopt;
   // The index beside it: an argument of the same block naming the stage.
   for (BlockArgument i : p.getOwner()->getArguments()) {
@@ -1397,6 +1471,7 @@ std::optional<StagedAddress> AddressModel::staged(std::optional<Linear> l,
     std::optional<StageExpr> stage = stageOf(atom);
     if (stage && (!stageAtom || std::abs(coeff) > std::abs(out.stride))) {
       stageAtom = atom;
+      out.index = atom;
       out.stage = *stage;
       out.stride = coeff;
     }

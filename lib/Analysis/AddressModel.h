@@ -15,6 +15,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include <optional>
@@ -71,6 +72,8 @@ struct StagedAddress {
   Linear rest;
   int64_t stride = 0;
   StageExpr stage;
+  /// The value the stage was read from (before naming it canonically).
+  Value index;
 };
 
 /// A loop-carried value: the loop's header block (an scf.for body or a CFG
@@ -104,7 +107,8 @@ public:
   /// round it follows, when the (index, phase) pair keeps the pipeline
   /// state's invariant through every loop that carries it (CuTe hands its
   /// state from a tile loop to a prologue loop to its main loop).
-  std::optional<PhaseExpr> pairedPhase(Value parity, const StageExpr &stage);
+  std::optional<PhaseExpr> pairedPhase(Value parity, const StageExpr &stage,
+                                       Value index = Value());
   /// The round parity a try_wait.parity operand follows, if recognised.
   std::optional<PhaseExpr> phaseOf(Value v);
   /// A byte address (pointer or integer) split into rest + stride * stage;
@@ -138,6 +142,11 @@ private:
   std::optional<int64_t> modularCounter(Value v);
   /// S, for a loop-carried index advanced mod S on some iterations only.
   std::optional<int64_t> conditionalCounter(Value v);
+  /// S, for a value that is always a pipeline index of S stages: a start
+  /// in range, advanced as (x + 1) mod S, handed between loops (0 while
+  /// no wrap has said S).
+  std::optional<int64_t> stateModulus(Value v, llvm::DenseSet<Value> &assumed,
+                                      int depth);
   std::optional<PhaseExpr> carriedPhase(Value v);
   /// The polarity of a pipeline-state pair (index, phase) of S stages:
   /// whether the phase is the complement of the index's round parity.

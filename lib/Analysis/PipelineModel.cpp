@@ -689,8 +689,12 @@ void PipelineModel::checkParity(Operation *op,
     return;
   bool full = isFull(barrier->id), empty = isEmpty(barrier->id);
   std::optional<PhaseExpr> phase = addresses.phaseOf(wait.parity);
-  if (!phase)
-    phase = addresses.pairedPhase(wait.parity, barrier->stage);
+  if (!phase) {
+    std::optional<StagedAddress> at =
+        addresses.barrier(wait.barrier, wait.barrierIndex);
+    phase = addresses.pairedPhase(wait.parity, barrier->stage,
+                                  at ? at->index : Value());
+  }
   ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
   std::string want =
       describePhase(PhaseExpr{barrier->stage, /*flipped=*/empty && !full});
