@@ -76,8 +76,10 @@ def test_triton_kernel_is_clean(kernel):
     text = (corpus.HERE / "triton" / f"{kernel}.mlir").read_text()
     normal = corpus.check(text, strict=False)
     assert not normal["crashed"] and normal["labels"] == [], normal["stderr"]
+    # Triton builds its tensor maps in the kernel: the byte counts are in the
+    # IR, so strict mode has nothing left to say either.
     strict = corpus.check(text, strict=True)
-    assert all(label.endswith(", strict") for label in strict["labels"]), strict["stderr"]
+    assert strict["labels"] == [], strict["stderr"]
 
 
 TRITON_MUTANTS = [(k, m[0]) for k in TRITON for m in corpus.TRITON_MUTATIONS.get(k, [])]
