@@ -156,10 +156,10 @@ static_assert(static_cast<int>(LLVM::ICmpPredicate::slt) ==
               static_cast<int>(LLVM::ICmpPredicate::uge) ==
                   static_cast<int>(arith::CmpIPredicate::uge));
 
-/// The operands of an integer comparison (arith.cmpi or llvm.icmp) whose
-/// predicate is one of `predicates`.
-std::optional<std::pair<Value, Value>>
-comparedBy(Value cond, std::initializer_list<arith::CmpIPredicate> predicates) {
+} // namespace
+
+std::optional<std::pair<Value, Value>> mlir::nvwgmma::comparedBy(
+    Value cond, std::initializer_list<arith::CmpIPredicate> predicates) {
   Operation *cmp = cond ? cond.getDefiningOp() : nullptr;
   std::optional<arith::CmpIPredicate> predicate;
   if (auto a = dyn_cast_or_null<arith::CmpIOp>(cmp))
@@ -171,7 +171,16 @@ comparedBy(Value cond, std::initializer_list<arith::CmpIPredicate> predicates) {
   return std::make_pair(cmp->getOperand(0), cmp->getOperand(1));
 }
 
-} // namespace
+static std::optional<std::tuple<Value, Value, Value>> branchChoice(Value x);
+static Value forwardedFrom(Block *pred, BlockArgument arg);
+
+Value mlir::nvwgmma::branchCondition(Operation *terminator) {
+  if (auto br = dyn_cast_or_null<LLVM::CondBrOp>(terminator))
+    return br.getCondition();
+  if (auto br = dyn_cast_or_null<cf::CondBranchOp>(terminator))
+    return br.getCondition();
+  return Value();
+}
 
 bool StageExpr::sameSlot(const StageExpr &o) const {
   if (!comparable(o) || stages <= 0)
@@ -419,11 +428,40 @@ std::optional<int64_t> AddressModel::modularCounter(Value v) {
   if (isRemainder(def) && incremented(def->getOperand(0)))
     return constant(def->getOperand(1));
   // select(v + 1 == S, 0, v + 1), or >= S (Triton)
-  if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
-      constant(def->getOperand(1)) == 0 && incremented(def->getOperand(2)))
-    if (auto wrap = wrapOf(def->getOperand(0)); wrap && wrap->first == v)
-      return wrap->second;
+  if (auto advance = advanceOf(arg->next); advance && advance->first == v)
+    return advance->second;
   return std::nullopt;
+}
+
+std::optional<std::pair<Value, int64_t>> AddressModel::advanceOf(Value v) {
+  Operation *def = v ? v.getDefiningOp() : nullptr;
+  if (!def || !isa<arith::SelectOp, LLVM::SelectOp>(def) ||
+      constant(def->getOperand(1)) != 0)
+    return std::nullopt;
+  auto wrap = wrapOf(def->getOperand(0));
+  auto next = counterPlus(def->getOperand(2));
+  if (!wrap || !next || next->first != wrap->first || next->second != 1)
+    return std::nullopt;
+  return wrap;
+}
+
+std::optional<std::pair<Value, Value>> AddressModel::flipOf(Value v) {
+  Value cond, ifTrue, ifFalse;
+  if (Operation *select = v.getDefiningOp();
+      select && isa<arith::SelectOp, LLVM::SelectOp>(select)) {
+    cond = select->getOperand(0);
+    ifTrue = select->getOperand(1);
+    ifFalse = select->getOperand(2);
+  } else if (auto choice = branchChoice(v)) {
+    std::tie(cond, ifTrue, ifFalse) = *choice;
+  } else {
+    return std::nullopt;
+  }
+  Operation *flip = ifTrue.getDefiningOp();
+  if (!flip || !isa<arith::XOrIOp, LLVM::XOrOp>(flip) ||
+      flip->getOperand(0) != ifFalse || !isOne(flip->getOperand(1)))
+    return std::nullopt;
+  return std::make_pair(cond, ifFalse);
 }
 
 std::optional<int64_t> AddressModel::counterStep(Value counter) {
@@ -456,12 +494,8 @@ std::optional<int64_t> AddressModel::shortTripCount(Value counter) {
     // The header tests counter < N, staying in the loop when it holds (its
     // true successor dominates the back edge's block).
     Operation *term = arg.getOwner()->getTerminator();
-    Value cond;
-    Block *stay = nullptr;
-    if (auto br = dyn_cast<cf::CondBranchOp>(term))
-      cond = br.getCondition(), stay = br.getTrueDest();
-    else if (auto br = dyn_cast<LLVM::CondBrOp>(term))
-      cond = br.getCondition(), stay = br.getTrueDest();
+    Value cond = branchCondition(term);
+    Block *stay = cond ? term->getSuccessor(0) : nullptr;
     auto cmp = comparedBy(
         cond, {arith::CmpIPredicate::slt, arith::CmpIPredicate::ult});
     Block *latch = iter->next.getParentBlock();
@@ -497,27 +531,14 @@ std::optional<StageExpr> AddressModel::rawStageOf(Value atom) {
   Operation *def = atom.getDefiningOp();
   if (!def)
     return std::nullopt;
-  // The next stage of a modular counter, select(x + 1 >= S, 0, x + 1), is
-  // (x + 1) mod S (Triton advances its carried index so, at the top of the
-  // loop body).
-  if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
-      constant(def->getOperand(1)) == 0)
-    if (auto wrap = wrapOf(def->getOperand(0));
-        wrap && (modularCounter(wrap->first) == wrap->second ||
-                 conditionalCounter(wrap->first) == wrap->second))
-      if (auto next = counterPlus(def->getOperand(2));
-          next && next->first == wrap->first && next->second == 1)
-        return StageExpr{wrap->first, 1, wrap->second};
-  // An index advanced again (CuTe's producer tail steps its state through
-  // every stage after its loop): one stage past the index it advanced.
-  if (isa<arith::SelectOp, LLVM::SelectOp>(def) &&
-      constant(def->getOperand(1)) == 0)
-    if (auto wrap = wrapOf(def->getOperand(0)))
-      if (auto next = counterPlus(def->getOperand(2));
-          next && next->first == wrap->first && next->second == 1)
-        if (std::optional<StageExpr> before = rawStageOf(wrap->first);
-            before && before->stages == wrap->second && before->counter)
-          return StageExpr{before->counter, before->offset + 1, wrap->second};
+  // An index advanced, select(x + 1 >= S, 0, x + 1), is one stage past x
+  // (Triton advances its carried index so at the top of the loop body;
+  // CuTe's producer tail steps its state through every stage after its
+  // loop).
+  if (auto advance = advanceOf(atom))
+    if (std::optional<StageExpr> before = rawStageOf(advance->first);
+        before && before->stages == advance->second && before->counter)
+      return StageExpr{before->counter, before->offset + 1, advance->second};
   // The previous stage, select(s == 0, S - 1, s - 1), is (s - 1) mod S.
   if (isa<arith::SelectOp, LLVM::SelectOp>(def))
     if (auto cmp = def->getOperand(0).getDefiningOp<arith::CmpIOp>();
@@ -544,40 +565,22 @@ std::optional<int64_t> AddressModel::conditionalCounter(Value v) {
   std::optional<int64_t> modulus;
   bool advances = false, stays = false;
   for (Block *pred : join.getOwner()->getPredecessors()) {
-    auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
-    if (!br)
-      return std::nullopt;
-    Value in;
-    for (unsigned i = 0; i < pred->getTerminator()->getNumSuccessors(); ++i)
-      if (pred->getTerminator()->getSuccessor(i) == join.getOwner()) {
-        OperandRange fwd = br.getSuccessorOperands(i).getForwardedOperands();
-        unsigned offset = join.getOwner()->getNumArguments() - fwd.size();
-        if (join.getArgNumber() >= offset)
-          in = fwd[join.getArgNumber() - offset];
-      }
+    Value in = forwardedFrom(pred, join);
     if (in == v) {
       stays = true;
       continue;
     }
-    Operation *def = in ? in.getDefiningOp() : nullptr;
-    std::optional<int64_t> s;
-    if (def && isa<arith::SelectOp, LLVM::SelectOp>(def) &&
-        constant(def->getOperand(1)) == 0)
-      if (auto w = wrapOf(def->getOperand(0)); w && w->first == v)
-        if (auto inc = counterPlus(def->getOperand(2));
-            inc && inc->first == v && inc->second == 1)
-          s = w->second;
-    if (!s || (modulus && *modulus != *s))
+    auto advance = advanceOf(in);
+    if (!advance || advance->first != v ||
+        (modulus && *modulus != advance->second))
       return std::nullopt;
-    modulus = s;
+    modulus = advance->second;
     advances = true;
   }
   if (!advances || !stays || !modulus || *modulus > kMaxRingStages)
     return std::nullopt;
   return modulus;
 }
-
-static Value forwardedFrom(Block *pred, BlockArgument arg);
 
 std::optional<int64_t>
 AddressModel::stateModulus(Value v, llvm::DenseSet<Value> &assumed, int depth) {
@@ -593,16 +596,13 @@ AddressModel::stateModulus(Value v, llvm::DenseSet<Value> &assumed, int depth) {
       return std::nullopt;
     return *a ? a : b;
   };
-  if (Operation *def = v.getDefiningOp()) {
-    // select(x + 1 == S, 0, x + 1) of an index x.
-    if (!isa<arith::SelectOp, LLVM::SelectOp>(def) ||
-        constant(def->getOperand(1)) != 0)
+  if (v.getDefiningOp()) {
+    // An index x advanced mod S.
+    auto advance = advanceOf(v);
+    if (!advance)
       return std::nullopt;
-    auto wrap = wrapOf(def->getOperand(0));
-    auto next = counterPlus(def->getOperand(2));
-    if (!wrap || !next || next->first != wrap->first || next->second != 1)
-      return std::nullopt;
-    return combine(wrap->second, stateModulus(wrap->first, assumed, depth + 1));
+    return combine(advance->second,
+                   stateModulus(advance->first, assumed, depth + 1));
   }
   auto arg = cast<BlockArgument>(v);
   if (!assumed.insert(v).second)
@@ -889,8 +889,6 @@ std::optional<PhaseExpr> AddressModel::maskPhase(Operation *def) {
   return PhaseExpr{*stage, *initial != 0 || set};
 }
 
-static std::optional<std::tuple<Value, Value, Value>> branchChoice(Value x);
-
 /// The value forwarded into block argument `arg` from predecessor `pred`.
 static Value forwardedFrom(Block *pred, BlockArgument arg) {
   auto br = dyn_cast<BranchOpInterface>(pred->getTerminator());
@@ -922,30 +920,15 @@ std::optional<bool> AddressModel::pairPolarity(
   auto known = assumed.find({index, phase});
   if (known != assumed.end())
     return known->second;
-  // One step: index advanced mod S, the phase flipped on its wrap.
-  Operation *adv = index.getDefiningOp();
-  if (adv && isa<arith::SelectOp, LLVM::SelectOp>(adv) &&
-      constant(adv->getOperand(1)) == 0)
-    if (auto w = wrapOf(adv->getOperand(0)); w && w->second == S)
-      if (auto inc = counterPlus(adv->getOperand(2));
-          inc && inc->first == w->first && inc->second == 1) {
-        // The phase: p' = flip(p) on the same wrap, with (prev, p) a pair.
-        Value cond, ifTrue, ifFalse;
-        if (Operation *sel = phase.getDefiningOp();
-            sel && isa<arith::SelectOp, LLVM::SelectOp>(sel)) {
-          cond = sel->getOperand(0);
-          ifTrue = sel->getOperand(1);
-          ifFalse = sel->getOperand(2);
-        } else if (auto choice = branchChoice(phase)) {
-          std::tie(cond, ifTrue, ifFalse) = *choice;
-        }
-        Operation *flip = ifTrue ? ifTrue.getDefiningOp() : nullptr;
-        if (flip && isa<arith::XOrIOp, LLVM::XOrOp>(flip) &&
-            flip->getOperand(0) == ifFalse && isOne(flip->getOperand(1)) &&
-            wrapOf(cond) && wrapOf(cond)->first == w->first)
-          return pairPolarity(w->first, ifFalse, S, assumed, depth + 1);
-        return std::nullopt;
-      }
+  // One step: index advanced mod S, the phase flipped on the same wrap,
+  // with (index before, phase before) a pair.
+  if (auto advance = advanceOf(index); advance && advance->second == S) {
+    auto flip = flipOf(phase);
+    auto wrap = flip ? wrapOf(flip->first) : std::nullopt;
+    if (!wrap || wrap->first != advance->first)
+      return std::nullopt;
+    return pairPolarity(advance->first, flip->second, S, assumed, depth + 1);
+  }
   auto ia = dyn_cast<BlockArgument>(index);
   auto pa = dyn_cast<BlockArgument>(phase);
   if (!ia || !pa || ia.getOwner() != pa.getOwner() ||
@@ -1050,11 +1033,7 @@ static std::optional<std::tuple<Value, Value, Value>> branchChoice(Value x) {
       return std::nullopt;
     decider = from;
     Operation *term = from->getTerminator();
-    Value c;
-    if (auto cb = dyn_cast<LLVM::CondBrOp>(term))
-      c = cb.getCondition();
-    else if (auto cb = dyn_cast<cf::CondBranchOp>(term))
-      c = cb.getCondition();
+    Value c = branchCondition(term);
     if (!c || term->getNumSuccessors() != 2 ||
         term->getSuccessor(0) == term->getSuccessor(1))
       return std::nullopt;
@@ -1067,24 +1046,8 @@ static std::optional<std::tuple<Value, Value, Value>> branchChoice(Value x) {
 }
 
 Value AddressModel::selectFlip(Value x, Value p) {
-  Value cond, ifTrue, ifFalse;
-  if (Operation *select = x.getDefiningOp();
-      select && isa<arith::SelectOp, LLVM::SelectOp>(select)) {
-    cond = select->getOperand(0);
-    ifTrue = select->getOperand(1);
-    ifFalse = select->getOperand(2);
-  } else if (auto choice = branchChoice(x)) {
-    std::tie(cond, ifTrue, ifFalse) = *choice;
-  } else {
-    return Value();
-  }
-  if (ifFalse != p)
-    return Value();
-  Operation *flip = ifTrue.getDefiningOp();
-  if (!flip || !isa<arith::XOrIOp, LLVM::XOrOp>(flip) ||
-      flip->getOperand(0) != p || !isOne(flip->getOperand(1)))
-    return Value();
-  return cond;
+  auto flip = flipOf(x);
+  return flip && flip->second == p ? flip->first : Value();
 }
 
 std::optional<PhaseExpr> AddressModel::carriedPhase(Value v) {

@@ -11,6 +11,7 @@
 #ifndef NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H
 #define NVWGMMA_LIB_ANALYSIS_ADDRESSMODEL_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/Value.h"
@@ -22,6 +23,13 @@
 
 namespace mlir {
 namespace nvwgmma {
+
+/// The operands of an integer comparison (arith.cmpi or llvm.icmp) whose
+/// predicate is one of `predicates`.
+std::optional<std::pair<Value, Value>>
+comparedBy(Value cond, std::initializer_list<arith::CmpIPredicate> predicates);
+/// The condition of a conditional branch (llvm.cond_br, cf.cond_br), or null.
+Value branchCondition(Operation *terminator);
 
 /// The deepest ring the checker relates stages of: a symbolic index mod
 /// more (a thread index mod 128 or 32) names no stage, nor does the counter
@@ -118,6 +126,12 @@ public:
                                       bool descriptor = false);
   /// An mbarrier's address: a pointer, or an nvgpu group and an index.
   std::optional<StagedAddress> barrier(Value base, Value index = Value());
+  /// For an index advanced mod S, select(x + 1 == S, 0, x + 1) (or >= S):
+  /// (x, S).
+  std::optional<std::pair<Value, int64_t>> advanceOf(Value v);
+  /// For a phase flipped where `cond` holds, p ^ 1 or p as a select or as
+  /// a branch: (cond, p).
+  std::optional<std::pair<Value, Value>> flipOf(Value v);
   /// S, for a loop-carried index advanced as (x + 1) mod S.
   std::optional<int64_t> wrapsAt(Value v) { return modularCounter(v); }
   /// The step of a loop counter (an scf.for body argument), or nullopt.

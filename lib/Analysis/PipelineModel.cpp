@@ -279,33 +279,31 @@ PipelineModel::oneShotReadsOf(Operation *mma) {
 
 void PipelineModel::oneShotReadsOf(
     Value d, SmallVectorImpl<const OneShotFill *> &found) {
-  {
-    if (ringAt(d, /*descriptor=*/true))
-      return;
-    std::optional<StagedAddress> a = addresses.staged(d, /*descriptor=*/true);
-    if (!a || a->stride != 0)
-      return;
-    for (const OneShotFill &fill : oneShotFills) {
-      if (fill.dest.terms.empty() || !contains(a->rest, fill.dest) ||
-          llvm::is_contained(found, &fill))
-        continue;
-      // The read may carry one term the fill lacks: a warpgroup's own part,
-      // index * bytes, with a small index (FlashAttention's consumers read
-      // Q's halves at (warpgroup - 1) * bytes).
-      SmallVector<int64_t, 1> extra;
-      for (auto &[atom, coeff] : a->rest.terms)
-        if (fill.dest.terms.lookup(atom) != coeff)
-          extra.push_back(coeff);
-      if (extra.size() > 1)
-        continue;
-      int64_t step = extra.empty() ? 0 : extra.front();
-      for (int64_t t = extra.empty() ? 0 : -kSmallIndex;
-           t <= (extra.empty() ? 0 : kSmallIndex); ++t) {
-        int64_t at = a->rest.constant + t * step;
-        if (at >= fill.dest.constant && at < fill.dest.constant + fill.bytes) {
-          found.push_back(&fill);
-          break;
-        }
+  if (ringAt(d, /*descriptor=*/true))
+    return;
+  std::optional<StagedAddress> a = addresses.staged(d, /*descriptor=*/true);
+  if (!a || a->stride != 0)
+    return;
+  for (const OneShotFill &fill : oneShotFills) {
+    if (fill.dest.terms.empty() || !contains(a->rest, fill.dest) ||
+        llvm::is_contained(found, &fill))
+      continue;
+    // The read may carry one term the fill lacks: a warpgroup's own part,
+    // index * bytes, with a small index (FlashAttention's consumers read
+    // Q's halves at (warpgroup - 1) * bytes).
+    SmallVector<int64_t, 1> extra;
+    for (auto &[atom, coeff] : a->rest.terms)
+      if (fill.dest.terms.lookup(atom) != coeff)
+        extra.push_back(coeff);
+    if (extra.size() > 1)
+      continue;
+    int64_t step = extra.empty() ? 0 : extra.front();
+    for (int64_t t = extra.empty() ? 0 : -kSmallIndex;
+         t <= (extra.empty() ? 0 : kSmallIndex); ++t) {
+      int64_t at = a->rest.constant + t * step;
+      if (at >= fill.dest.constant && at < fill.dest.constant + fill.bytes) {
+        found.push_back(&fill);
+        break;
       }
     }
   }
@@ -544,21 +542,19 @@ void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
   }
 }
 
-void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out,
-                          bool strict) {
+void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out) {
   checkRefillsWait(out);
   checkOneShotRefills(out);
   fn->walk([&](Operation *op) {
     if (events.kind(op) == EventKind::ExpectTx)
-      checkExpectTx(op, out, strict);
+      checkExpectTx(op, out);
     else if (events.kind(op) == EventKind::ParityWait)
-      checkParity(op, out, strict);
+      checkParity(op, out);
   });
 }
 
 void PipelineModel::checkExpectTx(Operation *expect,
-                                  SmallVectorImpl<ProtocolViolation> &out,
-                                  bool strict) {
+                                  SmallVectorImpl<ProtocolViolation> &out) {
   std::optional<SlotRef> barrier = barrierOf(expect);
   std::optional<int64_t> expected = statedBytes(expect);
   if (!barrier || !expected)
@@ -603,8 +599,6 @@ void PipelineModel::checkExpectTx(Operation *expect,
                      .str()});
     });
   if (unknown || v.notes.empty()) {
-    if (!strict)
-      return;
     v.unproven = true;
     v.notes.clear();
     v.text = unknown ? "the expect_tx byte count must be checked against the "
@@ -657,8 +651,7 @@ void PipelineModel::checkFirstRoundParity(
     if (other == op || events.kind(other) != EventKind::ParityWait)
       return;
     std::optional<SlotRef> s = barrierOf(other);
-    earlier |= s && s->id == slot.id && s->stage == slot.stage &&
-               addresses.properlyDominates(other, op);
+    earlier |= s && *s == slot && addresses.properlyDominates(other, op);
   });
   std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
   if (earlier || !parity || *parity == 0)
@@ -673,8 +666,7 @@ void PipelineModel::checkFirstRoundParity(
 }
 
 void PipelineModel::checkParity(Operation *op,
-                                SmallVectorImpl<ProtocolViolation> &out,
-                                bool strict) {
+                                SmallVectorImpl<ProtocolViolation> &out) {
   const ProtocolEvent &wait = events.of(op);
   std::optional<SlotRef> barrier = barrierOf(op);
   if (barrier && barrier->stage.isFixed() && barrier->stage.stages == 1) {
@@ -718,8 +710,6 @@ void PipelineModel::checkParity(Operation *op,
     return;
   }
   if (!phase) {
-    if (!strict)
-      return;
     v.unproven = true;
     v.text = llvm::formatv("the parity waited on must be proven to follow the "
                            "round of stage {0}, {1}, but got a value the "

@@ -32,6 +32,9 @@ namespace nvwgmma {
 struct SlotRef {
   int id = -1;
   StageExpr stage;
+  bool operator==(const SlotRef &o) const {
+    return id == o.id && stage == o.stage;
+  }
 };
 
 struct Ring {
@@ -87,9 +90,9 @@ public:
   /// Whether some mbarrier.arrive names this barrier.
   bool isArrivedOn(int barrier);
 
-  /// protocol_c8 and protocol_c9, and in strict mode what they could not
-  /// decide.
-  void check(llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
+  /// protocol_c8 and protocol_c9, and what they could not decide (marked
+  /// `unproven`).
+  void check(llvm::SmallVectorImpl<ProtocolViolation> &out);
 
   AddressModel addresses;
   ProtocolEvents events;
@@ -137,14 +140,13 @@ private:
   void checkRefillsWait(llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkOneShotRefills(llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkExpectTx(Operation *expect,
-                     llvm::SmallVectorImpl<ProtocolViolation> &out,
-                     bool strict);
+                     llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkFirstRoundParity(Operation *wait, const SlotRef &slot,
                              llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkOneShotParity(Operation *wait, int barrier,
                           llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkParity(Operation *wait,
-                   llvm::SmallVectorImpl<ProtocolViolation> &out, bool strict);
+                   llvm::SmallVectorImpl<ProtocolViolation> &out);
 };
 
 /// "k mod 3", "(k - 1) mod 3": how diagnostics name a stage.

@@ -227,37 +227,22 @@ struct State {
   Operation *lastWait = nullptr;
 
   bool operator==(const State &o) const {
-    auto sameReady = [](ArrayRef<SlotRef> a, ArrayRef<SlotRef> b) {
-      return a.size() == b.size() && llvm::all_of(a, [&](const SlotRef &x) {
-               return llvm::any_of(b, [&](const SlotRef &y) {
-                 return x.id == y.id && x.stage == y.stage;
-               });
-             });
-    };
     return reachable == o.reachable && everFenced == o.everFenced &&
            sameSet(dirty, o.dirty) && proxyStores == o.proxyStores &&
            lastAccess == o.lastAccess && fencedSinceMma == o.fencedSinceMma &&
            uncommitted == o.uncommitted && groups == o.groups &&
-           sameReady(ready, o.ready) && sameReady(partial, o.partial) &&
+           sameElements(ready, o.ready) && sameElements(partial, o.partial) &&
            unsynced == o.unsynced && lastWait == o.lastWait &&
-           samePeeked(peeked, o.peeked) &&
-           exhausted.size() == o.exhausted.size() &&
-           llvm::all_of(exhausted, [&](const Exhausted &x) {
-             return llvm::is_contained(o.exhausted, x);
-           });
+           sameElements(peeked, o.peeked) &&
+           sameElements(exhausted, o.exhausted);
   }
 
-  static bool samePeeked(ArrayRef<std::pair<Value, SlotRef>> a,
-                         ArrayRef<std::pair<Value, SlotRef>> b) {
-    auto in = [](ArrayRef<std::pair<Value, SlotRef>> set,
-                 const std::pair<Value, SlotRef> &x) {
-      return llvm::any_of(set, [&](const auto &y) {
-        return x.first == y.first && x.second.id == y.second.id &&
-               x.second.stage == y.second.stage;
-      });
-    };
-    return a.size() == b.size() &&
-           llvm::all_of(a, [&](const auto &x) { return in(b, x); });
+  /// As many elements, each found in the other (the order is no fact).
+  template <typename Range>
+  static bool sameElements(const Range &a, const Range &b) {
+    return a.size() == b.size() && llvm::all_of(a, [&](const auto &x) {
+             return llvm::is_contained(b, x);
+           });
   }
 
   /// What both sides say of a peeked value; a constant true on one side
@@ -266,19 +251,13 @@ struct State {
     auto has = [](ArrayRef<std::pair<Value, SlotRef>> set, Value v,
                   const SlotRef &slot) {
       return llvm::any_of(set, [&](const auto &y) {
-        return y.first == v &&
-               (y.second.id == kAnySlot ||
-                (y.second.id == slot.id && y.second.stage == slot.stage));
+        return y.first == v && (y.second.id == kAnySlot || y.second == slot);
       });
     };
     SmallVector<std::pair<Value, SlotRef>, 2> merged;
     auto add = [&](const std::pair<Value, SlotRef> &x) {
-      if (llvm::any_of(merged, [&](const auto &y) {
-            return y.first == x.first && y.second.id == x.second.id &&
-                   y.second.stage == x.second.stage;
-          }))
-        return;
-      merged.push_back(x);
+      if (!llvm::is_contained(merged, x))
+        merged.push_back(x);
     };
     // Ours where the other side agrees (or passed a constant true), and
     // the other side's where we passed a constant true.
@@ -321,9 +300,7 @@ struct State {
     uncommitted.insert(o.uncommitted);
     unsynced.insert(o.unsynced.begin(), o.unsynced.end());
     auto in = [](ArrayRef<SlotRef> set, const SlotRef &x) {
-      return llvm::any_of(set, [&](const SlotRef &y) {
-        return x.id == y.id && x.stage == y.stage;
-      });
+      return llvm::is_contained(set, x);
     };
     // Some threads waited: on a divergent join, either side's facts; on a
     // join of paths, only what every path has at least partially.
@@ -386,9 +363,7 @@ struct State {
   /// A CTA-wide barrier: what some threads waited for, all have seen.
   void synchronize() {
     for (const SlotRef &x : partial)
-      if (llvm::none_of(ready, [&](const SlotRef &y) {
-            return x.id == y.id && x.stage == y.stage;
-          }))
+      if (!llvm::is_contained(ready, x))
         ready.push_back(x);
     partial.clear();
   }
@@ -484,27 +459,27 @@ bool isGenericSharedStore(Operation *op) {
 
 class Analysis {
 public:
-  Analysis(FunctionOpInterface fn, bool strict)
-      : fn(fn), model(fn), plumbing(fn), strict(strict) {
+  /// Reports what it could not decide too, marked `unproven`:
+  /// analyzeProtocol turns those into strict-mode errors or one warning.
+  explicit Analysis(FunctionOpInterface fn) : fn(fn), model(fn), plumbing(fn) {
     precompute();
   }
 
   void run(SmallVectorImpl<ProtocolViolation> &out) {
-    model.check(out, strict);
-    if (strict)
-      fn->walk([&](Operation *op) {
-        const ProtocolEvent &e = event(op);
-        if (e.kind != EventKind::Unrecognised)
-          return;
-        ProtocolViolation v{ProtocolViolation::Unmodelled, op, nullptr};
-        v.unproven = true;
-        v.text = "every wgmma, mbarrier and TMA instruction must be one the "
-                 "checker reads, but got inline asm '" +
-                 e.text +
-                 "' it does not, so the rules cannot see it "
-                 "(protocol_strict)";
-        out.push_back(v);
-      });
+    model.check(out);
+    fn->walk([&](Operation *op) {
+      const ProtocolEvent &e = event(op);
+      if (e.kind != EventKind::Unrecognised)
+        return;
+      ProtocolViolation v{ProtocolViolation::Unmodelled, op, nullptr};
+      v.unproven = true;
+      v.text = "every wgmma, mbarrier and TMA instruction must be one the "
+               "checker reads, but got inline asm '" +
+               e.text +
+               "' it does not, so the rules cannot see it "
+               "(protocol_strict)";
+      out.push_back(v);
+    });
     State entry;
     entry.reachable = true;
     // Registers passed in were written before the function started.
@@ -523,7 +498,6 @@ private:
   FunctionOpInterface fn;
   PipelineModel model;
   Plumbing plumbing;
-  bool strict;
   /// Per mma_async: the ring slots it reads.
   DenseMap<Operation *, SmallVector<SlotRef, 2>> reads;
   DenseMap<Operation *, SmallVector<const OneShotFill *, 1>> oneShotReads;
@@ -668,8 +642,7 @@ private:
   }
 
   void emitOnce(const ProtocolViolation &v, bool emit) {
-    if (!emit || (v.unproven && !strict) ||
-        !reported.insert({v.at, 2 * v.kind + v.unproven}).second)
+    if (!emit || !reported.insert({v.at, 2 * v.kind + v.unproven}).second)
       return;
     report->push_back(v);
   }
@@ -769,7 +742,7 @@ private:
     // reads is in no ring and no one-shot fill the checker learned (a stage
     // index or a byte offset passed in as a kernel parameter, a ring filled
     // only before its loop): the fill-before-read rule is not checked there.
-    if (emit && strict && unrelated(op) && !unrelatedReported) {
+    if (emit && unrelated(op) && !unrelatedReported) {
       unrelatedReported = true;
       int64_t others = 0;
       fn->walk([&](Operation *other) {
@@ -1118,11 +1091,7 @@ private:
     if (auto forOp = dyn_cast<scf::ForOp>(header->getParentOp()))
       return forOp.getInductionVar() == counter ? forOp.getUpperBound()
                                                 : Value();
-    Value cond;
-    if (auto br = dyn_cast<LLVM::CondBrOp>(header->getTerminator()))
-      cond = br.getCondition();
-    else if (auto br = dyn_cast<cf::CondBranchOp>(header->getTerminator()))
-      cond = br.getCondition();
+    Value cond = branchCondition(header->getTerminator());
     Operation *cmp = cond ? cond.getDefiningOp() : nullptr;
     if (!cmp || !isa<LLVM::ICmpOp, arith::CmpIOp>(cmp) ||
         cmp->getOperand(0) != counter)
@@ -1173,13 +1142,9 @@ private:
       // The nearest block dominating every predecessor.
       dom = dom ? model.addresses.nearestCommonDominator(dom, pred) : pred;
     }
-    if (dom && dom != join) {
-      Operation *term = dom->getTerminator();
-      if (auto br = dyn_cast<LLVM::CondBrOp>(term))
-        result = threadDependent(br.getCondition());
-      else if (auto br = dyn_cast<cf::CondBranchOp>(term))
-        result = threadDependent(br.getCondition());
-    }
+    if (dom && dom != join)
+      if (Value cond = branchCondition(dom->getTerminator()))
+        result = threadDependent(cond);
     divergent[join] = result;
     return result;
   }
@@ -1207,26 +1172,16 @@ private:
         c = def->getOperand(0);
         continue;
       }
-      std::optional<bool> eq;
-      if (auto cmp = dyn_cast<LLVM::ICmpOp>(def)) {
-        if (cmp.getPredicate() == LLVM::ICmpPredicate::eq)
-          eq = true;
-        else if (cmp.getPredicate() == LLVM::ICmpPredicate::ne)
-          eq = false;
-      } else if (auto cmp = dyn_cast<arith::CmpIOp>(def)) {
-        if (cmp.getPredicate() == arith::CmpIPredicate::eq)
-          eq = true;
-        else if (cmp.getPredicate() == arith::CmpIPredicate::ne)
-          eq = false;
-      }
+      auto eq = comparedBy(c, {arith::CmpIPredicate::eq});
+      auto cmp = eq ? eq : comparedBy(c, {arith::CmpIPredicate::ne});
       std::optional<int64_t> k =
-          eq ? model.addresses.constant(def->getOperand(1)) : std::nullopt;
+          cmp ? model.addresses.constant(cmp->second) : std::nullopt;
       if (!k || (*k != 0 && *k != 1))
         break;
       // x == 1 and x != 0 hold when x is true.
-      if (*eq != (*k == 1))
+      if (eq.has_value() != (*k == 1))
         same = !same;
-      c = def->getOperand(0);
+      c = cmp->first;
     }
     return {c, same};
   }
@@ -1237,20 +1192,12 @@ private:
   void assume(Value cond, bool taken, State &s) {
     auto [v, same] = tested(cond);
     bool holds = taken == same;
-    Operation *cmp = v ? v.getDefiningOp() : nullptr;
-    bool below = false;
-    if (auto c = dyn_cast_or_null<LLVM::ICmpOp>(cmp))
-      below = c.getPredicate() == LLVM::ICmpPredicate::slt ||
-              c.getPredicate() == LLVM::ICmpPredicate::ult;
-    else if (auto c = dyn_cast_or_null<arith::CmpIOp>(cmp))
-      below = c.getPredicate() == arith::CmpIPredicate::slt ||
-              c.getPredicate() == arith::CmpIPredicate::ult;
-    if (below)
+    if (auto below = comparedBy(
+            v, {arith::CmpIPredicate::slt, arith::CmpIPredicate::ult}))
       if (std::optional<std::pair<Value, int64_t>> x =
-              model.addresses.counterPlus(cmp->getOperand(0))) {
-        State::Exhausted fact{
-            x->first, x->second, cmp->getOperand(1),
-            sameBound(loopBound(x->first), cmp->getOperand(1))};
+              model.addresses.counterPlus(below->first)) {
+        State::Exhausted fact{x->first, x->second, below->second,
+                              sameBound(loopBound(x->first), below->second)};
         if (!holds && !llvm::is_contained(s.exhausted, fact))
           s.exhausted.push_back(fact);
         if (holds && llvm::any_of(s.exhausted, [&](const State::Exhausted &e) {
@@ -1262,10 +1209,7 @@ private:
     if (!holds)
       return;
     for (const auto &[p, slot] : s.peeked)
-      if (p == v && slot.id != kAnySlot &&
-          llvm::none_of(s.ready, [&](const SlotRef &r) {
-            return r.id == slot.id && r.stage == slot.stage;
-          }))
+      if (p == v && slot.id != kAnySlot && !llvm::is_contained(s.ready, slot))
         s.ready.push_back(slot);
   }
 
@@ -1273,12 +1217,7 @@ private:
   /// renamed to the successor's arguments they are passed as.
   State alongEdge(Block *from, unsigned succIndex, State s) {
     Operation *term = from->getTerminator();
-    Value cond;
-    if (auto br = dyn_cast<LLVM::CondBrOp>(term))
-      cond = br.getCondition();
-    else if (auto br = dyn_cast<cf::CondBranchOp>(term))
-      cond = br.getCondition();
-    if (cond)
+    if (Value cond = branchCondition(term))
       assume(cond, succIndex == 0, s);
     auto br = dyn_cast<BranchOpInterface>(term);
     if (!br)
@@ -1439,9 +1378,7 @@ private:
       auto arg = dyn_cast_or_null<BlockArgument>(r.stage.counter);
       if (!arg || arg.getOwner() != header || r.stage.offset >= 0)
         continue;
-      if (llvm::none_of(joined.ready, [&](const SlotRef &x) {
-            return x.id == r.id && x.stage == r.stage;
-          }))
+      if (!llvm::is_contained(joined.ready, r))
         joined.ready.push_back(r);
     }
   }
@@ -1608,7 +1545,7 @@ nvwgmma::analyzeProtocol(Operation *root, bool strict, bool reportUnchecked) {
     // becomes one warning for the function, so that no diagnostic means
     // checked and clean, never silently skipped.
     SmallVector<ProtocolViolation> found;
-    Analysis(fn, /*strict=*/true).run(found);
+    Analysis(fn).run(found);
     std::map<std::string, int> unchecked;
     for (ProtocolViolation &v : found) {
       if (strict || !v.unproven) {

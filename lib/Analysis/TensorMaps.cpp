@@ -31,20 +31,12 @@ bool sameAddress(const std::optional<Linear> &a,
   });
 }
 
-/// One PTX statement of an inline asm, its operands resolved.
-struct Statement {
-  llvm::StringRef mnemonic;
-  llvm::SmallVector<llvm::StringRef, 4> operands;
-};
-
-std::optional<Statement> single(LLVM::InlineAsmOp op) {
+/// The one PTX statement of an inline asm, if it has exactly one.
+std::optional<PtxStatement> single(LLVM::InlineAsmOp op) {
   llvm::SmallVector<PtxStatement> all = splitPtxStatements(op.getAsmString());
   if (all.size() != 1)
     return std::nullopt;
-  Statement s{all.front().mnemonic, {}};
-  for (llvm::StringRef o : all.front().operands)
-    s.operands.push_back(o);
-  return s;
+  return all.front();
 }
 
 /// "[ $0 + 0 ]" -> "$0".
@@ -65,74 +57,69 @@ TensorMaps::TensorMaps(FunctionOpInterface fn, AddressModel &addresses)
   llvm::DenseSet<Value> zeroed;
   auto isZero = [&](Value v) {
     // 0, or a vector built by inserting 0 into an undefined one.
-    for (int depth = 0; v && depth < 8; ++depth) {
-      if (addresses.constant(v) == 0)
-        return true;
-      auto insert = v.getDefiningOp<LLVM::InsertElementOp>();
-      if (!insert || addresses.constant(insert.getValue()) != 0 ||
-          !isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp>(
-              insert.getVector().getDefiningOp()))
-        return false;
+    if (!v)
+      return false;
+    if (addresses.constant(v) == 0)
       return true;
-    }
-    return false;
+    auto insert = v.getDefiningOp<LLVM::InsertElementOp>();
+    return insert && addresses.constant(insert.getValue()) == 0 &&
+           isa_and_nonnull<LLVM::UndefOp, LLVM::PoisonOp, LLVM::ZeroOp>(
+               insert.getVector().getDefiningOp());
   };
   fn->walk([&](LLVM::InlineAsmOp asmOp) {
-    {
-      std::optional<Statement> s = single(asmOp);
-      if (!s || s->operands.empty())
+    std::optional<PtxStatement> s = single(asmOp);
+    if (!s || s->operands.empty())
+      return;
+    PtxAsmOperands ops(asmOp.getConstraints(), asmOp.getOperands());
+    if (s->mnemonic.starts_with("st.shared") && s->operands.size() == 2) {
+      // A scratch cleared before its fields are written (Triton 3.9): a
+      // field never replaced is 0, an element type of 1 byte.
+      Value at = ops.operand(addressToken(s->operands[0]));
+      if (at && isZero(ops.operand(s->operands[1])))
+        if (std::optional<Linear> l = addresses.linear(at))
+          for (auto &[atom, coeff] : l->terms)
+            zeroed.insert(atom);
+      return;
+    }
+    if (s->mnemonic.starts_with("tensormap.replace.tile.box_dim") &&
+        s->operands.size() == 3) {
+      Value scratch = ops.operand(addressToken(s->operands[0]));
+      std::optional<int64_t> dim = PtxAsmOperands::literal(s->operands[1]);
+      std::optional<int64_t> size = PtxAsmOperands::literal(s->operands[2]);
+      if (!size)
+        size = addresses.constant(ops.operand(s->operands[2]));
+      if (!scratch || !dim || *dim < 0 || *dim > 4)
         return;
-      PtxAsmOperands ops(asmOp.getConstraints(), asmOp.getOperands());
-      if (s->mnemonic.starts_with("st.shared") && s->operands.size() == 2) {
-        // A scratch cleared before its fields are written (Triton 3.9): a
-        // field never replaced is 0, an element type of 1 byte.
-        Value at = ops.operand(addressToken(s->operands[0]));
-        if (at && isZero(ops.operand(s->operands[1])))
-          if (std::optional<Linear> l = addresses.linear(at))
-            for (auto &[atom, coeff] : l->terms)
-              zeroed.insert(atom);
+      auto &box = boxes[scratch];
+      box.resize(std::max<size_t>(box.size(), *dim + 1), -1);
+      box[*dim] = size ? *size : -1;
+    } else if (s->mnemonic.starts_with("tensormap.replace.tile.elemtype") &&
+               s->operands.size() == 2) {
+      Value scratch = ops.operand(addressToken(s->operands[0]));
+      std::optional<int64_t> code = PtxAsmOperands::literal(s->operands[1]);
+      if (scratch && code)
+        elementType[scratch] = *code;
+    } else if (s->mnemonic.starts_with("tensormap.cp_fenceproxy") &&
+               s->operands.size() >= 2) {
+      Value global = ops.operand(addressToken(s->operands[0]));
+      Value scratch = ops.operand(addressToken(s->operands[1]));
+      auto box = boxes.find(scratch);
+      auto type = elementType.find(scratch);
+      std::optional<int64_t> code;
+      if (type != elementType.end())
+        code = type->second;
+      else if (zeroed.contains(scratch))
+        code = 0;
+      if (!global || box == boxes.end() || !code)
         return;
-      }
-      if (s->mnemonic.starts_with("tensormap.replace.tile.box_dim") &&
-          s->operands.size() == 3) {
-        Value scratch = ops.operand(addressToken(s->operands[0]));
-        std::optional<int64_t> dim = PtxAsmOperands::literal(s->operands[1]);
-        std::optional<int64_t> size = PtxAsmOperands::literal(s->operands[2]);
-        if (!size)
-          size = addresses.constant(ops.operand(s->operands[2]));
-        if (!scratch || !dim || *dim < 0 || *dim > 4)
-          return;
-        auto &box = boxes[scratch];
-        box.resize(std::max<size_t>(box.size(), *dim + 1), -1);
-        box[*dim] = size ? *size : -1;
-      } else if (s->mnemonic.starts_with("tensormap.replace.tile.elemtype") &&
-                 s->operands.size() == 2) {
-        Value scratch = ops.operand(addressToken(s->operands[0]));
-        std::optional<int64_t> code = PtxAsmOperands::literal(s->operands[1]);
-        if (scratch && code)
-          elementType[scratch] = *code;
-      } else if (s->mnemonic.starts_with("tensormap.cp_fenceproxy") &&
-                 s->operands.size() >= 2) {
-        Value global = ops.operand(addressToken(s->operands[0]));
-        Value scratch = ops.operand(addressToken(s->operands[1]));
-        auto box = boxes.find(scratch);
-        auto type = elementType.find(scratch);
-        std::optional<int64_t> code;
-        if (type != elementType.end())
-          code = type->second;
-        else if (zeroed.contains(scratch))
-          code = 0;
-        if (!global || box == boxes.end() || !code)
-          return;
-        std::optional<int64_t> bytes = elementBytes(*code);
-        for (int64_t d : box->second)
-          bytes = bytes && d > 0 ? std::optional<int64_t>(*bytes * d)
-                                 : std::nullopt;
-        if (std::optional<Linear> at = addresses.linear(global); at && bytes)
-          built.push_back({*at, *bytes});
-        boxes.erase(scratch);
-        elementType.erase(scratch);
-      }
+      std::optional<int64_t> bytes = elementBytes(*code);
+      for (int64_t d : box->second)
+        bytes =
+            bytes && d > 0 ? std::optional<int64_t>(*bytes * d) : std::nullopt;
+      if (std::optional<Linear> at = addresses.linear(global); at && bytes)
+        built.push_back({*at, *bytes});
+      boxes.erase(scratch);
+      elementType.erase(scratch);
     }
   });
 }
