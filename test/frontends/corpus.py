@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import gzip
+import importlib.util
 import json
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -110,28 +109,41 @@ def apply(text: str, edits: list[dict]) -> str:
     return "\n".join(out)
 
 
-def tool() -> str:
-    found = shutil.which("nvwgmma-opt", path=os.environ.get("NVWGMMA_TOOLS_DIR"))
-    if not found:
-        found = os.path.join(os.path.dirname(sys.executable), "nvwgmma-opt")
-    return found
+def _checker_corpus():
+    spec = importlib.util.spec_from_file_location(
+        "checker_corpus", HERE.parent / "corpus" / "corpus.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The tool under test, found as test/corpus finds it (NVWGMMA_TOOLS_DIR, or
+# next to this Python).
+tool = _checker_corpus().nvwgmma_opt
+
+
+def run(text: str, flag: str) -> subprocess.CompletedProcess:
+    """nvwgmma-opt with one pass flag over `text`."""
+    return subprocess.run([tool(), "-", flag, "-o", os.devnull], input=text,
+                          capture_output=True, text=True)  # fmt: skip
+
+
+def aborted(proc: subprocess.CompletedProcess) -> bool:
+    """A crash (a signal, an LLVM ERROR), as opposed to a diagnostic."""
+    return proc.returncode < 0 or "PLEASE submit a bug report" in proc.stderr
 
 
 def check(text: str, strict: bool = False) -> dict:
     """Runs the checker: its rules fired, whether it said rules went
     unchecked, and whether the tool aborted."""
-    flag = "--nvwgmma-check-protocol" + ("=strict=true" if strict else "")
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
-        f.write(text)
-        f.flush()
-        r = subprocess.run([tool(), flag, f.name, "-o", "/dev/null"],
-                           capture_output=True, text=True)  # fmt: skip
+    r = run(text, "--nvwgmma-check-protocol" + ("=strict=true" if strict else ""))
     rules = ERROR.findall(r.stderr)
     return {
         "rules": sorted(set(rules)),
         "errors": len(rules),
         "unchecked": bool(NOTE_NOT_CHECKED.search(r.stderr)),
-        "aborted": r.returncode < 0 or "PLEASE submit a bug report" in r.stderr,
+        "aborted": aborted(r),
         "stderr": r.stderr,
     }
 
