@@ -45,10 +45,73 @@ llvm::StringRef addressToken(llvm::StringRef t) {
   return t.split('+').first.trim();
 }
 
+/// The value a map is passed as, through casts that do not change it.
+Value mapSource(Value v) {
+  while (v) {
+    Operation *def = v.getDefiningOp();
+    if (auto cast = dyn_cast_or_null<UnrealizedConversionCastOp>(def);
+        cast && cast.getNumOperands() == 1)
+      v = cast.getOperand(0);
+    else if (isa_and_nonnull<LLVM::BitcastOp, LLVM::AddrSpaceCastOp>(def))
+      v = def->getOperand(0);
+    else
+      break;
+  }
+  return v;
+}
+
+/// The runtime wrapper upstream's nvgpu-to-nvvm lowering calls for
+/// nvgpu.tma.create.descriptor: (rank, memref descriptor, element type,
+/// interleave, swizzle, L2 promotion, OOB fill, box dimensions array).
+constexpr llvm::StringLiteral kEncodeTiled = "mgpuTensorMapEncodeTiledMemref";
+
 } // namespace
+
+void TensorMaps::learnHostMaps(FunctionOpInterface fn) {
+  fn->walk([&](LLVM::CallOp call) {
+    std::optional<StringRef> callee = call.getCallee();
+    if (!callee || *callee != kEncodeTiled || call.getNumOperands() != 8 ||
+        call.getNumResults() != 1)
+      return;
+    // The rank operand is read from the unranked memref at run time; the
+    // box array holds one stored dimension per rank, from index 0.
+    std::optional<int64_t> code = addresses.constant(call.getOperand(2));
+    if (!code)
+      return;
+    constexpr int64_t kMaxRank = 5;
+    SmallVector<int64_t, kMaxRank> box(kMaxRank, -1);
+    Value array = call.getOperand(7);
+    auto recordStores = [&](Value at, int64_t index) {
+      for (Operation *user : at.getUsers())
+        if (auto store = dyn_cast<LLVM::StoreOp>(user);
+            store && store.getAddr() == at && index >= 0 && index < kMaxRank)
+          if (std::optional<int64_t> d = addresses.constant(store.getValue()))
+            box[index] = *d;
+    };
+    recordStores(array, 0);
+    for (Operation *user : array.getUsers())
+      if (auto gep = dyn_cast<LLVM::GEPOp>(user);
+          gep && gep.getBase() == array && gep.getIndices().size() == 1)
+        if (auto i = dyn_cast_if_present<IntegerAttr>(gep.getIndices()[0]))
+          recordStores(gep.getResult(), i.getInt());
+    int64_t rank = llvm::find(box, -1) - box.begin();
+    if (std::optional<int64_t> r = addresses.constant(call.getOperand(0)))
+      rank = *r;
+    if (rank < 1 || rank > kMaxRank)
+      return;
+    box.resize(rank);
+    std::optional<int64_t> bytes = elementBytes(*code);
+    for (int64_t d : box)
+      bytes =
+          bytes && d > 0 ? std::optional<int64_t>(*bytes * d) : std::nullopt;
+    if (bytes)
+      encoded[call.getResult()] = *bytes;
+  });
+}
 
 TensorMaps::TensorMaps(FunctionOpInterface fn, AddressModel &addresses)
     : addresses(addresses) {
+  learnHostMaps(fn);
   // Each copy of a scratch map to global memory publishes what was
   // written into the scratch since its previous copy, in program order
   // (the writes may sit in a block one lane runs, the copy after it).
@@ -125,7 +188,11 @@ TensorMaps::TensorMaps(FunctionOpInterface fn, AddressModel &addresses)
 }
 
 std::optional<int64_t> TensorMaps::boxBytes(Value map) {
-  if (!map || built.empty())
+  if (!map)
+    return std::nullopt;
+  if (auto it = encoded.find(mapSource(map)); it != encoded.end())
+    return it->second;
+  if (built.empty())
     return std::nullopt;
   std::optional<Linear> at = addresses.linear(map);
   for (const auto &[address, bytes] : built)

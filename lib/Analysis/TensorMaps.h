@@ -1,10 +1,13 @@
 //===- TensorMaps.h - what a TMA tensor map says about its box -*- C++ -*-===//
 //
 // A TMA tensor load's byte count is in its tensor map, usually built on the
-// host where the IR cannot see it. Some front ends build the map in the
-// kernel (Triton's device-side descriptors: `tensormap.replace.tile.*` into
-// a shared scratch, then `tensormap.cp_fenceproxy` to global memory); there
-// the box dimensions and element type are in the IR, and this reads them.
+// host where the IR cannot see it. Where the IR does build it, this reads
+// the box dimensions and element type: in the kernel (Triton's device-side
+// descriptors: `tensormap.replace.tile.*` into a shared scratch, then
+// `tensormap.cp_fenceproxy` to global memory), or on the host in the same
+// function as the launch (upstream's lowering of nvgpu.tma.create.descriptor:
+// a call of the CUDA runtime wrapper `mgpuTensorMapEncodeTiledMemref` with
+// the box in a stack array).
 // Private to lib/Analysis.
 //
 //===----------------------------------------------------------------------===//
@@ -31,6 +34,9 @@ private:
   AddressModel &addresses;
   /// Per global map address (its linear form's key): the bytes of its box.
   llvm::SmallVector<std::pair<Linear, int64_t>, 4> built;
+  /// Maps the host code of this function encodes: the bytes of their box.
+  llvm::DenseMap<Value, int64_t> encoded;
+  void learnHostMaps(FunctionOpInterface fn);
 };
 
 } // namespace nvwgmma

@@ -33,7 +33,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import corpus  # noqa: E402
 
 FENCE = re.compile(r"nvvm\.wgmma\.fence\.aligned|\"wgmma\.fence|nvwgmma\.fence\b")
-MMA = re.compile(r"wgmma\.mma_async|nvwgmma\.mma_async")
+MMA = re.compile(r"wgmma\.mma_async|nvwgmma\.mma_async|nvgpu\.warpgroup\.mma\s")
 WAIT_OP = re.compile(r"nvvm\.wgmma\.wait\.group\.sync\.aligned\"?(?:\(\))?\s*(?:<\{group = )?(\d+)")
 WAIT_ASM = re.compile(r"wgmma\.wait_group\.sync\.aligned (\d+)")
 BARRIER_WAIT = re.compile(r"mbarrier\.try_wait|mbarrier\.test\.wait|mbarrier\.test_wait")
@@ -113,13 +113,24 @@ def _delete_wait(line_no: int, line: str) -> list[dict] | None:
     return [{"op": "comment", "line": line_no + 1}]
 
 
-def _flip_parity(line_no: int, line: str) -> list[dict] | None:
+def _parity(line: str) -> str | None:
+    """The wait's parity operand (nvgpu's form indexes its barrier group:
+    `%group[%i], %parity, %ticks`)."""
+    if "nvgpu.mbarrier.try_wait.parity" in line:
+        m = re.search(r"\], (%[\w.$-]+)", line)
+        return m.group(1) if m else None
     ops = _operands(line)
+    return ops[1] if len(ops) >= 2 else None
+
+
+def _flip_parity(line_no: int, line: str) -> list[dict] | None:
     types = _operand_types(line)
-    if len(ops) < 2:
+    parity = _parity(line)
+    if parity is None:
         return None
-    parity = ops[1]
     ty = types[1] if len(types) > 1 and re.fullmatch(r"i\d+", types[1]) else "i32"
+    if "nvgpu.mbarrier.try_wait.parity" in line:  # its custom form states no operand types
+        ty = "i1"
     indent = re.match(r"\s*", line).group(0)
     one = f"{indent}%mut_one = llvm.mlir.constant(1 : {ty}) : {ty}"
     flip = f"{indent}%mut_par = llvm.xor {parity}, %mut_one : {ty}"
@@ -142,6 +153,9 @@ def _halve_expect(line_no: int, line: str, lines: list[str]) -> list[dict] | Non
     if len(ops) < 2:
         return None
     count = ops[1]
+    nvgpu = "nvgpu.mbarrier.arrive.expect_tx" in line
+    if nvgpu:  # `%group[%i], %count`: an index operand
+        count = re.search(r"\], (%[\w.$-]+)", line).group(1)
     define = re.compile(rf"^\s*{re.escape(count)} = .*constant\D*(\d+)")
     for other in lines:
         m = define.match(other)
@@ -149,10 +163,12 @@ def _halve_expect(line_no: int, line: str, lines: list[str]) -> list[dict] | Non
             n = int(m.group(1))
             ty = _operand_types(line)[1] if len(_operand_types(line)) > 1 else "i32"
             indent = re.match(r"\s*", line).group(0)
-            at = line.index(count, line.find(ops[0]) + len(ops[0]))
+            after = line.index("], ") if nvgpu else line.find(ops[0]) + len(ops[0])
+            at = line.index(count, after)
+            half = (f"arith.constant {n // 2} : index" if nvgpu
+                    else f"llvm.mlir.constant({n // 2} : {ty}) : {ty}")  # fmt: skip
             return [
-                {"op": "insert_before", "line": line_no + 1,
-                 "text": f"{indent}%mut_tx = llvm.mlir.constant({n // 2} : {ty}) : {ty}"},
+                {"op": "insert_before", "line": line_no + 1, "text": f"{indent}%mut_tx = {half}"},
                 {"op": "sub", "line": line_no + 1,
                  "old": line[at - 1 : at + len(count) + 1],
                  "new": line[at - 1] + "%mut_tx" + line[at + len(count)]},
@@ -183,6 +199,19 @@ def _rendezvous(lines: list[str], i: int) -> bool:
             if any(key(o) == target for o in arrive_ops):
                 return True
     return False
+
+
+def _varying_parity(lines: list[str], i: int) -> bool:
+    """The wait's parity is not a constant (a ring's wait, in a loop)."""
+    parity = _parity(lines[i])
+    if parity is None:
+        return False
+    define = re.compile(rf"\s*{re.escape(parity)} = (.*)")
+    for line in lines[:i]:
+        m = define.match(line)
+        if m:
+            return "constant" not in m.group(1)
+    return True
 
 
 def mutants(kernel: str, text: str) -> list[dict]:
@@ -234,6 +263,15 @@ def mutants(kernel: str, text: str) -> list[dict]:
             full = i
         elif after in ("expect", "tma") and empty is None and i > (mmas[0] if mmas else 0):
             empty = i
+    if empty is None and mmas:
+        # A warp-specialised producer may come before the consumer's mma in
+        # the text: its wait is the one in a loop (a parity that varies).
+        for n, (i, k) in enumerate(events):
+            after = next((k2 for _, k2 in events[n + 1 :] if k2 != "barrier_wait"), None)
+            if (k == "barrier_wait" and i < mmas[0] and after in ("expect", "tma")
+                    and not _rendezvous(lines, i) and _varying_parity(lines, i)):  # fmt: skip
+                empty = i
+                break
     if full is not None:
         add("del_full_wait", "c6", f"delete the full-barrier wait on line {full + 1}",
             _delete_wait(full, lines[full]))  # fmt: skip
