@@ -7,6 +7,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <set>
 
 using namespace mlir;
 using namespace mlir::nvwgmma;
@@ -553,6 +554,40 @@ void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out) {
   });
 }
 
+std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
+  // Per ring: the descriptor starts (offset within the stage, symbolic
+  // terms) already counted.
+  std::map<int, std::set<std::pair<int64_t, std::string>>> seen;
+  std::map<int, int64_t> read;
+  fn->walk([&](Operation *op) {
+    const ProtocolEvent &e = events.of(op);
+    if (e.kind != EventKind::Mma)
+      return;
+    for (auto [i, d] : llvm::enumerate(e.descriptors)) {
+      // Two descriptors are A and B; one is B (A in registers).
+      bool isA = e.descriptors.size() == 2 && i == 0;
+      std::optional<SlotRef> slot = ringAt(d, /*descriptor=*/true);
+      std::optional<StagedAddress> a = addresses.staged(d, true);
+      if (!slot || !a || !llvm::is_contained(rings[slot->id].full, barrier))
+        continue;
+      const Ring &ring = rings[slot->id];
+      int64_t offset = a->rest.constant - ring.base.constant;
+      if (seen[slot->id].insert({offset, termsKey(a->rest)}).second)
+        read[slot->id] += (isA ? e.shape[0] : e.shape[1]) * 32;
+    }
+  });
+  int64_t total = 0;
+  for (auto [id, bytes] : read) {
+    // More than a stage holds: the reads are not what this model thinks.
+    if (bytes > rings[id].stride * static_cast<int64_t>(read.size()))
+      return std::nullopt;
+    total += bytes;
+  }
+  if (total == 0)
+    return std::nullopt;
+  return total;
+}
+
 void PipelineModel::checkExpectTx(Operation *expect,
                                   SmallVectorImpl<ProtocolViolation> &out) {
   std::optional<SlotRef> barrier = barrierOf(expect);
@@ -598,6 +633,23 @@ void PipelineModel::checkExpectTx(Operation *expect,
                                *bytes)
                      .str()});
     });
+  if (unknown) {
+    // The boxes are not in the IR, but what the mma_async read from the
+    // stages these loads fill must arrive: a count below that completes
+    // the phase before the data.
+    std::optional<int64_t> read = bytesReadThrough(barrier->id);
+    if (read && total < *read) {
+      v.notes.clear();
+      v.text = llvm::formatv("the expect_tx byte count must cover the bytes "
+                             "the mma_async read from the stages the TMA "
+                             "loads on this barrier fill, at least {0}, but "
+                             "got {1} (protocol_c8)",
+                             *read, total)
+                   .str();
+      out.push_back(v);
+      return;
+    }
+  }
   if (unknown || v.notes.empty()) {
     v.unproven = true;
     v.notes.clear();

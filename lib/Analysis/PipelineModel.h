@@ -123,6 +123,13 @@ private:
   /// read just before (see learnReleases).
   std::map<int, llvm::SmallVector<int, 2>> releasedAfter;
 
+  /// The bytes the mma_async ops read from one stage of the rings whose
+  /// full barrier is `barrier`: a lower bound of what its TMA loads must
+  /// bring, where their boxes are not in the IR. Distinct descriptor
+  /// starts read distinct elements (k-slices, warpgroups' rows); each
+  /// reads its operand's rows x 32 bytes (a dense k-slice).
+  std::optional<int64_t> bytesReadThrough(int barrier);
+
   /// One id per barrier array shape: its base, slot stride and slots.
   int barrierId(const Linear &base, int64_t stride, int64_t stages);
   /// Every event of `kind` before `op` (nested ops included), in its block

@@ -55,12 +55,8 @@ def test_seeded_bug_is_caught_at_every_depth(kernel, mutation):
         text = corpus.lower(mutant, depth)
         normal = corpus.check(text, strict=False)
         assert not normal["crashed"], (depth, normal["stderr"])
-        if label == "protocol_c8" and depth not in corpus.STATES_BYTES:
-            # The bytes are in the tensor map's type only at the nvgpu level;
-            # strict mode says it could not check them.
-            strict = corpus.check(text, strict=True)
-            assert "protocol_c8, strict" in strict["labels"], (depth, strict["stderr"])
-            continue
+        # Below the nvgpu level the boxes are not in the IR, but a count
+        # below what the mma_async read from the stage is still caught.
         assert label in normal["labels"], (depth, normal["stderr"])
 
 
