@@ -201,8 +201,10 @@ std::optional<int64_t> AddressModel::constant(Value v) {
       attr = c.getValue();
     else if (auto c = dyn_cast<LLVM::ConstantOp>(def))
       attr = c.getValue();
+    // An i1 is a bit: true is 1 (a phase that starts at 1), not -1.
     if (auto i = dyn_cast_or_null<IntegerAttr>(attr))
-      return i.getValue().getSExtValue();
+      return i.getValue().getBitWidth() == 1 ? i.getValue().getZExtValue()
+                                             : i.getValue().getSExtValue();
     return foldConstant(def);
   }
   if (auto arg = dyn_cast<BlockArgument>(v))
@@ -702,7 +704,7 @@ bool AddressModel::startsAtZero(Value counter) {
 }
 
 bool AddressModel::isOne(Value v) {
-  // i1 true reads as -1 when sign-extended; only the low bit matters.
+  // A folded i1 may still read as -1; only the low bit matters there.
   std::optional<int64_t> c = constant(v);
   return c && (*c == 1 || (*c == -1 && v.getType().isInteger(1)));
 }

@@ -47,10 +47,6 @@ KNOWN_MISSES = {
     "mosaic-0.10/mosaic_matmul_bf16_transposed_lowered.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
     "triton-3.9/gluon_warp_specialized_matmul.deepen_wait_loop": "read and release indices not related (they start from an earlier loop's results)",
     "triton-3.9/gluon_warp_specialized_matmul.del_empty_wait": "held out: reported, not investigated",
-    "upstream-nvgpu/ch5_gemm_warp_specialized.flip_parity_empty": "the producer's phase starts at 1 and flips at the ring's last stage: not related to its round (said by the unchecked warning)",
-    "upstream-nvgpu/ch5_gemm_warp_specialized_asm.flip_parity_empty": "the producer's phase starts at 1 and flips at the ring's last stage: not related to its round (said by the unchecked warning)",
-    "upstream-nvgpu/ch5_gemm_warp_specialized_nvvm_cf.flip_parity_empty": "the producer's phase starts at 1 and flips at the ring's last stage: not related to its round (said by the unchecked warning)",
-    "upstream-nvgpu/ch5_gemm_warp_specialized_nvvm_scf.flip_parity_empty": "the producer's phase starts at 1 and flips at the ring's last stage: not related to its round (said by the unchecked warning)",
 }
 
 
