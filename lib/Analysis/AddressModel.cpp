@@ -665,11 +665,11 @@ StageExpr AddressModel::canonical(StageExpr stage) {
   if (!stage.counter || modularCounter(stage.counter) != stage.stages)
     return stage;
   // Modular counters of one loop that advance together (Triton's insert and
-  // extract indices) differ by a constant: name every such stage by the
-  // header's first one, so the slots they index can be compared.
+  // extract indices, CuTe's read and release indices) differ by a constant:
+  // name every such stage by the header's first one, so the slots they
+  // index can be compared.
   std::optional<IterArg> self = iterArg(stage.counter);
-  std::optional<int64_t> x0 = self ? constant(self->init) : std::nullopt;
-  if (!x0)
+  if (!self)
     return stage;
   for (BlockArgument other : self->header->getArguments()) {
     if (other == stage.counter)
@@ -677,10 +677,152 @@ StageExpr AddressModel::canonical(StageExpr stage) {
     if (modularCounter(other) != stage.stages)
       continue;
     std::optional<IterArg> rep = iterArg(other);
-    if (std::optional<int64_t> r0 = rep ? constant(rep->init) : std::nullopt)
-      return StageExpr{other, stage.offset + *x0 - *r0, stage.stages};
+    if (!rep)
+      continue;
+    llvm::DenseMap<std::pair<Value, Value>, Linear> assumed;
+    std::optional<Linear> lag =
+        lagOf(self->init, rep->init, stage.stages, assumed, 0);
+    if (std::optional<int64_t> d =
+            lag ? lagInLoop(*lag, self->header) : std::nullopt)
+      return StageExpr{other, stage.offset + *d, stage.stages};
   }
   return stage;
+}
+
+std::optional<Linear>
+AddressModel::lagOf(Value a, Value b, int64_t S,
+                    llvm::DenseMap<std::pair<Value, Value>, Linear> &assumed,
+                    int depth) {
+  if (!a || !b || depth > 32)
+    return std::nullopt;
+  if (a == b)
+    return constantOf(0);
+  std::optional<int64_t> ca = constant(a), cb = constant(b);
+  if (ca && cb)
+    return constantOf(*ca - *cb);
+  auto known = assumed.find({a, b});
+  if (known != assumed.end())
+    return known->second;
+  auto step = [](std::optional<Linear> l, int64_t by) {
+    if (l)
+      l->constant += by;
+    return l;
+  };
+  if (auto advance = advanceOf(a); advance && advance->second == S)
+    return step(lagOf(advance->first, b, S, assumed, depth + 1), 1);
+  if (auto advance = advanceOf(b); advance && advance->second == S)
+    return step(lagOf(a, advance->first, S, assumed, depth + 1), -1);
+  auto ba = dyn_cast<BlockArgument>(a);
+  auto bb = dyn_cast<BlockArgument>(b);
+  if (ba && bb && ba.getOwner() == bb.getOwner() &&
+      !ba.getOwner()->isEntryBlock()) {
+    // Every edge in hands over one lag; a loop header assumes it of itself
+    // for its back edges.
+    Block *block = ba.getOwner();
+    std::optional<Linear> lag;
+    auto same = [](const Linear &x, const Linear &y) {
+      std::optional<Linear> d = addLinear(x, y, -1);
+      return d && d->terms.empty() && d->constant == 0;
+    };
+    SmallVector<Block *> back;
+    for (Block *pred : block->getPredecessors()) {
+      if (isBackEdge(pred, block)) {
+        back.push_back(pred);
+        continue;
+      }
+      std::optional<Linear> l =
+          lagOf(forwardedFrom(pred, ba), forwardedFrom(pred, bb), S, assumed,
+                depth + 1);
+      if (!l || (lag && !same(*lag, *l)))
+        return std::nullopt;
+      lag = l;
+    }
+    if (!lag)
+      return std::nullopt;
+    assumed[{a, b}] = *lag;
+    for (Block *pred : back) {
+      std::optional<Linear> l =
+          lagOf(forwardedFrom(pred, ba), forwardedFrom(pred, bb), S, assumed,
+                depth + 1);
+      if (!l || !same(*lag, *l)) {
+        assumed.erase({a, b});
+        return std::nullopt;
+      }
+    }
+    return lag;
+  }
+  // An index seen after a loop that steps it once a trip: its value on
+  // entry plus the trip count.
+  auto leaving =
+      [&](BlockArgument arg) -> std::optional<std::pair<Value, Linear>> {
+    std::optional<IterArg> it = arg ? iterArg(arg) : std::nullopt;
+    auto advance = it ? advanceOf(it->next) : std::nullopt;
+    if (!advance || advance->first != arg || advance->second != S)
+      return std::nullopt;
+    std::optional<Linear> trips = tripCount(it->header);
+    if (!trips)
+      return std::nullopt;
+    return std::make_pair(it->init, *trips);
+  };
+  if (auto left = leaving(ba)) {
+    std::optional<Linear> l = lagOf(left->first, b, S, assumed, depth + 1);
+    return l ? addLinear(*l, left->second, 1) : std::nullopt;
+  }
+  if (auto left = leaving(bb)) {
+    std::optional<Linear> l = lagOf(a, left->first, S, assumed, depth + 1);
+    return l ? addLinear(*l, left->second, -1) : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<Linear> AddressModel::tripCount(Block *header) {
+  Operation *br = header->getTerminator();
+  Value cond = branchCondition(br);
+  auto cmp = cond ? comparedBy(cond, {arith::CmpIPredicate::slt,
+                                      arith::CmpIPredicate::ult})
+                  : std::nullopt;
+  auto i = cmp ? dyn_cast<BlockArgument>(cmp->first) : BlockArgument();
+  std::optional<IterArg> it = i ? iterArg(i) : std::nullopt;
+  auto next = it ? counterPlus(it->next) : std::nullopt;
+  // The loop goes on where i < ub holds: the true successor is its body.
+  if (!it || it->header != header || !next || next->first != i ||
+      next->second != 1 || br->getSuccessor(0) == header ||
+      !dominanceInfo().dominates(header, br->getSuccessor(0)))
+    return std::nullopt;
+  std::optional<Linear> ub = linear(cmp->second), lb = linear(it->init);
+  if (!ub || !lb)
+    return std::nullopt;
+  return addLinear(*ub, *lb, -1);
+}
+
+std::optional<int64_t> AddressModel::lagInLoop(Linear lag, Block *header) {
+  if (lag.shift != 0)
+    return std::nullopt;
+  // The loop's own counter: i from lb while i < ub.
+  std::optional<IterArg> counter;
+  Value ub;
+  if (Value cond = branchCondition(header->getTerminator()))
+    if (auto cmp = comparedBy(cond, {arith::CmpIPredicate::slt}))
+      if (auto i = dyn_cast<BlockArgument>(cmp->first);
+          i && i.getOwner() == header) {
+        counter = iterArg(i);
+        ub = cmp->second;
+      }
+  for (auto &[atom, coeff] : lag.terms) {
+    // lb = min(ub, c): select(ub < c, ub, c).
+    Operation *def = atom.getDefiningOp();
+    std::optional<int64_t> c;
+    if (counter && counter->init == atom && def &&
+        isa<arith::SelectOp, LLVM::SelectOp>(def))
+      if (auto lt = comparedBy(def->getOperand(0), {arith::CmpIPredicate::slt});
+          lt && lt->first == ub && def->getOperand(1) == ub &&
+          constant(lt->second) && lt->second == def->getOperand(2))
+        c = constant(def->getOperand(2));
+    if (!c)
+      return std::nullopt;
+    lag.constant += coeff * *c;
+  }
+  return lag.constant;
 }
 
 std::optional<StageExpr> AddressModel::stageOfValue(Value v) {

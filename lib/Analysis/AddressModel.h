@@ -162,6 +162,20 @@ private:
   std::optional<int64_t> stateModulus(Value v, llvm::DenseSet<Value> &assumed,
                                       int depth);
   std::optional<PhaseExpr> carriedPhase(Value v);
+  /// a - b (mod S) for two pipeline indices of S stages, as a linear form
+  /// over loop trip counts: through steps mod S, blocks both are arguments
+  /// of (loop headers assume it of themselves: inductive), and an index
+  /// leaving a loop that steps it once a trip (its entry value plus the
+  /// trip count).
+  std::optional<Linear>
+  lagOf(Value a, Value b, int64_t S,
+        llvm::DenseMap<std::pair<Value, Value>, Linear> &assumed, int depth);
+  /// ub - lb of a CFG loop whose header tests i < ub for i from lb by 1.
+  std::optional<Linear> tripCount(Block *header);
+  /// `lag` with every trip count that is `header`'s loop's own lower bound
+  /// min(ub, c) read as c: the loop runs only where c < ub (CUTLASS-style
+  /// prologues of min(k_tiles, c) steps before the main loop).
+  std::optional<int64_t> lagInLoop(Linear lag, Block *header);
   /// The polarity of a pipeline-state pair (index, phase) of S stages:
   /// whether the phase is the complement of the index's round parity.
   std::optional<bool>

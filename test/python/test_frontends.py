@@ -28,13 +28,9 @@ corpus = _load()
 # asserted both ways: a new miss fails, and so does a miss that got caught.
 KNOWN_MISSES = {
     "cute-dsl/cute43_dense_gemm.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
-    "cute-dsl/cute43_dense_gemm_persistent.deepen_wait_loop": "read and release indices not related (they start from an earlier loop's results)",
     "cute-dsl/cute43_dense_gemm_persistent.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
-    "cute-dsl/cute43_dense_gemm_persistent.release_before_wait": "read and release indices not related (they start from an earlier loop's results)",
     "cute-dsl/cute44_dense_gemm.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
-    "cute-dsl/cute44_dense_gemm_persistent.deepen_wait_loop": "read and release indices not related (they start from an earlier loop's results)",
     "cute-dsl/cute44_dense_gemm_persistent.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
-    "cute-dsl/cute44_dense_gemm_persistent.release_before_wait": "read and release indices not related (they start from an earlier loop's results)",
     "mosaic-0.10/mosaic_flash_attention.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
     "mosaic-0.10/mosaic_flash_attention_lowered.expect_tx_half": "the tensor map is built on the host: the IR states no box (said by the unchecked warning)",
     "mosaic-0.10/mosaic_flash_attention_warp_specialized.del_empty_wait": "a producer wait the checker cannot relate to a ring stage",
