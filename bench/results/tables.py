@@ -23,6 +23,10 @@ DECODE = [
     ("H200", "held out: Llama-3-70B, Qwen2.5-7B", "h200/2026-11-27-0055-gemm-decode-heldout.json"),
 ]
 
+GROUPED = "h100/2026-11-27-0545-grouped-mm.json"
+GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3"),
+                  ("held-out", "held out: Mixtral-8x22B, Qwen3-30B-A3B, Qwen3-235B-A22B")]  # fmt: skip
+
 
 def _load(name):
     return json.loads((HERE / name).read_text())
@@ -97,8 +101,25 @@ def gemm_decode() -> str:
     return "\n".join(lines)
 
 
+def grouped() -> str:
+    """Per half: geomean (worst) of the ratio to torch._grouped_mm of the
+    configuration the rule picks, per token count and overall."""
+    tokens = (64, 512, 4096)
+    lines = ["| half | " + " | ".join(f"T = {t}" for t in tokens) + " | all |",
+             "|---|" + "---|" * (len(tokens) + 1)]  # fmt: skip
+    rows = _load(GROUPED)["rows"]
+    for half, label in GROUPED_HALVES:
+        mine = [r for r in rows if r["half"] == half]
+        cells = []
+        for group in [[r for r in mine if r["tokens"] == t] for t in tokens] + [mine]:
+            ratios = [r["rule_ratio"] for r in group]
+            cells.append(f"{_geomean(ratios):.2f} ({min(ratios):.2f})")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "gemm-decode": gemm_decode,
-          "attention": attention}  # fmt: skip
+          "attention": attention, "grouped": grouped}  # fmt: skip
 
 if __name__ == "__main__":
     for name, table in TABLES.items():

@@ -332,7 +332,10 @@ def _trace_grouped(config, ends, n, k, ctas):
 @pytest.mark.parametrize(
     "ends, n, ctas",
     [([0, 1, 301, 301, 700], 1000, 7),  # an empty first group, a one-row group, an empty one
-     ([128 * (i + 1) for i in range(8)], 4096, 132), ([5] * 3 + [900], 64, 3)],
+     ([128 * (i + 1) for i in range(8)], 4096, 132), ([5] * 3 + [900], 64, 3),
+     # more tile rows than an L2 band (group_m), and an end below the one
+     # before it: an empty group, the next starting where the last ended
+     ([2100, 2100, 1000, 5000], 1024, 132)],
 )  # fmt: skip
 def test_grouped_covers_every_group_tile_once(ends, n, ctas):
     """Every (group, tile row, tile column) of the ragged groups is one
@@ -342,6 +345,7 @@ def test_grouped_covers_every_group_tile_once(ends, n, ctas):
     config = _config(epilogue="registers")
     k = 1000
     trace = _trace_grouped(config, ends, n, k, ctas)
+    ends = [max(ends[: i + 1]) for i in range(len(ends))]  # as the scan clamps them
     starts = [0, *ends[:-1]]
     expected = {
         (g, row, col)

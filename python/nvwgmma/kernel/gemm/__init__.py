@@ -31,6 +31,7 @@ The pieces (each its own module, each tested on its own):
                consumers sharing a tile)
 * `kernel`     build_gemm: the composition
 * `launch`     matmul: problem -> configuration -> cached kernel -> launch
+* `grouped`    grouped_mm: torch._grouped_mm's ragged groups (scheduler.Grouped)
 """
 
 from .config import ABLATIONS, PERSISTENT_MAX_K, SHIPPED, GemmConfig
@@ -53,6 +54,7 @@ __all__ = [
     "build_gemm",
     "candidates",
     "grid_size",
+    "grouped_mm",
     "matmul",
     "select_config",
 ]
@@ -63,4 +65,8 @@ def __getattr__(name):
         from .launch import matmul
 
         return matmul
+    if name == "grouped_mm":
+        from .grouped import grouped_mm
+
+        return grouped_mm
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

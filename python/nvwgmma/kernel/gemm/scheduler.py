@@ -359,7 +359,8 @@ class Grouped(Persistent):
     empty group has no units. `work(u)` finds u's group by a scan of the
     offsets (O(groups), the same in every thread) and bounds the store to
     the group's last row (Work.rows), so the registers epilogue never
-    writes into the next group."""
+    writes into the next group. An end below the one before it reads as
+    that one (an empty group)."""
 
     def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None):
         from ...dialects import arith
@@ -386,7 +387,9 @@ class Grouped(Persistent):
         with InsertionPoint(loop.body):
             prev_end, before, found_g, found_start, found_end, found_before = loop.inner_iter_args
             g = arith.index_cast(self.i32, loop.induction_variable)
-            end = llvm.load(self.i32, gep(self.offsets, g, self.i32))
+            # A decreasing end is an empty group: the scan stays monotone
+            # whatever the offsets hold (they are not checked in a capture).
+            end = arith.maxsi(llvm.load(self.i32, gep(self.offsets, g, self.i32)), prev_end)
             rows = arith.subi(end, prev_end)
             tiles = arith.muli(self.ceil(rows, c.tile_m), self.tiles_n)
             after = arith.addi(before, tiles)
@@ -410,9 +413,19 @@ class Grouped(Persistent):
         u = arith.index_cast(self.i32, unit)
         _, _, group, start, end, before = self._scan(u)
         local = arith.subi(u, before)
-        c, zero = self.config, self.const(0)
-        row = arith.addi(start, arith.muli(arith.divui(local, self.tiles_n), self.const(c.tile_m)))
-        col = arith.muli(arith.remui(local, self.tiles_n), self.const(c.tile_n))
+        c, const, zero = self.config, self.const, self.const(0)
+        # Inside a group, bands of group_m tile rows, column-major within a
+        # band (as Persistent.tile): the CTAs of a wave share B's columns
+        # in L2 instead of streaming all of B once per tile row.
+        band_rows = const(max(1, c.group_m))
+        tile_rows = self.ceil(arith.subi(end, start), c.tile_m)
+        per_band = arith.muli(band_rows, self.tiles_n)
+        first = arith.muli(arith.divui(local, per_band), band_rows)
+        size = arith.minui(arith.subi(tile_rows, first), band_rows)
+        within = arith.remui(local, per_band)
+        tm = arith.addi(first, arith.remui(within, size))
+        row = arith.addi(start, arith.muli(tm, const(c.tile_m)))
+        col = arith.muli(arith.divui(within, size), const(c.tile_n))
         return Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
                     a_batch=zero, b_batch=group, rows=end)  # fmt: skip
 

@@ -1,0 +1,238 @@
+"""grouped_mm on the mixture-of-experts layers of public models, against
+torch._grouped_mm, paired per round in one process: every configuration
+grouped_config chooses among (and the one it picks), each checked first
+against torch's result.
+
+    # here (nvwgmma built): the PTX of every candidate
+    python bench/gemm/grouped.py generate .device/grouped
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/gemm/grouped.py run .device/grouped [--out DIR]
+
+Layers (MODELS, from each model's published config.json): the experts'
+fused gate/up projection (N = 2 x intermediate, K = hidden) and the down
+projection (N = hidden, K = intermediate), weights stored (E, N, K) like
+torch.nn.Linear's and passed as their (E, K, N) transpose. Tokens T in
+{64, 512, 4096}, each routed to top-k experts: balanced (T x k / E rows
+each) or skewed (a Zipf(1) share per expert, so many experts get few or no
+rows at small T). The rule was set on the TUNED models; the others are
+reported as measured. Then checks(): README's example, (E, K, N) weights,
+and a captured CUDA graph replayed after the routing changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+
+# name: (experts, top-k, hidden, expert intermediate size)
+MODELS = {
+    "Mixtral-8x7B": (8, 2, 4096, 14336),
+    "DeepSeek-V3": (256, 8, 7168, 2048),
+    "Mixtral-8x22B": (8, 2, 6144, 16384),
+    "Qwen3-30B-A3B": (128, 8, 2048, 768),
+    "Qwen3-235B-A22B": (128, 8, 4096, 1536),
+}
+TUNED = ("Mixtral-8x7B", "DeepSeek-V3")
+TOKENS = (64, 512, 4096)
+ROUTINGS = ("balanced", "skewed")
+# (consumers, tile_n, stages): the rule's three picks, then the others measured.
+CANDIDATES = [(1, 128, 6), (2, 128, 3), (2, 256, 3), (1, 128, 3), (1, 256, 3), (1, 256, 4),
+              (2, 128, 4)]  # fmt: skip
+
+
+def layers():
+    """(model, layer, experts, top-k, N, K) of every measured GEMM."""
+    for model, (e, topk, hidden, inter) in MODELS.items():
+        yield model, "gate/up", e, topk, 2 * inter, hidden
+        yield model, "down", e, topk, hidden, inter
+
+
+def rows_per_group(tokens: int, experts: int, topk: int, routing: str) -> list[int]:
+    total = tokens * topk
+    if routing == "balanced":
+        share = [1.0] * experts
+    else:  # Zipf(1) over a fixed permutation of the experts
+        order = sorted(range(experts), key=lambda e: (e * 7919) % experts)
+        share = [0.0] * experts
+        for rank, e in enumerate(order):
+            share[e] = 1.0 / (rank + 1)
+    scale = total / sum(share)
+    rows = [int(s * scale) for s in share]
+    for e in sorted(range(experts), key=lambda e: -share[e])[: total - sum(rows)]:
+        rows[e] += 1
+    return rows
+
+
+def _config(consumers, tile_n, stages):
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.grouped import grouped_config
+
+    return replace(grouped_config(1, 1, 1, 1), consumers=consumers, tile_n=tile_n, stages=stages)
+
+
+def generate(out_dir: str) -> None:
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.grouped import write_grouped
+
+    for candidate in CANDIDATES:
+        print(write_grouped(out_dir, _config(*candidate)))
+    # checks(): weights stored (E, K, N), row-major per expert
+    for candidate in CANDIDATES[:3]:
+        print(write_grouped(out_dir, replace(_config(*candidate), b_major="N")))
+
+
+def _reference(x, w, counts):
+    """Per expert, in float64: x's rows of the expert @ w[e] (w: (E, K, N))."""
+    import torch
+
+    out, start = [], 0
+    for e, c in enumerate(counts):
+        out.append(x[start : start + c].double() @ w[e].double())
+        start += c
+    return torch.cat(out)
+
+
+def checks() -> list[dict]:
+    """README's example; weights stored (E, K, N); and a CUDA graph replayed
+    after the routing changed in place (the offsets are read on the device)."""
+    import re
+
+    import torch
+    from nvwgmma.kernel.gemm import grouped_mm
+
+    rows = []
+
+    def record(what, got, ref):
+        err = float((got.double() - ref).norm() / ref.norm())
+        rows.append({"check": what, "rel_err": err, "ok": err < 1e-2})
+        print(f"{'ok ' if err < 1e-2 else 'BAD'} {what}: rel err {err:.2e}", flush=True)
+
+    text = open(os.path.join(HERE, "..", "..", "README.md")).read()
+    (code,) = [
+        b for b in re.findall(r"```python\n(.*?)```", text, flags=re.S) if "grouped_mm(" in b
+    ]
+    ns = {}
+    exec(compile("import torch\n" + code, "README.md", "exec"), ns)
+    counts = ns["counts"].tolist()
+    record(
+        "README example",
+        ns["y"],
+        _reference(ns["x_sorted"], ns["experts"].transpose(-2, -1), counts),
+    )
+    g = torch.Generator(device="cuda").manual_seed(7)
+    counts = [300, 0, 17, 700, 64, 1, 0, 918]
+    x = torch.randn(sum(counts), 2048, device="cuda", generator=g, dtype=torch.bfloat16)
+    w_kn = torch.randn(8, 2048, 4096, device="cuda", generator=g, dtype=torch.bfloat16)
+    offs = torch.tensor(counts, device="cuda").cumsum(0).to(torch.int32)
+    record("weights (E, K, N) row-major", grouped_mm(x, w_kn, offs=offs),
+           _reference(x, w_kn, counts))  # fmt: skip
+    out = torch.empty(sum(counts), 4096, device="cuda", dtype=torch.bfloat16)
+    grouped_mm(x, w_kn, offs=offs, out=out)  # loaded before the capture
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        grouped_mm(x, w_kn, offs=offs, out=out)
+    rerouted = [1000, 0, 0, 0, 500, 500, 0, 0]
+    offs.copy_(torch.tensor(rerouted, device="cuda").cumsum(0).to(torch.int32))
+    graph.replay()
+    torch.cuda.synchronize()
+    record("CUDA graph replayed after the routing changed", out, _reference(x, w_kn, rerouted))
+    return rows
+
+
+def _time(calls: dict, rounds: int = 5, inner: int = 10) -> dict:
+    import torch
+
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            call()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            for _ in range(inner):
+                call()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end) / inner)
+    return times
+
+
+def run(ptx_dir: str, out_dir: str) -> int:
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import torch
+
+    os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
+    from nvwgmma.kernel.gemm.grouped import grouped_config, prepare_grouped
+
+    rows, failed = [], 0
+    for model, layer, e, topk, n, k in layers():
+        g = torch.Generator(device="cuda").manual_seed(e + n + k)
+        w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
+        for tokens in TOKENS:
+            for routing in ROUTINGS:
+                counts = rows_per_group(tokens, e, topk, routing)
+                t = sum(counts)
+                x = torch.randn(t, k, device="cuda", generator=g, dtype=torch.bfloat16)
+                offs = torch.tensor(counts, device="cuda").cumsum(0).to(torch.int32)
+                ref = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+                picked = grouped_config(t, n, k, e)
+                calls, errors = {"torch": lambda x=x, w=w, offs=offs: torch._grouped_mm(
+                    x, w.transpose(-2, -1), offs=offs)}, {}  # fmt: skip
+                for cand in CANDIDATES:
+                    launch, out = prepare_grouped(x, w.transpose(-2, -1), offs=offs,
+                                                  config=_config(*cand))  # fmt: skip
+                    launch()
+                    torch.cuda.synchronize()
+                    err = float((out.float() - ref.float()).norm() / ref.float().norm())
+                    errors[str(cand)] = err
+                    calls[str(cand)] = launch
+                ok = max(errors.values()) < 1e-2
+                failed += not ok
+                times = _time(calls)
+                ms = {name: statistics.median(v) for name, v in times.items()}
+                ratio = {name: statistics.median(tt / o for tt, o in zip(times["torch"], v))
+                         for name, v in times.items() if name != "torch"}  # fmt: skip
+                rule = str((picked.consumers, picked.tile_n, picked.stages))
+                best = max(ratio, key=ratio.get)
+                row = dict(model=model, layer=layer, experts=e, topk=topk, n=n, k=k,
+                           tokens=tokens, routing=routing, rows=t, empty=counts.count(0),
+                           half="tuned" if model in TUNED else "held-out", ok=ok,
+                           max_rel_err=max(errors.values()), ms=ms, torch_over=ratio,
+                           rule=rule, rule_ratio=ratio.get(rule), best=best,
+                           tflops=2 * t * n * k / ms[rule] / 1e9 if rule in ms else None)  # fmt: skip
+                rows.append(row)
+                print(f"{'ok ' if ok else 'BAD'} {model} {layer} T={tokens} {routing}: rule "
+                      f"{rule} {ratio.get(rule, 0):.2f}x, best {best} {ratio[best]:.2f}x",
+                      flush=True)  # fmt: skip
+        del w
+        torch.cuda.empty_cache()
+    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}
+    for half in ("tuned", "held-out"):
+        r = [x["rule_ratio"] for x in rows if x["half"] == half and x["rule_ratio"]]
+        if r:
+            info[f"{half}_geomean"] = statistics.geometric_mean(r)
+            info[f"{half}_min"] = min(r)
+            print(f"{half}: rule geomean {info[f'{half}_geomean']:.3f}, min {min(r):.3f}")
+    extra = checks()
+    failed += sum(not r["ok"] for r in extra)
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "grouped-bench.json"), "w") as f:
+        json.dump({"info": info, "rows": rows, "checks": extra}, f, indent=1)
+    print(f"{len(rows) + len(extra) - failed} correct, {failed} wrong")
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    from two_step import main as two_step
+
+    return two_step(__doc__, generate, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

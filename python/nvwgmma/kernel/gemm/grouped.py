@@ -1,0 +1,217 @@
+"""`grouped_mm`: the grouped GEMM of a mixture-of-experts layer, with
+`torch._grouped_mm`'s 2-D x 3-D semantics -- tokens sorted by group, one
+weight matrix per group, ragged groups whose row ends are on the device.
+
+    from nvwgmma.kernel.gemm import grouped_mm
+    out = grouped_mm(x, w, offs=offs)      # x (T, K), w (G, K, N), offs (G,) int32
+    out = grouped_mm(x, w_nk.transpose(-2, -1), offs=offs)   # weights stored (G, N, K)
+
+Group g owns rows [offs[g-1], offs[g]) of x and of the output (offs[-1] is
+0), and multiplies them by w[g]. Rows past offs[G-1] are not written. The
+offsets are read by the kernel (scheduler.Grouped), so the host never waits
+for them; `check_offsets=True` (the default outside CUDA graph capture)
+first checks on the host that they are non-decreasing and at most T, one
+small device-to-host copy per call. Inside a capture they are not checked,
+and the kernel clamps them (a decreasing end is an empty group, rows past T
+are neither read nor written), so no offsets make it touch memory outside
+its operands.
+
+The configuration: `grouped_config`'s rule on the routed tokens per group
+(bench/gemm/grouped.py measures its candidates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+from .. import _calls
+from .config import GemmConfig
+from .launch import _ELEMENT_BYTES, _check_aligned, _fail, _map, _matrix, _Tensor
+
+__all__ = ["GROUP_PARAMS", "grouped_config", "grouped_key", "grouped_mm", "prepare_grouped"]
+
+# The kernel's parameters after KERNEL_SIGNATURE: the groups' row ends and
+# their count.
+GROUP_PARAMS = (("offs", "!llvm.ptr<1>"), ("groups", "i32"))
+
+
+def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", out_dtype=None,
+                   b_major="K") -> GemmConfig:  # fmt: skip
+    """The configuration for `tokens` routed rows over `groups` groups of
+    an N x K weight. A group's last tile row is partly empty: with few rows
+    per group (decode, fine-grained experts) one warpgroup's 64-row tiles
+    waste least, and their small stages allow a 6-deep ring; with more,
+    the cooperative 128-row tiles (bench/gemm/grouped.py, tuned on
+    Mixtral-8x7B's and DeepSeek-V3's layers)."""
+    per_group = tokens / max(1, groups)
+    base = GemmConfig(dtype=dtype, out_dtype=out_dtype or dtype, epilogue="registers",
+                      a_major="K", b_major=b_major)  # fmt: skip
+    if per_group <= 64:
+        return replace(base, consumers=1, tile_n=128, stages=6)
+    return replace(base, consumers=2, tile_n=256 if n >= 2048 else 128, stages=3)
+
+
+def grouped_key(config: GemmConfig) -> str:
+    """The file stem of a grouped kernel's PTX: the configuration, the
+    parameter list and the generator's code."""
+    from .. import cache
+    from .kernel import KERNEL_SIGNATURE
+
+    return cache.key("gemm_grouped_" + config.name,
+                     (asdict(config), KERNEL_SIGNATURE, GROUP_PARAMS))  # fmt: skip
+
+
+def _scheduler(config, args, rank):
+    from .scheduler import Grouped
+
+    return Grouped(config, args["M"], args["N"], args["K"], args["offs"], args["groups"],
+                   rank=rank)  # fmt: skip
+
+
+def _build(config: GemmConfig):
+    from .kernel import build_gemm
+
+    return lambda: build_gemm(config, scheduler=_scheduler, extra_params=GROUP_PARAMS)
+
+
+def write_grouped(directory: str, config: GemmConfig) -> str:
+    """Compile a grouped kernel and write its PTX and metadata."""
+    from .. import cache
+
+    return cache.write(directory, grouped_key(config), _build(config))
+
+
+def _load(config: GemmConfig):
+    from .. import cache
+
+    return cache.load(grouped_key(config), _build(config),
+                      "python -m nvwgmma.kernel.gemm --precompile DIR")  # fmt: skip
+
+
+def _capturing(value) -> bool:
+    if type(value).__module__.split(".")[0] != "torch":
+        return False
+    import torch
+
+    return torch.cuda.is_current_stream_capturing()
+
+
+def _plan(a, b, offs, out, out_dtype, check_offsets):
+    ta, tb, to = _Tensor(a, "a"), _Tensor(b, "b"), _Tensor(offs, "offs")
+    for t in (ta, tb, to):
+        if t.device is None:
+            _fail(f"{t.what} must be on a CUDA device, but got {t.device_name}")
+    for t in (tb, to):
+        if t.device != ta.device:
+            _fail(f"{t.what} must be on a's device {ta.device_name}, but got {t.device_name}")
+    if ta.dtype not in ("bf16", "f16"):
+        _fail(f"a's dtype must be bf16 or f16, but got {ta.dtype}")
+    if tb.dtype != ta.dtype:
+        _fail(f"b's dtype must be a's ({ta.dtype}), but got {tb.dtype}")
+    if len(ta.shape) != 2:
+        _fail(f"a must be 2-D (tokens x K), but got shape {ta.shape}")
+    if len(tb.shape) != 3:
+        _fail(f"b must be 3-D (groups x K x N), but got shape {tb.shape}")
+    _, tokens, k, a_row, a_lead, _ = _matrix(ta)
+    groups, k_b, n, b_row, b_lead, b_bstride = _matrix(tb)
+    if not a_row:
+        _fail(f"a must be row-major (K contiguous), but got strides {ta.strides}")
+    if k_b != k:
+        _fail(f"a's columns and b's rows must agree (K), but got a {ta.shape} and b {tb.shape}")
+    if min(k, n, groups) < 1:
+        _fail(f"K, N and the group count must be at least 1, but got a {ta.shape}, b {tb.shape}")
+    if to.dtype not in ("int32", "<i4") or to.shape != (groups,) or to.strides != (1,):
+        _fail(f"offs must be a contiguous int32 vector of the {groups} groups' row ends, but "
+              f"got {to.dtype} of shape {to.shape}")  # fmt: skip
+    _check_aligned("a", ta.address, a_lead, ta.dtype, k)
+    _check_aligned("b", tb.address, b_lead, tb.dtype, n if b_row else k)
+    if (b_bstride * _ELEMENT_BYTES[tb.dtype]) % 16:
+        _fail(f"b's group stride must be a multiple of 16 bytes for TMA, but got {b_bstride}")
+    if check_offsets is None:
+        check_offsets = not _capturing(offs)
+    if check_offsets:
+        ends = [int(e) for e in (offs.tolist() if hasattr(offs, "tolist") else offs.get())]
+        if any(e < 0 for e in ends) or any(y < x for x, y in zip(ends, ends[1:])):
+            _fail(f"offs must be non-decreasing row ends from 0, but got {ends}")
+        if ends and ends[-1] > tokens:
+            _fail(f"offs must end at most at a's {tokens} rows, but got {ends[-1]}")
+    out_dtype = out_dtype or (_Tensor(out, "out").dtype if out is not None else ta.dtype)
+    if out_dtype not in ("bf16", "f16", "f32"):
+        _fail(f"out_dtype must be bf16, f16 or f32, but got {out_dtype!r}")
+    new_out = ta.allocator((tokens, n), out_dtype)
+    if out is None:
+        out = new_out()
+    tc = _Tensor(out, "out")
+    if tc.dtype != out_dtype or tc.shape != (tokens, n) or tc.device != ta.device:
+        _fail(f"out must be {out_dtype} of shape {(tokens, n)} on {ta.device_name}, but got "
+              f"{tc.dtype} of shape {tc.shape} on {tc.device_name}")  # fmt: skip
+    if (tokens > 1 and tc.strides != (n, 1)) or tc.address % 16:
+        _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
+    operands = dict(a=ta, b=tb, c=tc, offs=to, a_lead=a_lead, b_lead=b_lead,
+                    b_bstride=b_bstride, new_out=new_out)  # fmt: skip
+    problem = dict(tokens=tokens, n=n, k=k, groups=groups, dtype=ta.dtype, out_dtype=out_dtype,
+                   b_major="N" if b_row else "K")  # fmt: skip
+    return problem, operands, out
+
+
+def prepare_grouped(a, b, *, offs, out=None, out_dtype=None, stream=None, config=None,
+                    check_offsets=None):  # fmt: skip
+    """(launch, out) for a grouped_mm call: checked once, `launch()`
+    repeats it (a benchmark, a CUDA graph capture); None for no rows."""
+    from .. import runtime
+
+    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets)
+    if p["tokens"] == 0:
+        return None, out
+    stream = _calls.stream_of(stream, o["a"].value)
+    if config is None:
+        config = grouped_config(p["tokens"], p["n"], p["k"], p["groups"], dtype=p["dtype"],
+                                out_dtype=p["out_dtype"], b_major=p["b_major"])  # fmt: skip
+    for field in ("dtype", "out_dtype", "b_major"):
+        if getattr(config, field) != p[field]:
+            _fail(f"config.{field} must be this call's {p[field]!r}, but got "
+                  f"{getattr(config, field)!r}")  # fmt: skip
+    if config.epilogue != "registers" or config.a_major != "K" or config.cluster_m != 1:
+        _fail("a grouped config must store from registers, read a K-major and cluster 1 CTA, "
+              f"but got epilogue {config.epilogue!r}, a_major {config.a_major!r}, "
+              f"cluster_m {config.cluster_m}")  # fmt: skip
+    with runtime.on_device(o["a"].device):
+        kernel, meta = _load(config)
+        boxes, (bm, bn, _) = meta["boxes"], meta["tile"]
+        t, n, k, g = p["tokens"], p["n"], p["k"], p["groups"]
+        b_rows, b_cols = (n, k) if p["b_major"] == "K" else (k, n)
+        tm_a = _map(o["a"].address, p["dtype"], o["a_lead"], 0, t, k, 1, boxes["A"])
+        tm_b = _map(o["b"].address, p["dtype"], o["b_lead"], o["b_bstride"], b_rows, b_cols, g,
+                    boxes["B"])  # fmt: skip
+        # At most ceil(T / bm) + G tile rows, whatever the offsets.
+        tiles = (-(-t // bm) + g) * -(-n // bn)
+        sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
+        c = o["c"].address
+        args = runtime.named_args(
+            meta["signature"], tmA=tm_a, tmB=tm_b, C=c, tmC=tm_a, M=t, N=n, K=k, batch=1,
+            bias=c, R=c, alpha=1.0, beta=0.0, scale=1.0, workspace=0, flags=0,
+            offs=o["offs"].address, groups=g)  # fmt: skip
+        launch = kernel.launcher(grid=(min(sms, tiles), 1, 1), block=tuple(meta["block"]),
+                                 args=args, stream=stream)  # fmt: skip
+    return launch, out
+
+
+def grouped_mm(a, b, *, offs, out=None, out_dtype=None, stream=None, config=None,
+               check_offsets=None):  # fmt: skip
+    """out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g] for every group
+    g (see the module docstring); returns out.
+
+    a       (T, K) row-major, bf16 or f16: the tokens sorted by group
+    b       (G, K, N): each group's K x N weight, row-major or column-major
+            (a (G, N, K) weight's .transpose(-2, -1))
+    offs    (G,) int32 on a's device: the cumulative row ends
+    out     (T, N) contiguous storage; default: a new tensor
+    out_dtype  bf16, f16 or f32 (default: a's)
+    check_offsets  check the offsets on the host first (default: yes,
+            except inside a CUDA graph capture)
+    """
+    launch, out = prepare_grouped(a, b, offs=offs, out=out, out_dtype=out_dtype, stream=stream,
+                                  config=config, check_offsets=check_offsets)  # fmt: skip
+    if launch is not None:
+        launch()
+    return out
