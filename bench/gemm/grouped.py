@@ -40,9 +40,18 @@ MODELS = {
 TUNED = ("Mixtral-8x7B", "DeepSeek-V3")
 TOKENS = (64, 512, 4096)
 ROUTINGS = ("balanced", "skewed")
-# (consumers, tile_n, stages): the rule's three picks, then the others measured.
-CANDIDATES = [(1, 128, 6), (2, 128, 3), (2, 256, 3), (1, 128, 3), (1, 256, 3), (1, 256, 4),
-              (2, 128, 4)]  # fmt: skip
+# The candidates (GemmConfig fields over grouped_config's): the rule's
+# three picks first, then the others measured.
+CANDIDATES = [
+    dict(consumers=1, tile_n=128, stages=6),
+    dict(consumers=2, tile_n=128, stages=3),
+    dict(consumers=2, tile_n=256, stages=3),
+    dict(consumers=1, tile_n=128, stages=6, epilogue="registers"),
+    dict(consumers=2, tile_n=128, stages=3, epilogue="registers"),
+    dict(consumers=2, tile_n=256, stages=3, epilogue="registers"),
+    dict(consumers=2, tile_n=128, stages=4),
+    dict(consumers=1, tile_n=256, stages=4),
+]
 
 
 def layers():
@@ -68,12 +77,12 @@ def rows_per_group(tokens: int, experts: int, topk: int, routing: str) -> list[i
     return rows
 
 
-def _config(consumers, tile_n, stages):
+def _config(fields):
     from dataclasses import replace
 
     from nvwgmma.kernel.gemm.grouped import grouped_config
 
-    return replace(grouped_config(1, 1, 1, 1), consumers=consumers, tile_n=tile_n, stages=stages)
+    return replace(grouped_config(1, 1, 1, 1), **fields)
 
 
 def generate(out_dir: str) -> None:
@@ -82,10 +91,10 @@ def generate(out_dir: str) -> None:
     from nvwgmma.kernel.gemm.grouped import write_grouped
 
     for candidate in CANDIDATES:
-        print(write_grouped(out_dir, _config(*candidate)))
+        print(write_grouped(out_dir, _config(candidate)))
     # checks(): weights stored (E, K, N), row-major per expert
     for candidate in CANDIDATES[:3]:
-        print(write_grouped(out_dir, replace(_config(*candidate), b_major="N")))
+        print(write_grouped(out_dir, replace(_config(candidate), b_major="N")))
 
 
 def _reference(x, w, counts):
@@ -185,20 +194,21 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 calls, errors = {"torch": lambda x=x, w=w, offs=offs: torch._grouped_mm(
                     x, w.transpose(-2, -1), offs=offs)}, {}  # fmt: skip
                 for cand in CANDIDATES:
+                    config = _config(cand)
                     launch, out = prepare_grouped(x, w.transpose(-2, -1), offs=offs,
-                                                  config=_config(*cand))  # fmt: skip
+                                                  config=config)  # fmt: skip
                     launch()
                     torch.cuda.synchronize()
                     err = float((out.float() - ref.float()).norm() / ref.float().norm())
-                    errors[str(cand)] = err
-                    calls[str(cand)] = launch
+                    errors[config.name] = err
+                    calls[config.name] = launch
                 ok = max(errors.values()) < 1e-2
                 failed += not ok
                 times = _time(calls)
                 ms = {name: statistics.median(v) for name, v in times.items()}
                 ratio = {name: statistics.median(tt / o for tt, o in zip(times["torch"], v))
                          for name, v in times.items() if name != "torch"}  # fmt: skip
-                rule = str((picked.consumers, picked.tile_n, picked.stages))
+                rule = picked.name
                 best = max(ratio, key=ratio.get)
                 row = dict(model=model, layer=layer, experts=e, topk=topk, n=n, k=k,
                            tokens=tokens, routing=routing, rows=t, empty=counts.count(0),

@@ -454,12 +454,23 @@ def test_per_operand_batches_and_row_limits(ctx):
         assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
 
 
-def test_row_limits_need_the_registers_epilogue(ctx):
+def test_row_limits_under_the_tma_epilogue_take_both_paths(ctx):
+    """A bounded tile under the TMA epilogue: blocks inside the bounds leave
+    through stmatrix and a TMA store, the block the bound cuts from
+    registers (masked); strict-clean, assembled without spills."""
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm import GemmConfig, build_gemm
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.tools import find_tool
 
-    with pytest.raises(ValueError, match="epilogue must be 'registers' for a schedule that bounds"):
-        build_gemm(GemmConfig(), scheduler=_Grouped,
-                   extra_params=(("group", "i32"), ("limit", "i32")))  # fmt: skip
+    module, _ = build_gemm(GemmConfig(), scheduler=_Grouped,
+                           extra_params=(("group", "i32"), ("limit", "i32")))  # fmt: skip
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    assert "stmatrix" in ptx and "cp.async.bulk.tensor.3d.global.shared::cta" in ptx
+    assert "st.global" in ptx and "min.u32" in ptx
+    if find_tool("ptxas") is not None:
+        assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
 
 
 def test_grouped_scheduler_builds_a_clean_kernel(ctx):

@@ -86,30 +86,32 @@ def test_rule_picks_tiles_by_rows_per_group(tokens, groups, n, expected):
     config = grouped_config(tokens, n, 4096, groups)
     assert (config.consumers, config.tile_n) == expected
     assert config.stages == (6 if config.consumers == 1 else 3)
-    assert config.epilogue == "registers" and config.cluster_m == 1
+    assert config.epilogue == "tma" and config.cluster_m == 1
 
 
 # (tokens, N) reaching each branch of the rule, for both weight layouts
-RULE_CASES = [(64, 4096, "K"), (4096, 4096, "K"), (4096, 1024, "K"), (64, 4096, "N"),
-              (4096, 4096, "N"), (4096, 1024, "N")]  # fmt: skip
+RULE_CASES = [(64, 4096, "K", "tma"), (4096, 4096, "K", "tma"), (4096, 1024, "K", "tma"),
+              (64, 4096, "N", "tma"), (4096, 4096, "N", "tma"), (4096, 1024, "N", "tma"),
+              (64, 4100, "K", "registers"), (4096, 4100, "K", "registers")]  # fmt: skip
 
 
-@pytest.mark.parametrize("tokens,n,b_major", RULE_CASES)
-def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major):
+@pytest.mark.parametrize("tokens,n,b_major,epilogue", RULE_CASES)
+def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilogue):
     """What grouped_config can return: strict-checked, assembled, 0 spills;
     the scan clamps a decreasing offset (max) and the store stops at the
-    group's end (min)."""
+    group's end (min); under the TMA epilogue whole blocks take TMA."""
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import GROUP_PARAMS, _build, grouped_config
     from nvwgmma.passmanager import PassManager
     from nvwgmma.tools import find_tool
 
-    config = grouped_config(tokens, n, 2048, 8, b_major=b_major)
+    config = grouped_config(tokens, n, 2048, 8, b_major=b_major, epilogue=epilogue)
     module, meta = _build(config)()
     assert meta["signature"][-2:] == [list(p) for p in GROUP_PARAMS]
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
     assert "max.s32" in ptx and "min.u32" in ptx
+    assert ("cp.async.bulk.tensor.3d.global.shared::cta" in ptx) == (epilogue == "tma")
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()

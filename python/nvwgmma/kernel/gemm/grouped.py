@@ -17,7 +17,9 @@ are neither read nor written), so no offsets make it touch memory outside
 its operands.
 
 The configuration: `grouped_config`'s rule on the routed tokens per group
-(bench/gemm/grouped.py measures its candidates).
+(bench/gemm/grouped.py measures its candidates). C leaves through TMA but
+for each group's last 64-row block, which the group's end cuts: that one is
+stored from registers, masked.
 """
 
 from __future__ import annotations
@@ -36,15 +38,18 @@ GROUP_PARAMS = (("offs", "!llvm.ptr<1>"), ("groups", "i32"))
 
 
 def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", out_dtype=None,
-                   b_major="K") -> GemmConfig:  # fmt: skip
+                   b_major="K", epilogue="tma") -> GemmConfig:  # fmt: skip
     """The configuration for `tokens` routed rows over `groups` groups of
     an N x K weight. A group's last tile row is partly empty: with few rows
     per group (decode, fine-grained experts) one warpgroup's 64-row tiles
     waste least, and their small stages allow a 6-deep ring; with more,
     the cooperative 128-row tiles (bench/gemm/grouped.py, tuned on
-    Mixtral-8x7B's and DeepSeek-V3's layers)."""
+    Mixtral-8x7B's and DeepSeek-V3's layers). The TMA epilogue stores a
+    group's whole 64-row blocks with TMA and its last, cut one from
+    registers; `epilogue="registers"` where C's rows are not 16-byte
+    aligned."""
     per_group = tokens / max(1, groups)
-    base = GemmConfig(dtype=dtype, out_dtype=out_dtype or dtype, epilogue="registers",
+    base = GemmConfig(dtype=dtype, out_dtype=out_dtype or dtype, epilogue=epilogue,
                       a_major="K", b_major=b_major)  # fmt: skip
     if per_group <= 64:
         return replace(base, consumers=1, tile_n=128, stages=6)
@@ -164,17 +169,21 @@ def prepare_grouped(a, b, *, offs, out=None, out_dtype=None, stream=None, config
     if p["tokens"] == 0:
         return None, out
     stream = _calls.stream_of(stream, o["a"].value)
+    aligned = (p["n"] * _ELEMENT_BYTES[p["out_dtype"]]) % 16 == 0
     if config is None:
         config = grouped_config(p["tokens"], p["n"], p["k"], p["groups"], dtype=p["dtype"],
-                                out_dtype=p["out_dtype"], b_major=p["b_major"])  # fmt: skip
+                                out_dtype=p["out_dtype"], b_major=p["b_major"],
+                                epilogue="tma" if aligned else "registers")  # fmt: skip
     for field in ("dtype", "out_dtype", "b_major"):
         if getattr(config, field) != p[field]:
             _fail(f"config.{field} must be this call's {p[field]!r}, but got "
                   f"{getattr(config, field)!r}")  # fmt: skip
-    if config.epilogue != "registers" or config.a_major != "K" or config.cluster_m != 1:
-        _fail("a grouped config must store from registers, read a K-major and cluster 1 CTA, "
-              f"but got epilogue {config.epilogue!r}, a_major {config.a_major!r}, "
-              f"cluster_m {config.cluster_m}")  # fmt: skip
+    if config.a_major != "K" or config.cluster_m != 1:
+        _fail("a grouped config must read a K-major and cluster 1 CTA, but got a_major "
+              f"{config.a_major!r}, cluster_m {config.cluster_m}")  # fmt: skip
+    if config.epilogue == "tma" and not aligned:
+        _fail("config.epilogue must be 'registers' where out's rows are not 16-byte aligned "
+              "(TMA stores), but got 'tma'")  # fmt: skip
     with runtime.on_device(o["a"].device):
         kernel, meta = _load(config)
         boxes, (bm, bn, _) = meta["boxes"], meta["tile"]
@@ -187,8 +196,10 @@ def prepare_grouped(a, b, *, offs, out=None, out_dtype=None, stream=None, config
         tiles = (-(-t // bm) + g) * -(-n // bn)
         sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
         c = o["c"].address
+        tm_c = (_map(c, p["out_dtype"], n, t * n, t, n, 1, boxes["C"])
+                if config.epilogue == "tma" else tm_a)  # fmt: skip
         args = runtime.named_args(
-            meta["signature"], tmA=tm_a, tmB=tm_b, C=c, tmC=tm_a, M=t, N=n, K=k, batch=1,
+            meta["signature"], tmA=tm_a, tmB=tm_b, C=c, tmC=tm_c, M=t, N=n, K=k, batch=1,
             bias=c, R=c, alpha=1.0, beta=0.0, scale=1.0, workspace=0, flags=0,
             offs=o["offs"].address, groups=g)  # fmt: skip
         launch = kernel.launcher(grid=(min(sms, tiles), 1, 1), block=tuple(meta["block"]),

@@ -1,6 +1,8 @@
 """The GEMM's collective epilogue: the fusion chain on the accumulator,
 then C out of the consumer warpgroup, through stmatrix + TMA store (16-bit
-and f32 outputs) or masked stores from registers (any output, any N).
+and f32 outputs) or masked stores from registers (any output, any N); a
+tile a schedule bounds (a group's last rows) takes the TMA path where its
+block lies inside the bounds and the masked one where it does not.
 
     ep = Epilogue(config)
     ep.staging_bytes                       # shared memory per consumer
@@ -55,26 +57,24 @@ class Epilogue:
               block=0, limits=(None, None)):  # fmt: skip
         """Store a consumer warpgroup's m64 x tile_n accumulator `acc` (its
         64-row `block`), whose first element is C[batch, row, col] (i32
-        Values), clipped to the operands' m x n -- and, from registers, to
-        `limits` (rows, cols: i32 Values or None, Work.rows / Work.cols)."""
-        from ...dialects import arith
+        Values), clipped to the operands' m x n and to `limits` (rows, cols:
+        i32 Values or None, Work.rows / Work.cols). Under the TMA epilogue a
+        64-row block the limits cut leaves from registers."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
 
         c = self.config
         m, n = operands.m, operands.n
-        if any(limit is not None for limit in limits):
-            if self.tma:
-                raise ValueError(
-                    "epilogue must be 'registers' for a schedule that bounds a tile's rows or "
-                    "columns (Work.rows / Work.cols: TMA stores clip only at the tensor's "
-                    "edges), but got 'tma'"
-                )
+        limited = any(limit is not None for limit in limits)
+        if limited:
             rows, cols = limits
             bound_m = m if rows is None else arith.minui(m, rows)
             bound_n = n if cols is None else arith.minui(n, cols)
         else:
             bound_m, bound_n = m, n
         residual = next((op for op in c.fusion if isinstance(op, fusion.Residual)), None)
-        if residual is not None or not self.tma:
+        offset = None
+        if residual is not None or not self.tma or limited:
             # batch * m * n elements, in 64 bits
             offset = _batch_offset(batch, m, n)
         if residual is not None:
@@ -82,7 +82,8 @@ class Epilogue:
                 operands, residual=_offset(operands.residual, offset, residual.dtype)
             )
         acc = fusion.apply(c.fusion, acc, row=row, col=col, thread=thread, operands=operands)
-        if not self.tma:
+
+        def from_registers():
             epilogue.store_accumulator(
                 acc,
                 _offset(c_ptr, offset, c.out_dtype),
@@ -96,7 +97,36 @@ class Epilogue:
                 bounds=(bound_m, bound_n),
                 transposed=c.store_transposed,
             )
+
+        if not self.tma:
+            from_registers()
             return
+        if not limited:
+            self._through_staging(acc, row, col, batch, thread, staging, barrier, tm_c, block)
+            return
+        # A bounded tile (a group's rows end inside it): TMA clips only at
+        # the tensor's edges, so the 64-row blocks inside the bounds leave
+        # through the staging and TMA, the one the bound cuts from
+        # registers, masked. The branch is the warpgroup's: row is uniform.
+        whole = arith.cmpi(arith.CmpIPredicate.ule, arith.addi(row, arith.constant(row.type, 64)),
+                           bound_m)  # fmt: skip
+        if cols is not None:
+            whole = arith.andi(whole, arith.cmpi(
+                arith.CmpIPredicate.ule, arith.addi(col, arith.constant(col.type, c.tile_n)),
+                bound_n))  # fmt: skip
+        branch = scf.IfOp(whole, has_else=True)
+        with InsertionPoint(branch.then_block):
+            self._through_staging(acc, row, col, batch, thread, staging, barrier, tm_c, block)
+            scf.YieldOp([])
+        with InsertionPoint(branch.else_block):
+            from_registers()
+            scf.YieldOp([])
+
+    def _through_staging(self, acc, row, col, batch, thread, staging, barrier, tm_c, block):
+        """stmatrix into the staging, then a TMA store per chunk."""
+        from ...dialects import arith
+
+        c = self.config
         for h in range(c.epilogue_chunks):
             if c.defer_store_wait or h or block:
                 # The previous store (of this tile's last chunk or block, or
