@@ -92,9 +92,10 @@ def generate(out_dir: str) -> None:
 
     for candidate in CANDIDATES:
         print(write_grouped(out_dir, _config(candidate)))
-    # checks(): weights stored (E, K, N), row-major per expert
+    # checks(): weights stored (E, K, N), row-major per expert; the masked layout
     for candidate in CANDIDATES[:3]:
         print(write_grouped(out_dir, replace(_config(candidate), b_major="N")))
+        print(write_grouped(out_dir, _config(candidate), masked=True))
 
 
 def _reference(x, w, counts):
@@ -152,6 +153,34 @@ def checks() -> list[dict]:
     graph.replay()
     torch.cuda.synchronize()
     record("CUDA graph replayed after the routing changed", out, _reference(x, w_kn, rerouted))
+    # The masked layout: up to R rows per expert, the counts on the device
+    # (one past R, one negative: clamped), rows past them left as they were.
+    r = 64
+    w_nk = torch.randn(8, 4096, 2048, device="cuda", generator=g, dtype=torch.bfloat16)
+    xm = torch.randn(8, r, 2048, device="cuda", generator=g, dtype=torch.bfloat16)
+    for label, counts in (("masked layout", [0, 5, 64, 70, 33, -1, 64, 1]),
+                          ("masked layout, graph replayed with new counts", [64] * 4 + [0] * 4)):  # fmt: skip
+        live = torch.tensor(counts, device="cuda", dtype=torch.int32)
+        om = torch.full((8, r, 4096), float("nan"), device="cuda", dtype=torch.bfloat16)
+        if "graph" in label:
+            grouped_mm(xm, w_nk.transpose(-2, -1), counts=live, out=om)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                grouped_mm(xm, w_nk.transpose(-2, -1), counts=live, out=om)
+            live.copy_(torch.tensor([1, 2, 3, 4, 60, 0, 64, 9], device="cuda", dtype=torch.int32))
+            om.fill_(float("nan"))
+            graph.replay()
+            counts = live.tolist()
+        else:
+            grouped_mm(xm, w_nk.transpose(-2, -1), counts=live, out=om)
+        torch.cuda.synchronize()
+        kept = [min(max(c, 0), r) for c in counts]
+        got = torch.cat([om[e, :c] for e, c in enumerate(kept)])
+        ref = torch.cat([xm[e, :c].double() @ w_nk[e].double().T for e, c in enumerate(kept)])
+        record(label, got, ref)
+        untouched = all(bool(torch.isnan(om[e, c:]).all()) for e, c in enumerate(kept))
+        rows[-1]["rows_past_counts_untouched"] = untouched
+        rows[-1]["ok"] = rows[-1]["ok"] and untouched
     return rows
 
 

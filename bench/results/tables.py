@@ -23,7 +23,7 @@ DECODE = [
     ("H200", "held out: Llama-3-70B, Qwen2.5-7B", "h200/2026-11-27-0055-gemm-decode-heldout.json"),
 ]
 
-GROUPED = "h100/2026-11-27-0600-grouped-mm.json"
+GROUPED = "h100/2026-11-27-0615-grouped-mm.json"
 GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3"),
                   ("held-out", "held out: Mixtral-8x22B, Qwen3-30B-A3B, Qwen3-235B-A22B")]  # fmt: skip
 

@@ -56,10 +56,54 @@ def test_a_good_call_reduces_to_its_problem():
     problem, operands, out = _plan(X, W_NK, Offsets([0, 10, 10, 100]), out=Array((100, 32)),
                                    check_offsets=True)  # fmt: skip
     assert problem == dict(tokens=100, n=32, k=64, groups=4, dtype="f16", out_dtype="f16",
-                           b_major="K")  # fmt: skip
+                           b_major="K", max_rows=None)  # fmt: skip
     assert operands["b_bstride"] == 32 * 64 and operands["b_lead"] == 64
     w_kn = Array((4, 64, 32))  # row-major K x N per group: N-major
     assert _plan(X, w_kn, Offsets([100] * 4), out=Array((100, 32)))[0]["b_major"] == "N"
+
+
+def _plan_masked(a, b, counts, out=None):
+    from nvwgmma.kernel.gemm.grouped import _plan
+
+    return _plan(a, b, None, out, None, None, counts)
+
+
+XM = Array((4, 16, 64))  # 4 groups of up to 16 rows
+
+
+@pytest.mark.parametrize(
+    "a,counts,kwargs,message",
+    [
+        (X, None, {}, "grouped_mm needs offs= .* or counts= .*, exactly one, but got neither"),
+        (X, Offsets([1] * 4), {}, r"a must be 3-D \(groups x rows x K\) with counts"),
+        (Array((3, 16, 64)), Offsets([1] * 4), {}, "a's groups must be b's 4"),
+        (Array((4, 16, 64), strides=(2 * 64 * 32, 128, 2)), Offsets([1] * 4), {}, "a's groups must be stacked rows"),
+        (XM, Offsets([1] * 3), {}, "counts must be a contiguous int32 vector of the 4 groups' token counts"),
+        (XM, Offsets([1] * 4), {"out": Array((64, 32))}, r"out must be f16 of shape \(4, 16, 32\)"),
+    ],
+)  # fmt: skip
+def test_bad_masked_calls_raise_before_launch(a, counts, kwargs, message):
+    if counts is None:  # through the public entry: a 2-D a needs offs or counts
+        from nvwgmma.kernel.gemm.grouped import prepare_grouped
+
+        with pytest.raises(ValueError, match=message):
+            prepare_grouped(a, W_NK)
+        return
+    with pytest.raises(ValueError, match=message):
+        _plan_masked(a, W_NK, counts, **kwargs)
+
+
+def test_both_offs_and_counts_are_refused():
+    from nvwgmma.kernel.gemm.grouped import _plan
+
+    with pytest.raises(ValueError, match="exactly one, but got both"):
+        _plan(XM, W_NK, Offsets([1] * 4), None, None, False, Offsets([1] * 4))
+
+
+def test_a_masked_call_reduces_to_its_problem():
+    # The counts are never read on the host: the kernel clamps them.
+    problem, operands, _ = _plan_masked(XM, W_NK, Offsets([99, -1, 3, 16]), out=Array((4, 16, 32)))
+    assert problem["tokens"] == 64 and problem["max_rows"] == 16 and problem["groups"] == 4
 
 
 def test_a_config_of_another_call_is_refused():
@@ -115,3 +159,47 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+
+
+def test_the_masked_kernel_builds_clean(ctx):
+    """The masked layout's kernel (scheduler.Masked): strict-checked,
+    assembled without spills, the counts clamped (max, min) on the device."""
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm.grouped import MASKED_PARAMS, _build, grouped_config
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.tools import find_tool
+
+    module, meta = _build(grouped_config(64 * 8, 4096, 2048, 8), masked=True)()
+    assert meta["signature"][-3:] == [list(p) for p in MASKED_PARAMS]
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    assert "max.s32" in ptx and "min.s32" in ptx
+    if find_tool("ptxas") is not None:
+        assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
+
+
+def test_three_d_by_three_d_is_a_batched_matmul(monkeypatch):
+    """torch._grouped_mm's 3-D x 3-D form goes to matmul's batched GEMM."""
+    from nvwgmma.kernel.gemm import grouped, launch
+
+    seen = {}
+    monkeypatch.setattr(launch, "prepare", lambda a, b, **kw: seen.setdefault("call", (a, b)))
+    grouped.prepare_grouped(XM, W_NK)
+    assert seen["call"] == (XM, W_NK)
+
+
+@pytest.mark.parametrize("masked", [False, True])
+def test_the_arguments_name_every_kernel_parameter(masked):
+    """What prepare_grouped passes matches the kernel's parameter list
+    (runtime.named_args refuses a missing or unknown name)."""
+    from nvwgmma.kernel import runtime
+    from nvwgmma.kernel.gemm import KERNEL_SIGNATURE
+    from nvwgmma.kernel.gemm.grouped import GROUP_PARAMS, MASKED_PARAMS, _arguments
+
+    if masked:
+        p, o, _ = _plan_masked(XM, W_NK, Offsets([1] * 4), out=Array((4, 16, 32)))
+    else:
+        p, o, _ = _plan(X, W_NK, Offsets([100] * 4), out=Array((100, 32)))
+    signature = [list(s) for s in (*KERNEL_SIGNATURE, *(MASKED_PARAMS if masked else GROUP_PARAMS))]
+    args = runtime.named_args(signature, **_arguments(p, o, b"m" * 128, b"m" * 128, b"m" * 128))
+    assert len(args) == len(signature)

@@ -288,12 +288,13 @@ def test_serpentine_units_start_where_the_previous_ended(k_order):
             assert (start == end) == (k_order == "serpentine")
 
 
-def _trace_grouped(config, ends, n, k, ctas):
+def _trace_grouped(config, ends, n, k, ctas, max_rows=None):
     """[(cta, row, col, group, rows, k_first, k_end)] of every unit of a
-    Grouped schedule over groups ending at `ends`, run as _trace runs."""
+    Grouped schedule over groups ending at `ends` (with `max_rows`: a Masked
+    one, `ends` holding the counts), run as _trace runs."""
     from nvwgmma import ir
     from nvwgmma.dialects import arith, func, llvm, scf
-    from nvwgmma.kernel.gemm.scheduler import Grouped
+    from nvwgmma.kernel.gemm.scheduler import Grouped, Masked
 
     runner, lib, opt = _tools()
     values = ", ".join(map(str, ends))
@@ -316,8 +317,12 @@ def _trace_grouped(config, ends, n, k, ctas):
                 )
                 with ir.InsertionPoint(ctas_loop.body):
                     g = arith.index_cast(i32, ctas_loop.induction_variable)
-                    s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets, c32(len(ends)),
-                                cta=g, ctas=c32(ctas))  # fmt: skip
+                    if max_rows is None:
+                        s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets,
+                                    c32(len(ends)), cta=g, ctas=c32(ctas))  # fmt: skip
+                    else:
+                        s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k), offsets,
+                                   c32(len(ends)), c32(max_rows), cta=g, ctas=c32(ctas))  # fmt: skip
                     units = scf.ForOp(*s.units())
                     with ir.InsertionPoint(units.body):
                         w = s.work(units.induction_variable)
@@ -357,5 +362,29 @@ def test_grouped_covers_every_group_tile_once(ends, n, ctas):
     for _cta, row, col, group, rows, k_first, k_end in trace:
         assert starts[group] <= row < ends[group] and rows == ends[group]
         assert (k_first, k_end) == (0, -(-k // config.k_tile))
+        seen.append((group, row, col))
+    assert sorted(seen) == sorted(expected) and len(seen) == len(set(seen))
+
+
+@pytest.mark.parametrize(
+    "counts, max_rows, n",
+    [([0, 1, 300, 256, 5], 256, 1000),  # an empty group, a count past max_rows (clamped)
+     ([17] * 8 + [-3], 64, 4096)],  # a negative count: empty
+)  # fmt: skip
+def test_masked_covers_each_groups_counted_rows_once(counts, max_rows, n):
+    """The masked layout: group g's tiles cover rows [g * max_rows,
+    g * max_rows + count) once each, stores bounded there, B from batch g."""
+    config = _config(epilogue="registers")
+    trace = _trace_grouped(config, counts, n, 512, 132, max_rows=max_rows)
+    clamped = [min(max(c, 0), max_rows) for c in counts]
+    expected = {
+        (g, row, col)
+        for g, count in enumerate(clamped)
+        for row in range(g * max_rows, g * max_rows + count, config.tile_m)
+        for col in range(0, n, config.tile_n)
+    }
+    seen = []
+    for _cta, row, col, group, rows, _k_first, _k_end in trace:
+        assert group * max_rows <= row < rows == group * max_rows + clamped[group]
         seen.append((group, row, col))
     assert sorted(seen) == sorted(expected) and len(seen) == len(set(seen))

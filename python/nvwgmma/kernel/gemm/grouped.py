@@ -5,6 +5,7 @@ weight matrix per group, ragged groups whose row ends are on the device.
     from nvwgmma.kernel.gemm import grouped_mm
     out = grouped_mm(x, w, offs=offs)      # x (T, K), w (G, K, N), offs (G,) int32
     out = grouped_mm(x, w_nk.transpose(-2, -1), offs=offs)   # weights stored (G, N, K)
+    out = grouped_mm(x3, w, counts=counts)  # x3 (G, R, K): the masked layout
 
 Group g owns rows [offs[g-1], offs[g]) of x and of the output (offs[-1] is
 0), and multiplies them by w[g]. Rows past offs[G-1] are not written. The
@@ -15,6 +16,11 @@ small device-to-host copy per call. Inside a capture they are not checked,
 and the kernel clamps them (a decreasing end is an empty group, rows past T
 are neither read nor written), so no offsets make it touch memory outside
 its operands.
+
+The masked layout (`counts=`; DeepGEMM's for MoE decode under CUDA graphs):
+up to R rows per group in a (G, R, K) a, each group's row count on the
+device, clamped to [0, R] by the kernel (scheduler.Masked); out is
+(G, R, N), its rows past the counts not written. No host check is needed.
 
 The configuration: `grouped_config`'s rule on the routed tokens per group
 (bench/gemm/grouped.py measures its candidates). C leaves through TMA but
@@ -32,9 +38,10 @@ from .launch import _ELEMENT_BYTES, _check_aligned, _fail, _map, _matrix, _Tenso
 
 __all__ = ["GROUP_PARAMS", "grouped_config", "grouped_key", "grouped_mm", "prepare_grouped"]
 
-# The kernel's parameters after KERNEL_SIGNATURE: the groups' row ends and
-# their count.
+# The kernel's parameters after KERNEL_SIGNATURE: the groups' row ends (or,
+# masked, their token counts) and their count; masked, the rows per group.
 GROUP_PARAMS = (("offs", "!llvm.ptr<1>"), ("groups", "i32"))
+MASKED_PARAMS = (*GROUP_PARAMS, ("max_rows", "i32"))
 
 
 def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", out_dtype=None,
@@ -56,14 +63,15 @@ def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", ou
     return replace(base, consumers=2, tile_n=256 if n >= 2048 else 128, stages=3)
 
 
-def grouped_key(config: GemmConfig) -> str:
-    """The file stem of a grouped kernel's PTX: the configuration, the
-    parameter list and the generator's code."""
+def grouped_key(config: GemmConfig, masked: bool = False) -> str:
+    """The file stem of a grouped (or masked) kernel's PTX: the
+    configuration, the parameter list and the generator's code."""
     from .. import cache
     from .kernel import KERNEL_SIGNATURE
 
-    return cache.key("gemm_grouped_" + config.name,
-                     (asdict(config), KERNEL_SIGNATURE, GROUP_PARAMS))  # fmt: skip
+    params = MASKED_PARAMS if masked else GROUP_PARAMS
+    return cache.key(("gemm_masked_" if masked else "gemm_grouped_") + config.name,
+                     (asdict(config), KERNEL_SIGNATURE, params))  # fmt: skip
 
 
 def _scheduler(config, args, rank):
@@ -73,23 +81,32 @@ def _scheduler(config, args, rank):
                    rank=rank)  # fmt: skip
 
 
-def _build(config: GemmConfig):
+def _masked_scheduler(config, args, rank):
+    from .scheduler import Masked
+
+    return Masked(config, args["M"], args["N"], args["K"], args["offs"], args["groups"],
+                  args["max_rows"], rank=rank)  # fmt: skip
+
+
+def _build(config: GemmConfig, masked: bool = False):
     from .kernel import build_gemm
 
+    if masked:
+        return lambda: build_gemm(config, scheduler=_masked_scheduler, extra_params=MASKED_PARAMS)
     return lambda: build_gemm(config, scheduler=_scheduler, extra_params=GROUP_PARAMS)
 
 
-def write_grouped(directory: str, config: GemmConfig) -> str:
-    """Compile a grouped kernel and write its PTX and metadata."""
+def write_grouped(directory: str, config: GemmConfig, masked: bool = False) -> str:
+    """Compile a grouped (or masked) kernel and write its PTX and metadata."""
     from .. import cache
 
-    return cache.write(directory, grouped_key(config), _build(config))
+    return cache.write(directory, grouped_key(config, masked), _build(config, masked))
 
 
-def _load(config: GemmConfig):
+def _load(config: GemmConfig, masked: bool):
     from .. import cache
 
-    return cache.load(grouped_key(config), _build(config),
+    return cache.load(grouped_key(config, masked), _build(config, masked),
                       "python -m nvwgmma.kernel.gemm --precompile DIR")  # fmt: skip
 
 
@@ -101,8 +118,13 @@ def _capturing(value) -> bool:
     return torch.cuda.is_current_stream_capturing()
 
 
-def _plan(a, b, offs, out, out_dtype, check_offsets):
-    ta, tb, to = _Tensor(a, "a"), _Tensor(b, "b"), _Tensor(offs, "offs")
+def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None):
+    if (offs is None) == (counts is None):
+        _fail("grouped_mm needs offs= (a 2-D a: row ends) or counts= (a 3-D a: rows per "
+              "group), exactly one, but got " + ("both" if offs is not None else "neither"))  # fmt: skip
+    masked = counts is not None
+    ta, tb = _Tensor(a, "a"), _Tensor(b, "b")
+    to = _Tensor(counts, "counts") if masked else _Tensor(offs, "offs")
     for t in (ta, tb, to):
         if t.device is None:
             _fail(f"{t.what} must be on a CUDA device, but got {t.device_name}")
@@ -113,28 +135,36 @@ def _plan(a, b, offs, out, out_dtype, check_offsets):
         _fail(f"a's dtype must be bf16 or f16, but got {ta.dtype}")
     if tb.dtype != ta.dtype:
         _fail(f"b's dtype must be a's ({ta.dtype}), but got {tb.dtype}")
-    if len(ta.shape) != 2:
-        _fail(f"a must be 2-D (tokens x K), but got shape {ta.shape}")
+    if len(ta.shape) != (3 if masked else 2):
+        _fail(f"a must be {'3-D (groups x rows x K) with counts' if masked else '2-D (tokens x K)'}"
+              f", but got shape {ta.shape}")  # fmt: skip
     if len(tb.shape) != 3:
         _fail(f"b must be 3-D (groups x K x N), but got shape {tb.shape}")
-    _, tokens, k, a_row, a_lead, _ = _matrix(ta)
+    a_groups, max_rows, k, a_row, a_lead, a_bstride = _matrix(ta)
     groups, k_b, n, b_row, b_lead, b_bstride = _matrix(tb)
     if not a_row:
         _fail(f"a must be row-major (K contiguous), but got strides {ta.strides}")
+    if masked and a_groups != groups:
+        _fail(f"a's groups must be b's {groups}, but got a {ta.shape}")
+    if masked and a_groups > 1 and a_bstride != max_rows * a_lead:
+        _fail(f"a's groups must be stacked rows (group stride rows x K), but got strides "
+              f"{ta.strides}")  # fmt: skip
+    tokens = a_groups * max_rows if masked else max_rows
     if k_b != k:
         _fail(f"a's columns and b's rows must agree (K), but got a {ta.shape} and b {tb.shape}")
     if min(k, n, groups) < 1:
         _fail(f"K, N and the group count must be at least 1, but got a {ta.shape}, b {tb.shape}")
     if to.dtype not in ("int32", "<i4") or to.shape != (groups,) or to.strides != (1,):
-        _fail(f"offs must be a contiguous int32 vector of the {groups} groups' row ends, but "
-              f"got {to.dtype} of shape {to.shape}")  # fmt: skip
+        what = "token counts" if masked else "row ends"
+        _fail(f"{to.what} must be a contiguous int32 vector of the {groups} groups' {what}, "
+              f"but got {to.dtype} of shape {to.shape}")  # fmt: skip
     _check_aligned("a", ta.address, a_lead, ta.dtype, k)
     _check_aligned("b", tb.address, b_lead, tb.dtype, n if b_row else k)
     if (b_bstride * _ELEMENT_BYTES[tb.dtype]) % 16:
         _fail(f"b's group stride must be a multiple of 16 bytes for TMA, but got {b_bstride}")
     if check_offsets is None:
-        check_offsets = not _capturing(offs)
-    if check_offsets:
+        check_offsets = not masked and not _capturing(offs)
+    if check_offsets and not masked:
         ends = [int(e) for e in (offs.tolist() if hasattr(offs, "tolist") else offs.get())]
         if any(e < 0 for e in ends) or any(y < x for x, y in zip(ends, ends[1:])):
             _fail(f"offs must be non-decreasing row ends from 0, but got {ends}")
@@ -143,29 +173,48 @@ def _plan(a, b, offs, out, out_dtype, check_offsets):
     out_dtype = out_dtype or (_Tensor(out, "out").dtype if out is not None else ta.dtype)
     if out_dtype not in ("bf16", "f16", "f32"):
         _fail(f"out_dtype must be bf16, f16 or f32, but got {out_dtype!r}")
-    new_out = ta.allocator((tokens, n), out_dtype)
+    shape = (groups, max_rows, n) if masked else (tokens, n)
+    new_out = ta.allocator(shape, out_dtype)
     if out is None:
         out = new_out()
     tc = _Tensor(out, "out")
-    if tc.dtype != out_dtype or tc.shape != (tokens, n) or tc.device != ta.device:
-        _fail(f"out must be {out_dtype} of shape {(tokens, n)} on {ta.device_name}, but got "
+    if tc.dtype != out_dtype or tc.shape != shape or tc.device != ta.device:
+        _fail(f"out must be {out_dtype} of shape {shape} on {ta.device_name}, but got "
               f"{tc.dtype} of shape {tc.shape} on {tc.device_name}")  # fmt: skip
-    if (tokens > 1 and tc.strides != (n, 1)) or tc.address % 16:
+    if (tokens > 1 and tc.strides[-2:] != (n, 1)) or tc.address % 16 or (
+            masked and groups > 1 and tc.strides[0] != max_rows * n):  # fmt: skip
         _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
     operands = dict(a=ta, b=tb, c=tc, offs=to, a_lead=a_lead, b_lead=b_lead,
                     b_bstride=b_bstride, new_out=new_out)  # fmt: skip
     problem = dict(tokens=tokens, n=n, k=k, groups=groups, dtype=ta.dtype, out_dtype=out_dtype,
-                   b_major="N" if b_row else "K")  # fmt: skip
+                   b_major="N" if b_row else "K", max_rows=max_rows if masked else None)  # fmt: skip
     return problem, operands, out
 
 
-def prepare_grouped(a, b, *, offs, out=None, out_dtype=None, stream=None, config=None,
-                    check_offsets=None):  # fmt: skip
+def _arguments(p, o, tm_a, tm_b, tm_c) -> dict:
+    """The kernel's arguments by name (GROUP_PARAMS or MASKED_PARAMS last)."""
+    c = o["c"].address
+    args = dict(tmA=tm_a, tmB=tm_b, C=c, tmC=tm_c, M=p["tokens"], N=p["n"], K=p["k"], batch=1,
+                bias=c, R=c, alpha=1.0, beta=0.0, scale=1.0, workspace=0, flags=0,
+                offs=o["offs"].address, groups=p["groups"])  # fmt: skip
+    if p["max_rows"] is not None:
+        args["max_rows"] = p["max_rows"]
+    return args
+
+
+def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
+                    config=None, check_offsets=None):  # fmt: skip
     """(launch, out) for a grouped_mm call: checked once, `launch()`
     repeats it (a benchmark, a CUDA graph capture); None for no rows."""
     from .. import runtime
 
-    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets)
+    if offs is None and counts is None and len(_Tensor(a, "a").shape) == 3:
+        # torch._grouped_mm's 3-D x 3-D form: a batched matmul.
+        from .launch import prepare
+
+        return prepare(a, b, out=out, out_dtype=out_dtype, stream=stream, config=config)
+    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets, counts)
+    masked = p["max_rows"] is not None
     if p["tokens"] == 0:
         return None, out
     stream = _calls.stream_of(stream, o["a"].value)
@@ -185,44 +234,49 @@ def prepare_grouped(a, b, *, offs, out=None, out_dtype=None, stream=None, config
         _fail("config.epilogue must be 'registers' where out's rows are not 16-byte aligned "
               "(TMA stores), but got 'tma'")  # fmt: skip
     with runtime.on_device(o["a"].device):
-        kernel, meta = _load(config)
+        kernel, meta = _load(config, masked)
         boxes, (bm, bn, _) = meta["boxes"], meta["tile"]
         t, n, k, g = p["tokens"], p["n"], p["k"], p["groups"]
         b_rows, b_cols = (n, k) if p["b_major"] == "K" else (k, n)
         tm_a = _map(o["a"].address, p["dtype"], o["a_lead"], 0, t, k, 1, boxes["A"])
         tm_b = _map(o["b"].address, p["dtype"], o["b_lead"], o["b_bstride"], b_rows, b_cols, g,
                     boxes["B"])  # fmt: skip
-        # At most ceil(T / bm) + G tile rows, whatever the offsets.
-        tiles = (-(-t // bm) + g) * -(-n // bn)
+        # At most ceil(T / bm) + G tile rows, whatever the offsets (masked:
+        # ceil(max_rows / bm) per group).
+        rows_of_tiles = g * -(-p["max_rows"] // bm) if masked else -(-t // bm) + g
+        tiles = rows_of_tiles * -(-n // bn)
         sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
         c = o["c"].address
         tm_c = (_map(c, p["out_dtype"], n, t * n, t, n, 1, boxes["C"])
                 if config.epilogue == "tma" else tm_a)  # fmt: skip
-        args = runtime.named_args(
-            meta["signature"], tmA=tm_a, tmB=tm_b, C=c, tmC=tm_c, M=t, N=n, K=k, batch=1,
-            bias=c, R=c, alpha=1.0, beta=0.0, scale=1.0, workspace=0, flags=0,
-            offs=o["offs"].address, groups=g)  # fmt: skip
+        args = runtime.named_args(meta["signature"], **_arguments(p, o, tm_a, tm_b, tm_c))
         launch = kernel.launcher(grid=(min(sms, tiles), 1, 1), block=tuple(meta["block"]),
                                  args=args, stream=stream)  # fmt: skip
     return launch, out
 
 
-def grouped_mm(a, b, *, offs, out=None, out_dtype=None, stream=None, config=None,
-               check_offsets=None):  # fmt: skip
+def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
+               config=None, check_offsets=None):  # fmt: skip
     """out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g] for every group
-    g (see the module docstring); returns out.
+    g (see the module docstring); returns out. With `counts` instead (the
+    masked layout): out[g, :counts[g]] = a[g, :counts[g]] @ b[g]. With
+    neither and a 3-D a: out[g] = a[g] @ b[g] (torch's 3-D x 3-D form, a
+    batched `matmul`).
 
-    a       (T, K) row-major, bf16 or f16: the tokens sorted by group
+    a       (T, K) row-major, bf16 or f16: the tokens sorted by group; with
+            counts, (G, R, K): up to R rows per group
     b       (G, K, N): each group's K x N weight, row-major or column-major
             (a (G, N, K) weight's .transpose(-2, -1))
     offs    (G,) int32 on a's device: the cumulative row ends
+    counts  (G,) int32 on a's device: each group's rows (clamped to [0, R]
+            by the kernel; rows past them are not written)
     out     (T, N) contiguous storage; default: a new tensor
     out_dtype  bf16, f16 or f32 (default: a's)
     check_offsets  check the offsets on the host first (default: yes,
             except inside a CUDA graph capture)
     """
-    launch, out = prepare_grouped(a, b, offs=offs, out=out, out_dtype=out_dtype, stream=stream,
-                                  config=config, check_offsets=check_offsets)  # fmt: skip
+    launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
+                                  stream=stream, config=config, check_offsets=check_offsets)  # fmt: skip
     if launch is not None:
         launch()
     return out

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Grouped", "Persistent", "SplitK", "StreamK", "Work", "grid_size", "make_scheduler"]
+__all__ = ["Grouped", "Masked", "Persistent", "SplitK", "StreamK", "Work", "grid_size",
+           "make_scheduler"]  # fmt: skip
 
 
 def _ceil(a: int, b: int) -> int:
@@ -387,10 +388,9 @@ class Grouped(Persistent):
         with InsertionPoint(loop.body):
             prev_end, before, found_g, found_start, found_end, found_before = loop.inner_iter_args
             g = arith.index_cast(self.i32, loop.induction_variable)
-            # A decreasing end is an empty group: the scan stays monotone
-            # whatever the offsets hold (they are not checked in a capture).
-            end = arith.maxsi(llvm.load(self.i32, gep(self.offsets, g, self.i32)), prev_end)
-            rows = arith.subi(end, prev_end)
+            start, end = self._rows(g, llvm.load(self.i32, gep(self.offsets, g, self.i32)),
+                                    prev_end)  # fmt: skip
+            rows = arith.subi(end, start)
             tiles = arith.muli(self.ceil(rows, c.tile_m), self.tiles_n)
             after = arith.addi(before, tiles)
             if unit is None:
@@ -399,10 +399,19 @@ class Grouped(Persistent):
                 hit = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, before, unit),
                                  arith.cmpi(arith.CmpIPredicate.ult, unit, after))  # fmt: skip
                 found = tuple(arith.select(hit, new, old) for new, old in (
-                    (g, found_g), (prev_end, found_start), (end, found_end),
+                    (g, found_g), (start, found_start), (end, found_end),
                     (before, found_before)))  # fmt: skip
             scf.YieldOp([end, after, *found])
         return loop.results
+
+    def _rows(self, g, value, prev_end):
+        """(first row, end) of group g, from its offsets entry `value`: the
+        rows after the previous group's. A decreasing end is an empty group:
+        the scan stays monotone whatever the offsets hold (they are not
+        checked in a capture)."""
+        from ...dialects import arith
+
+        return prev_end, arith.maxsi(value, prev_end)
 
     def units(self):
         return self.cta, self._index(self.total), self.ctas
@@ -428,6 +437,26 @@ class Grouped(Persistent):
         col = arith.muli(arith.divui(within, size), const(c.tile_n))
         return Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
                     a_batch=zero, b_batch=group, rows=end)  # fmt: skip
+
+
+class Masked(Grouped):
+    """Groups of rows at a fixed stride (the masked layout of MoE decode
+    under CUDA graphs: activations (groups, max_rows, K) flattened to
+    groups x max_rows rows, each group's token count on the device): group
+    g owns rows [g * max_rows, g * max_rows + counts[g]) of A and C, the
+    count clamped to [0, max_rows] (`offsets` points at the counts).
+    Otherwise Grouped: units only for rows that hold tokens."""
+
+    def __init__(self, config, m, n, k, counts, groups, max_rows, **where):
+        self.max_rows = max_rows
+        super().__init__(config, m, n, k, counts, groups, **where)
+
+    def _rows(self, g, value, prev_end):
+        from ...dialects import arith
+
+        start = arith.muli(g, self.max_rows)
+        count = arith.minsi(arith.maxsi(value, self.const(0)), self.max_rows)
+        return start, arith.addi(start, count)
 
 
 def make_scheduler(config, m, n, k, batch, **where):
