@@ -7,7 +7,9 @@ per round, in one process.
 
     # here (nvwgmma built): the PTX of every candidate of every shape
     # (--set decode: Llama-3-8B at M = 1-64; decode-heldout: Llama-3-70B's
-    # and Qwen2.5-7B's projections, which rule 0 was not set on)
+    # and Qwen2.5-7B's projections, which rule 0 was not set on; corpus:
+    # bench/gemm/models.py's public shape corpus, sampled, the selector's
+    # choice only)
     python bench/gemm/shapes.py generate .device/shapes
     # on the GPU (torch, cuda-python; no nvwgmma build)
     python bench/gemm/shapes.py run .device/shapes
@@ -40,13 +42,25 @@ DECODE_TOKENS = (1, 8, 16, 32, 64)
 HELD_OUT = {"70B QKV": (10240, 8192), "70B O": (8192, 8192), "70B gate/up": (28672, 8192),
             "70B down": (8192, 28672), "Qwen7B QKV": (4608, 3584), "Qwen7B O": (3584, 3584),
             "Qwen7B gate/up": (37888, 3584), "Qwen7B down": (3584, 18944)}  # fmt: skip
-SETS = ("llama8b", "decode", "decode-heldout")
+SETS = ("llama8b", "decode", "decode-heldout", "corpus")
 # Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
 
 
 def table(dtype: str, which: str = "llama8b"):
-    """(label, m, n, k) of every row of set `which` measured for `dtype`."""
+    """(label, m, n, k) of every row of set `which` measured for `dtype`
+    ("corpus": a sample of bench/gemm/models.py's shapes, each half
+    stratified by M, the half in the label)."""
+    if which == "corpus":
+        import models
+
+        per_band, seed = (40, 0) if dtype == "bf16" else (12, 1)
+        rows = []
+        for half in ("tuned", "held-out"):
+            rows += [(f"[{half}] {label}", m, n, k) for label, m, n, k in
+                     models.sample(half, per_band, seed)
+                     if dtype == "bf16" or (n % 16 == 0 and k % 16 == 0)]  # fmt: skip
+        return rows
     if which == "decode":
         return [(f"{name} M={m}", m, n, k) for m in DECODE_TOKENS
                 for name, (n, k) in PROJECTIONS.items()]  # fmt: skip
@@ -71,10 +85,11 @@ def generate(out_dir: str, which: str = "llama8b") -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     written, plan = {}, []
-    for dtype in ("bf16", "e4m3") if which == "llama8b" else ("bf16",):
+    for dtype in ("bf16", "e4m3") if which in ("llama8b", "corpus") else ("bf16",):
         for label, m, n, k in table(dtype, which):
             chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
-            tried = candidates(m, n, k, dtype=dtype, out_dtype="bf16")
+            # The corpus measures what the selector picks, nothing else.
+            tried = [] if which == "corpus" else candidates(m, n, k, dtype=dtype, out_dtype="bf16")
             for config in [chosen, *tried]:
                 key = _key(config)
                 if key not in written:
@@ -101,8 +116,7 @@ def bound(k: int, out_dtype: str) -> float:
 def problem(m: int, n: int, k: int, fp8: bool = False):
     """(a, w, check): seeded randn A (M x K) and W (N x K), bf16 or e4m3,
     and check(c), C's relative error (Frobenius, after a synchronise) on 64
-    sampled rows against float64 A Wᵀ."""
-    import numpy as np
+    sampled rows against float64 A Wᵀ (computed on the GPU)."""
     import torch
 
     gen = torch.Generator(device="cuda").manual_seed(m + n + k)
@@ -110,13 +124,12 @@ def problem(m: int, n: int, k: int, fp8: bool = False):
     w = torch.randn(n, k, device="cuda", generator=gen, dtype=torch.bfloat16)
     if fp8:
         a, w = a.to(torch.float8_e4m3fn), w.to(torch.float8_e4m3fn)
-    sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64]
-    ref = a[sample].double().cpu().numpy() @ w.double().cpu().numpy().T
+    sample = torch.randperm(m, generator=torch.Generator().manual_seed(k))[:64].cuda()
+    ref = torch.cat([a[sample].double() @ part.double().T for part in w.split(8192)], dim=1)
 
     def check(c) -> float:
         torch.cuda.synchronize()
-        got = c[sample].double().cpu().numpy()
-        return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+        return float((c[sample].double() - ref).norm() / ref.norm())
 
     return a, w, check
 

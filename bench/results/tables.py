@@ -24,6 +24,10 @@ DECODE = [
 ]
 
 GROUPED = "h100/2026-11-27-0615-grouped-mm.json"
+# The public shape corpus (bench/gemm/models.py), one file per half.
+CORPUS = [("held out", "h100/2026-11-27-0640-gemm-corpus-heldout.json"),
+          ("tuned", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip
+BANDS = [("M <= 16", 1, 16), ("M 17-64", 17, 64), ("M 65-512", 65, 512), ("M > 512", 513, 1 << 30)]
 GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3"),
                   ("held-out", "held out: Mixtral-8x22B, Qwen3-30B-A3B, Qwen3-235B-A22B")]  # fmt: skip
 
@@ -118,8 +122,38 @@ def grouped() -> str:
     return "\n".join(lines)
 
 
+def gemm_corpus() -> str:
+    """Per half, type and M band: geomean, 10th percentile and minimum of
+    the ratio to torch.matmul (bf16) / torch._scaled_mm (fp8)."""
+    lines = ["| half | type | band | shapes | geomean | 10th percentile | min |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for half, name in CORPUS:
+        rows = _load(name)["rows"]
+        for dtype in ("bf16", "e4m3"):
+            for band, lo, hi in [*BANDS, ("all", 1, 1 << 30)]:
+                v = sorted(r["ratio"]["chosen"] for r in rows
+                           if r["dtype"] == dtype and lo <= r["m"] <= hi)  # fmt: skip
+                lines.append(f"| {half} | {dtype} | {band} | {len(v)} | {_geomean(v):.2f} | "
+                             f"{v[len(v) // 10]:.2f} | {v[0]:.2f} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def gemm_corpus_worst() -> str:
+    """The held-out half's 12 worst bf16 shapes, with the configuration."""
+    data = _load(CORPUS[0][1])
+    rows = sorted((r for r in data["rows"] if r["dtype"] == "bf16"),
+                  key=lambda r: r["ratio"]["chosen"])[:12]  # fmt: skip
+    lines = ["| shape | M x N x K | ratio | configuration |", "|---|---|---|---|"]
+    for r in rows:
+        label = r["label"].replace("[held-out] ", "")
+        lines.append(f"| {label} | {r['m']} x {r['n']} x {r['k']} | {r['ratio']['chosen']:.2f} | "
+                     f"{data['names'][r['chosen']]} |")  # fmt: skip
+    return "\n".join(lines)
+
+
 TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "gemm-decode": gemm_decode,
-          "attention": attention, "grouped": grouped}  # fmt: skip
+          "attention": attention, "grouped": grouped, "gemm-corpus": gemm_corpus,
+          "gemm-corpus-worst": gemm_corpus_worst}  # fmt: skip
 
 if __name__ == "__main__":
     for name, table in TABLES.items():
