@@ -42,7 +42,7 @@ DECODE_TOKENS = (1, 8, 16, 32, 64)
 HELD_OUT = {"70B QKV": (10240, 8192), "70B O": (8192, 8192), "70B gate/up": (28672, 8192),
             "70B down": (8192, 28672), "Qwen7B QKV": (4608, 3584), "Qwen7B O": (3584, 3584),
             "Qwen7B gate/up": (37888, 3584), "Qwen7B down": (3584, 18944)}  # fmt: skip
-SETS = ("llama8b", "decode", "decode-heldout", "corpus")
+SETS = ("llama8b", "decode", "decode-heldout", "corpus", "corpus-candidates")
 # Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
 
@@ -51,6 +51,11 @@ def table(dtype: str, which: str = "llama8b"):
     """(label, m, n, k) of every row of set `which` measured for `dtype`
     ("corpus": a sample of bench/gemm/models.py's shapes, each half
     stratified by M, the half in the label)."""
+    if which == "corpus-candidates":  # the tuned half above decode sizes, to fit on
+        import models
+
+        return [(f"[tuned] {label}", m, n, k) for label, m, n, k in models.sample("tuned", 40, 2)
+                if m > 64]  # fmt: skip
     if which == "corpus":
         import models
 

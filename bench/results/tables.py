@@ -25,8 +25,9 @@ DECODE = [
 
 GROUPED = "h100/2026-11-27-0615-grouped-mm.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out", "h100/2026-11-27-0640-gemm-corpus-heldout.json"),
-          ("tuned", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip
+CORPUS = [("held out", "h100/2026-11-27-0700-gemm-corpus-heldout-model.json"),
+          ("held out, rules before the cost model", "h100/2026-11-27-0640-gemm-corpus-heldout.json"),
+          ("tuned, rules before the cost model", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip
 BANDS = [("M <= 16", 1, 16), ("M 17-64", 17, 64), ("M 65-512", 65, 512), ("M > 512", 513, 1 << 30)]
 GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3"),
                   ("held-out", "held out: Mixtral-8x22B, Qwen3-30B-A3B, Qwen3-235B-A22B")]  # fmt: skip

@@ -83,8 +83,10 @@ def test_wave_filling_tile_needs_full_waves_and_a_clear_gain():
     assert round(wave_fill(GemmConfig(tile_n=224), 512, 28672, 1, 132), 3) == 0.970
     # Two SMs fewer: 512 tiles take 4 waves of 130 (98.5 %), 448 take 4 (86.2 %).
     assert select_config(512, 28672, 4096, sms=130).tile_n == 224
-    # 1000 x 14336: 224 fills 94.7 %, under 95 %: the wide tile stays.
-    assert select_config(1000, 14336, 4096).tile_n == 256
+    # 1000 x 14336: 224 fills 94.7 % against the wide tile's 82.9 % (the cost
+    # model, 16-bit; fp8 keeps the 95 % threshold and the wide tile).
+    assert select_config(1000, 14336, 4096).tile_n == 224
+    assert select_config(1000, 14336, 4096, dtype="e4m3").tile_n == 256
     # 2048 x 28672: both fill 97.0 %: no gain, the wide tile stays.
     assert select_config(2048, 28672, 4096).tile_n == 256
     # Rule 2 (one wave of 128 x 192) is not second-guessed.
@@ -130,15 +132,35 @@ def test_select_config_follows_the_problem():
     assert select_config(128, 1024, 1024, batch=64).tile_n == 256
     # Fewer SMs: a wave is fewer tiles.
     assert select_config(512, 4096, 4096, sms=64).tile_n == 256
-    # 0.9 of a wave of wide tiles is enough: 8 x 16 = 128 tiles at M = 1000
-    # (0.97 wave); 7 x 16 = 112 (M = 896) is not, and 128 x 192 tiles
-    # (7 x 22 = 154) overfill a wave, so 128 x 128.
+    # The cost model (16-bit): wave fill x the tile's full-wave rate. At
+    # M = 1000, 8 x 16 = 128 wide tiles fill 0.97 of a wave; at M = 896,
+    # 7 x 16 = 112 fill 0.85 -- still ahead of 224 narrow tiles in two
+    # waves (also 0.85, at a lower rate).
     assert select_config(1000, 4096, 4096).tile_n == 256
-    assert select_config(896, 4096, 4096).tile_n == 128
-    # 128 x 192 only from 0.9 of a wave to one wave: 4 x 30 = 120 at N = 5760
-    # is in, 4 x 29 = 116 at N = 5568 (0.88) is not.
+    assert select_config(896, 4096, 4096).tile_n == 256
+    # 4 x 30 = 120 tiles of 128 x 192 at N = 5760 (0.91 of a wave); at
+    # N = 5568, 4 x 29 = 116 (0.88) still beat 128 x 128's second wave.
     assert select_config(512, 5760, 4096).tile_n == 192
-    assert select_config(512, 5568, 4096).tile_n == 128
+    assert select_config(512, 5568, 4096).tile_n == 192
+    # fp8 keeps the thresholds: 116 tiles of 128 x 192 are under 0.9 of a wave.
+    assert select_config(512, 5568, 4096, dtype="e4m3").tile_n == 128
+
+
+def test_cost_model_weighs_wave_fill_against_tile_rate():
+    from nvwgmma.kernel.gemm import select_config
+    from nvwgmma.kernel.gemm.selector import TILE_RATES, wave_fill
+
+    # Gemma-2-27B's O projection at M = 512 (512 x 4608): 144 tiles of
+    # 128 x 128 (two waves, the second 9 % full) lost to cuBLAS at 0.68x;
+    # 4 x 24 = 96 tiles of 128 x 192 make one wave.
+    c = select_config(512, 4608, 4096)
+    assert c.tile_n == 192
+    fills = {n: wave_fill(select_config(512, 4608, 4096).__class__(tile_n=n), 512, 4608, 1, 132)
+             for n in (192, 256)}  # fmt: skip
+    assert fills[192] * TILE_RATES[192] > fills[256] * TILE_RATES[256]
+    # The rates order the tiles by math per byte of shared memory.
+    assert list(TILE_RATES) == sorted(TILE_RATES, reverse=True)
+    assert TILE_RATES[256] > TILE_RATES[224] > TILE_RATES[192] > TILE_RATES[128]
 
 
 def test_stages_are_as_many_as_fit():

@@ -30,6 +30,16 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    so that tiles x S is about one wave, each part keeping at least 4 K
    stages (split-K; S = 1: the 64 x 128 tiles data-parallel).
 
+For 16-bit inputs, rules 1-3 are one cost model (`_modelled`): wherever
+128 x 128 tiles make at least half a wave, the data-parallel tile among
+128 x 256, 128 x 224, 128 x 192 and rule 3's 128 x 128 with the most wave
+fill (output elements over the tile elements its whole waves hold) times
+the tile's full-wave throughput (TILE_RATES, fitted on the tuned half of
+the public shape corpus). It picks what rules 1-3 pick on the Llama-3-8B
+table; elsewhere (odd N, ragged M) it weighs a second, mostly empty wave
+against a narrower tile instead of thresholds. fp8 keeps rules 1-3 (the
+model was not fitted on it).
+
 Then, where rule 1 or 3 chose, whole waves: if 128 x 224 tiles fill their
 waves to at least 95 % (output elements over tile elements the waves
 hold) and at least 8 points more than the chosen tile does, the 128 x 224
@@ -87,6 +97,12 @@ ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, **SPLIT_WAIT)
 # how much fuller than the rule's tile, for it to be chosen instead.
 WAVE_TILE_N = 224
 WAVE_FILL, WAVE_GAIN = 0.95, 0.08
+# The cost model of 16-bit inputs (rules 1-3): each data-parallel tile's
+# throughput with its waves full (TFLOP/s on an H100: the median over the
+# tuned half of the public shape corpus of achieved TFLOP/s over wave fill,
+# bench/results/archive/h100/2026-11-27-0650-gemm-corpus-candidates.json).
+# A problem's time is its flops over (wave fill x rate).
+TILE_RATES = {256: 727.0, 224: 708.0, 192: 698.0, 128: 651.0}
 
 
 def _ceil(a: int, b: int) -> int:
@@ -138,6 +154,15 @@ def _fuller(chosen: GemmConfig, base: GemmConfig, m, n, batch, sms) -> GemmConfi
     if fill >= WAVE_FILL and fill >= wave_fill(chosen, m, n, batch, sms) + WAVE_GAIN:
         return wide
     return chosen
+
+
+def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
+    """The data-parallel tile (128 x 256, 224, 192, or 128 x 128 of one
+    warpgroup) the cost model predicts fastest: the most wave fill times
+    the tile's full-wave rate (TILE_RATES)."""
+    tiles = [with_tile(base, tile_n, **(ONE_WARPGROUP_TILE if tile_n == 128 else {}))
+             for tile_n in TILE_RATES]  # fmt: skip
+    return max(tiles, key=lambda c: wave_fill(c, m, n, batch, sms) * TILE_RATES[c.tile_n])
 
 
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
@@ -196,6 +221,9 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
+    narrow = batch * _ceil(m, 128) * _ceil(n, 128)
+    if dtype in ("bf16", "f16") and 2 * narrow >= sms:
+        return _modelled(base, m, n, batch, sms)
     # 0.9 of a wave: the idle tenth costs less than a narrower tile's
     # lower math per byte (rule 1 in the module docstring).
     full = 0.9 * sms
@@ -203,7 +231,6 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return _fuller(with_tile(base, 256), base, m, n, batch, sms)
     if full <= batch * _ceil(m, 128) * _ceil(n, 192) <= sms:
         return with_tile(base, 192)
-    narrow = batch * _ceil(m, 128) * _ceil(n, 128)
     if 2 * narrow >= sms:
         return _fuller(with_tile(base, 128, **ONE_WARPGROUP_TILE), base, m, n, batch, sms)
     # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
