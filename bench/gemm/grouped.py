@@ -185,19 +185,15 @@ def checks() -> list[dict]:
 
 
 def _time(calls: dict, rounds: int = 5, inner: int = 10) -> dict:
-    import torch
+    """Per implementation, `rounds` times the ms per call of `inner` calls
+    (after one), the implementations in turn each round."""
+    from run import timed
 
     times = {name: [] for name in calls}
     for _ in range(rounds):
         for name, call in calls.items():
             call()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(inner):
-                call()
-            end.record()
-            end.synchronize()
-            times[name].append(start.elapsed_time(end) / inner)
+            times[name].append(timed(call, inner))
     return times
 
 

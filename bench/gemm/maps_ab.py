@@ -47,18 +47,6 @@ def generate(out_dir: str) -> None:
                 kernel.KERNEL_SIGNATURE = by_value
 
 
-def _timed(f, reps):
-    import torch
-
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(reps):
-        f()
-    end.record()
-    end.synchronize()
-    return start.elapsed_time(end) / reps
-
-
 def _variant(directory, stem, prepared, variant):
     """`prepared`'s launch with the kernel of `stem`, maps passed as values
     or as device pointers."""
@@ -87,6 +75,7 @@ def run(directory: str) -> None:
     os.environ["NVWGMMA_PTX_DIR"] = directory
     import torch
     from nvwgmma.kernel.gemm import launch
+    from run import timed
 
     rows = []
     for m, n, k in SHAPES:
@@ -104,11 +93,11 @@ def run(directory: str) -> None:
             errors[variant] = float((out.float() - ref).norm() / ref.norm())
         reps = 200 if m <= 128 else max(5, int(2e-3 / (2 * m * n * k / 7e14)))
         for f in calls.values():
-            _timed(f, reps)
+            timed(f, reps)
         times = {name: [] for name in calls}
         for _ in range(9):
             for name, f in calls.items():
-                times[name].append(_timed(f, reps))
+                times[name].append(timed(f, reps))
         row = {"shape": (m, n, k), "err": errors,
                "ms": {name: statistics.median(t) for name, t in times.items()},
                "pointer_over_value": statistics.median(

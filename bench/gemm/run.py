@@ -121,6 +121,20 @@ def _once(fn) -> float:
     return max(start.elapsed_time(end), 1e-3)
 
 
+def timed(f, reps: int) -> float:
+    """Milliseconds per call of `reps` back-to-back calls of f(), timed
+    with CUDA events around the whole batch."""
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(reps):
+        f()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / reps
+
+
 def _time(fn, warm_ms: float = 150.0, batch_ms: float = 40.0, batches: int = 5) -> float:
     """Milliseconds per call of fn() at steady state: run it for `warm_ms`
     first (under a power cap, a kernel timed right after a lighter one runs

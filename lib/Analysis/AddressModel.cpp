@@ -689,6 +689,42 @@ StageExpr AddressModel::canonical(StageExpr stage) {
   return stage;
 }
 
+/// A property of a pair of block arguments of one block (a loop header or
+/// a join), holding when every edge into the block hands over a pair with
+/// one value of it: `of(x, y)` computes it for the values an edge hands
+/// over; a loop header assumes it of itself for its back edges (the
+/// invariant is inductive), recorded in `assumed` while they are checked.
+template <typename T, typename Of, typename Same>
+static std::optional<T>
+inductiveOverJoin(AddressModel &model, BlockArgument a, BlockArgument b,
+                  llvm::DenseMap<std::pair<Value, Value>, T> &assumed, Of of,
+                  Same same) {
+  Block *block = a.getOwner();
+  std::optional<T> value;
+  SmallVector<Block *> back;
+  for (Block *pred : block->getPredecessors()) {
+    if (model.isBackEdge(pred, block)) {
+      back.push_back(pred);
+      continue;
+    }
+    std::optional<T> v = of(forwardedFrom(pred, a), forwardedFrom(pred, b));
+    if (!v || (value && !same(*value, *v)))
+      return std::nullopt;
+    value = v;
+  }
+  if (!value)
+    return std::nullopt;
+  assumed[{a, b}] = *value;
+  for (Block *pred : back) {
+    std::optional<T> v = of(forwardedFrom(pred, a), forwardedFrom(pred, b));
+    if (!v || !same(*value, *v)) {
+      assumed.erase({a, b});
+      return std::nullopt;
+    }
+  }
+  return value;
+}
+
 std::optional<Linear>
 AddressModel::lagOf(Value a, Value b, int64_t S,
                     llvm::DenseMap<std::pair<Value, Value>, Linear> &assumed,
@@ -715,42 +751,14 @@ AddressModel::lagOf(Value a, Value b, int64_t S,
   auto ba = dyn_cast<BlockArgument>(a);
   auto bb = dyn_cast<BlockArgument>(b);
   if (ba && bb && ba.getOwner() == bb.getOwner() &&
-      !ba.getOwner()->isEntryBlock()) {
-    // Every edge in hands over one lag; a loop header assumes it of itself
-    // for its back edges.
-    Block *block = ba.getOwner();
-    std::optional<Linear> lag;
-    auto same = [](const Linear &x, const Linear &y) {
-      std::optional<Linear> d = addLinear(x, y, -1);
-      return d && d->terms.empty() && d->constant == 0;
-    };
-    SmallVector<Block *> back;
-    for (Block *pred : block->getPredecessors()) {
-      if (isBackEdge(pred, block)) {
-        back.push_back(pred);
-        continue;
-      }
-      std::optional<Linear> l =
-          lagOf(forwardedFrom(pred, ba), forwardedFrom(pred, bb), S, assumed,
-                depth + 1);
-      if (!l || (lag && !same(*lag, *l)))
-        return std::nullopt;
-      lag = l;
-    }
-    if (!lag)
-      return std::nullopt;
-    assumed[{a, b}] = *lag;
-    for (Block *pred : back) {
-      std::optional<Linear> l =
-          lagOf(forwardedFrom(pred, ba), forwardedFrom(pred, bb), S, assumed,
-                depth + 1);
-      if (!l || !same(*lag, *l)) {
-        assumed.erase({a, b});
-        return std::nullopt;
-      }
-    }
-    return lag;
-  }
+      !ba.getOwner()->isEntryBlock())
+    return inductiveOverJoin<Linear>(
+        *this, ba, bb, assumed,
+        [&](Value x, Value y) { return lagOf(x, y, S, assumed, depth + 1); },
+        [](const Linear &x, const Linear &y) {
+          std::optional<Linear> d = addLinear(x, y, -1);
+          return d && d->terms.empty() && d->constant == 0;
+        });
   // An index seen after a loop that steps it once a trip: its value on
   // entry plus the trip count.
   auto leaving =
@@ -1078,39 +1086,14 @@ std::optional<bool> AddressModel::pairPolarity(
   if (!ia || !pa || ia.getOwner() != pa.getOwner() ||
       ia.getOwner()->isEntryBlock())
     return std::nullopt;
-  // A block both are arguments of (a loop header or a join): every edge
-  // into it must hand over a pair of one polarity. Loop headers assume it
-  // of themselves for their back edges (the invariant is inductive).
-  Block *block = ia.getOwner();
-  std::optional<bool> polarity;
-  SmallVector<Block *> back;
-  for (Block *pred : block->getPredecessors()) {
-    if (isBackEdge(pred, block)) {
-      back.push_back(pred);
-      continue;
-    }
-    std::optional<bool> f =
-        pairPolarity(forwardedFrom(pred, ia), forwardedFrom(pred, pa), S,
-                     assumed, depth + 1);
-    if (!f || (polarity && *polarity != *f))
-      return std::nullopt;
-    polarity = f;
-  }
-  if (!polarity)
-    return std::nullopt;
-  assumed[{index, phase}] = *polarity;
-  for (Block *pred : back) {
-    Value ni = forwardedFrom(pred, ia), np = forwardedFrom(pred, pa);
-    // Unchanged across the back edge, or kept by an inner loop / a join.
-    std::optional<bool> f = (ni == index && np == phase)
-                                ? polarity
-                                : pairPolarity(ni, np, S, assumed, depth + 1);
-    if (!f || *f != *polarity) {
-      assumed.erase({index, phase});
-      return std::nullopt;
-    }
-  }
-  return polarity;
+  // Every edge into the block both are arguments of hands over a pair of
+  // one polarity (inductively, at a loop header).
+  return inductiveOverJoin<bool>(
+      *this, ia, pa, assumed,
+      [&](Value x, Value y) {
+        return pairPolarity(x, y, S, assumed, depth + 1);
+      },
+      [](bool x, bool y) { return x == y; });
 }
 
 std::optional<PhaseExpr>

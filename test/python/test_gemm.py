@@ -494,19 +494,3 @@ def test_grouped_scheduler_builds_a_clean_kernel(ctx):
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
-
-
-def test_grouped_gpu_check_generates_its_kernel(tmp_path):
-    """test/gpu/grouped.py's generate step (its run needs a GPU): the
-    Grouped kernel's PTX and metadata, the group parameters last."""
-    import json
-    import pathlib
-    import sys
-
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "gpu"))
-    import grouped
-
-    path = grouped.generate(str(tmp_path))
-    meta = json.loads(pathlib.Path(path[: -len(".ptx")] + ".json").read_text())
-    assert meta["signature"][-2:] == [["offs", "!llvm.ptr<1>"], ["groups", "i32"]]
-    assert ".entry gemm" in pathlib.Path(path).read_text()
