@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 
 from nvwgmma.kernel import torch_ops  # noqa: E402
 from nvwgmma.kernel.attention import attention  # noqa: E402
-from nvwgmma.kernel.gemm import GemmConfig, matmul  # noqa: E402
+from nvwgmma.kernel.gemm import GemmConfig, grouped_mm, matmul  # noqa: E402
 
 
 def meta(*shape, dtype=torch.bfloat16):
@@ -113,3 +113,14 @@ def test_fake_refuses_mismatched_k():
     with pytest.raises(Exception, match="a's columns and b's rows must agree"):
         torch.ops.nvwgmma.matmul(meta(64, 128), meta(64, 256), None, None, None, None, None,
                                  None, None, None)  # fmt: skip
+
+
+def test_compiled_grouped_mm_becomes_the_op():
+    """Both layouts: offsets over (T, K) tokens, counts over (G, R, K)."""
+    compiled, graphs = _compiled(lambda x, w, offs: grouped_mm(x, w, offs=offs))
+    y = compiled(meta(100, 128), meta(4, 128, 256), meta(4, dtype=torch.int32))
+    assert (tuple(y.shape), y.dtype) == ((100, 256), torch.bfloat16)
+    assert "nvwgmma.grouped_mm" in _ops(graphs[0])
+    compiled, _ = _compiled(lambda x, w, n: grouped_mm(x, w, counts=n, out_dtype="f32"))
+    y = compiled(meta(4, 16, 128), meta(4, 128, 256), meta(4, dtype=torch.int32))
+    assert (tuple(y.shape), y.dtype) == ((4, 16, 256), torch.float32)

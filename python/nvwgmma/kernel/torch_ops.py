@@ -1,4 +1,4 @@
-"""`matmul` and `attention` as torch custom ops, for torch.compile,
+"""`matmul`, `grouped_mm` and `attention` as torch custom ops, for torch.compile,
 torch.export and CUDA-graph capture by inductor (mode="reduce-overhead").
 
     import nvwgmma.kernel.torch_ops  # registers the ops
@@ -6,8 +6,9 @@ torch.export and CUDA-graph capture by inductor (mode="reduce-overhead").
     o, lse = torch.ops.nvwgmma.attention(q, k, v, True, None, None, None, None, None,
                                          1.0, 1.0, 1.0, None)
 
-Calling `nvwgmma.kernel.gemm.matmul` or `nvwgmma.kernel.attention.attention`
-inside a compiled or exported function needs none of this: they hand the
+Calling `nvwgmma.kernel.gemm.matmul` / `grouped_mm` or
+`nvwgmma.kernel.attention.attention` inside a compiled or exported function
+needs none of this: they hand the
 call to these ops while torch traces. Each op is functional (it writes
 only its new outputs) and has a fake implementation that gives the
 outputs' shapes and dtypes without a GPU, so the tracer never runs a
@@ -16,6 +17,8 @@ kernel. Schemas:
     nvwgmma::matmul(Tensor a, Tensor b, Tensor? bias, str? activation,
         Tensor? residual, str? out_dtype, float? alpha, float? beta,
         float? scale, str? config) -> Tensor
+    nvwgmma::grouped_mm(Tensor a, Tensor b, Tensor? offs, Tensor? counts,
+        str? out_dtype, str? config) -> Tensor
     nvwgmma::attention(Tensor q, Tensor k, Tensor v, bool causal,
         float? scale, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k,
         int? max_seqlen_q, int? max_seqlen_k, float q_descale,
@@ -29,7 +32,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["config_token", "traced_attention", "traced_matmul"]
+__all__ = ["config_token", "traced_attention", "traced_grouped_mm", "traced_matmul"]
 
 _configs: dict = {}  # token -> configuration
 
@@ -68,6 +71,10 @@ _LIBRARY.define(
     "str? out_dtype, float? alpha, float? beta, float? scale, str? config) -> Tensor"
 )
 _LIBRARY.define(
+    "grouped_mm(Tensor a, Tensor b, Tensor? offs, Tensor? counts, str? out_dtype, "
+    "str? config) -> Tensor"
+)
+_LIBRARY.define(
     "attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
     "Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, int? max_seqlen_q, int? max_seqlen_k, "
     "float q_descale, float k_descale, float v_descale, str? config) -> (Tensor, Tensor)"
@@ -97,6 +104,29 @@ def _(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
     return a.new_empty(shape, dtype=dtype)
 
 
+def _grouped_mm(a, b, offs, counts, out_dtype, config):
+    from .gemm.grouped import grouped_mm
+
+    return grouped_mm(a, b, offs=offs, counts=counts, out_dtype=out_dtype,
+                      config=_config(config))  # fmt: skip
+
+
+@torch.library.register_fake("nvwgmma::grouped_mm", lib=_LIBRARY)
+def _(a, b, offs, counts, out_dtype, config):
+    if b.dim() != 3:
+        raise ValueError(f"b must be 3-D (groups x K x N), but got shape {tuple(b.shape)}")
+    if offs is not None and counts is not None:
+        raise ValueError("grouped_mm needs offs= or counts=, exactly one, but got both")
+    if a.dim() != (2 if offs is not None else 3):
+        raise ValueError(f"a must be {'2-D' if offs is not None else '3-D'}, but got shape "
+                         f"{tuple(a.shape)}")  # fmt: skip
+    torch._check(a.shape[-1] == b.shape[-2], lambda: "a's columns and b's rows must agree (K)")
+    from .gemm.launch import torch_dtype
+
+    dtype = torch_dtype(out_dtype) if out_dtype else a.dtype
+    return a.new_empty((*a.shape[:-1], b.shape[-1]), dtype=dtype)
+
+
 def _attention(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                q_descale, k_descale, v_descale, config):  # fmt: skip
     from .attention.launch import attention
@@ -123,6 +153,7 @@ def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
 
 
 _LIBRARY.impl("matmul", _matmul, "CUDA")
+_LIBRARY.impl("grouped_mm", _grouped_mm, "CUDA")
 _LIBRARY.impl("attention", _attention, "CUDA")
 
 
@@ -140,6 +171,17 @@ def traced_matmul(a, b, *, bias, activation, residual, out, out_dtype, alpha, be
     _no_stream(stream)
     c = torch.ops.nvwgmma.matmul(a, b, bias, activation, residual, out_dtype, alpha, beta,
                                  scale, config_token(config))  # fmt: skip
+    if out is None:
+        return c
+    out.copy_(c)
+    return out
+
+
+def traced_grouped_mm(a, b, *, offs, counts, out, out_dtype, stream, config):
+    """grouped_mm while torch traces: the op, then a copy into `out` if
+    given."""
+    _no_stream(stream)
+    c = torch.ops.nvwgmma.grouped_mm(a, b, offs, counts, out_dtype, config_token(config))
     if out is None:
         return c
     out.copy_(c)

@@ -274,7 +274,15 @@ def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream
     out_dtype  bf16, f16 or f32 (default: a's)
     check_offsets  check the offsets on the host first (default: yes,
             except inside a CUDA graph capture)
+
+    Under torch.compile and torch.export the call becomes the custom op
+    `torch.ops.nvwgmma.grouped_mm` (nvwgmma.kernel.torch_ops).
     """
+    if _calls.compiling():
+        from ..torch_ops import traced_grouped_mm
+
+        return traced_grouped_mm(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
+                                 stream=stream, config=config)  # fmt: skip
     launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                   stream=stream, config=config, check_offsets=check_offsets)  # fmt: skip
     if launch is not None:
