@@ -103,6 +103,8 @@ public:
   bool properlyDominates(Operation *a, Operation *b);
   /// The nearest block dominating both (in one region), or null.
   Block *nearestCommonDominator(Block *a, Block *b);
+  /// The function's dominance trees, built on first use.
+  DominanceInfo &dominanceInfo();
   /// The linear form of `v`, or nullopt when it is not linear.
   std::optional<Linear> linear(Value v);
   /// For a stage atom, its expression; nullopt for any other value.
@@ -217,7 +219,6 @@ private:
   llvm::StringMap<Value> globals;
   /// Which predecessors of a CFG loop header are back edges.
   std::unique_ptr<DominanceInfo> dominance;
-  DominanceInfo &dominanceInfo();
 };
 
 } // namespace nvwgmma

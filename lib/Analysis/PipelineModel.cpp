@@ -588,6 +588,39 @@ std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
   return total;
 }
 
+const void *PipelineModel::innermostLoop(Operation *op) {
+  for (; op; op = op->getParentOp()) {
+    Region *region = op->getParentRegion();
+    if (!region)
+      return nullptr;
+    if (!region->hasOneBlock()) {
+      auto &info = loopInfos[region];
+      if (!info)
+        info = std::make_unique<CFGLoopInfo>(
+            addresses.dominanceInfo().getDomTree(region));
+      if (CFGLoop *loop = info->getLoopFor(op->getBlock()))
+        return loop;
+    }
+    if (isa<LoopLikeOpInterface>(op->getParentOp()))
+      return op->getParentOp();
+  }
+  return nullptr;
+}
+
+bool PipelineModel::soleExpectOfItsLoop(Operation *expect, int barrier) {
+  const void *loop = innermostLoop(expect);
+  bool sole = true;
+  fn->walk([&](Operation *other) {
+    if (other == expect || other->getBlock() == expect->getBlock() ||
+        events.kind(other) != EventKind::ExpectTx)
+      return;
+    std::optional<SlotRef> slot = barrierOf(other);
+    if (slot && slot->id == barrier && innermostLoop(other) == loop)
+      sole = false;
+  });
+  return sole;
+}
+
 void PipelineModel::checkExpectTx(Operation *expect,
                                   SmallVectorImpl<ProtocolViolation> &out) {
   std::optional<SlotRef> barrier = barrierOf(expect);
@@ -633,10 +666,11 @@ void PipelineModel::checkExpectTx(Operation *expect,
                                *bytes)
                      .str()});
     });
-  if (unknown) {
-    // The boxes are not in the IR, but what the mma_async read from the
-    // stages these loads fill must arrive: a count below that completes
-    // the phase before the data.
+  if (unknown ||
+      (v.notes.empty() && soleExpectOfItsLoop(expect, barrier->id))) {
+    // The boxes are not in the IR (or the loads are in other blocks), but
+    // what the mma_async read from the stages these loads fill must
+    // arrive: a count below that completes the phase before the data.
     std::optional<int64_t> read = bytesReadThrough(barrier->id);
     if (read && total < *read) {
       v.notes.clear();

@@ -19,6 +19,7 @@
 #include "TensorMaps.h"
 #include "nvwgmma/Analysis/ProtocolAnalysis.h"
 
+#include "mlir/Analysis/CFGLoopInfo.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -129,6 +130,13 @@ private:
   /// starts read distinct elements (k-slices, warpgroups' rows); each
   /// reads its operand's rows x 32 bytes (a dense k-slice).
   std::optional<int64_t> bytesReadThrough(int barrier);
+  /// Whether `expect` is the only expect_tx on `barrier` of its innermost
+  /// loop (outside its block): one round's count, not one of several.
+  bool soleExpectOfItsLoop(Operation *expect, int barrier);
+  /// The innermost loop holding `op`: a natural loop of its region's CFG
+  /// or a loop op; null outside loops.
+  const void *innermostLoop(Operation *op);
+  llvm::DenseMap<Region *, std::unique_ptr<CFGLoopInfo>> loopInfos;
 
   /// One id per barrier array shape: its base, slot stride and slots.
   int barrierId(const Linear &base, int64_t stride, int64_t stages);
