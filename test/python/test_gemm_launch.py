@@ -329,12 +329,14 @@ def test_matmul_launch_path(ctx, tmp_path, monkeypatch):
     assert matmul(a, b, out=out, stream=7) is out
     assert driver.encoded == [
         ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 20, (4096, 1000, 1), (8192, 8192 * 1000), (64, 128, 1)),
-        ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 28, (4096, 4104, 1), (8192, 8192 * 4104), (64, 256, 1)),
+        ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 28, (4096, 4104, 1), (8192, 8192 * 4104), (64, 128, 1)),
         ("CU_TENSOR_MAP_DATA_TYPE_FLOAT16", 1 << 32, (4104, 1000, 1), (8208, 8208 * 1000), (64, 64, 1)),
     ]  # fmt: skip
-    # 8 x 17 = 136 tiles on 132 SMs: two waves of 68 CTAs
+    # The cost model's tile: 8 x 33 = 264 tiles of 128 x 128 (one warpgroup
+    # each), two full waves of 132 CTAs (128 x 256 would be 136 tiles: two
+    # waves, the second 3 % full).
     assert driver.launches == [
-        ((68, 1, 1), (384, 1, 1), driver.dynamic_smem, 7, [1000, 4104, 4096, 1])
+        ((132, 1, 1), (256, 1, 1), driver.dynamic_smem, 7, [1000, 4104, 4096, 1])
     ]
     matmul(a, b, out=out, stream=7)
     # The maps travel in the launch's parameters: no device memory written.
