@@ -1,6 +1,6 @@
 """NVWGMMA_AUTOTUNE's choice among candidates: the fastest verified one,
-never an unverified or failing one, cached by shape class in memory and on
-disk (measure is faked: the GPU side is bench/gemm's)."""
+never an unverified or failing one, cached by GPU and shape class in memory
+and on disk (measure is faked: the GPU side is bench/gemm's)."""
 
 import json
 
@@ -14,6 +14,9 @@ def tuner(tmp_path, monkeypatch):
     monkeypatch.setenv("NVWGMMA_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(autotune, "_picked", {})
     return autotune
+
+
+H100, H200 = "NVIDIA H100 80GB HBM3 (132 SMs)", "NVIDIA H200 (132 SMs)"
 
 
 def _problem(m=128, n=4096, k=14336):
@@ -43,15 +46,18 @@ def test_picks_the_fastest_verified_candidate(tuner, tmp_path):
             raise RuntimeError("cuLaunchKernel failed")
         return times[config], config != fastest
 
-    picked = tuner.tune(p, found[0], found, measure)
+    picked = tuner.tune(p, found[0], found, measure, H100)
     assert picked == found[2]
     assert len(calls) == len(found)
     stored = json.loads((tmp_path / "autotune.json").read_text())
-    assert stored[tuner.shape_class(p)]["tile_n"] == found[2].tile_n
+    assert stored[f"{H100}: {tuner.shape_class(p)}"]["tile_n"] == found[2].tile_n
     # The same shape class again: no measuring, from memory then from disk.
-    assert tuner.tune(_problem(m=100), found[0], found, lambda c: pytest.fail()) == found[2]
+    assert tuner.tune(_problem(m=100), found[0], found, lambda c: pytest.fail(), H100) == found[2]
     tuner._picked.clear()
-    assert tuner.tune(p, found[0], found, lambda c: pytest.fail()) == found[2]
+    assert tuner.tune(p, found[0], found, lambda c: pytest.fail(), H100) == found[2]
+    # Another GPU tunes the same shape class again.
+    assert tuner.tune(p, found[0], found, lambda c: (1.0, True), H200) == found[0]
+    assert len(json.loads((tmp_path / "autotune.json").read_text())) == 2
 
 
 def test_a_pick_is_the_candidate_whatever_the_rule_chose(tuner, tmp_path):
@@ -64,18 +70,19 @@ def test_a_pick_is_the_candidate_whatever_the_rule_chose(tuner, tmp_path):
     found = _candidates(p)
     assert (found[0].consumer_rows, found[0].split_wait) == (128, True)
     wide = next(c for c in found if c.tile_n == 256 and c.scheduler == "persistent")
-    picked = tuner.tune(p, found[0], found, lambda c: (0.1 if c == wide else 1.0, True))
+    picked = tuner.tune(p, found[0], found, lambda c: (0.1 if c == wide else 1.0, True), H100)
     assert check_config(picked) == wide
-    (tmp_path / "autotune.json").write_text(json.dumps({tuner.shape_class(p): {"tile_n": 256}}))
+    stale = {f"{H100}: {tuner.shape_class(p)}": {"tile_n": 256}}
+    (tmp_path / "autotune.json").write_text(json.dumps(stale))
     tuner._picked.clear()
-    again = tuner.tune(p, found[0], found, lambda c: (0.1 if c == wide else 1.0, True))
+    again = tuner.tune(p, found[0], found, lambda c: (0.1 if c == wide else 1.0, True), H100)
     assert again == wide
 
 
 def test_nothing_verified_keeps_the_rule(tuner):
     p = _problem()
     found = _candidates(p)
-    assert tuner.tune(p, found[0], found, lambda c: (0.1, False)) == found[0]
+    assert tuner.tune(p, found[0], found, lambda c: (0.1, False), H100) == found[0]
 
 
 def test_shape_classes_round_m_up():

@@ -243,6 +243,9 @@ class RecordingDriver:
     def cuDeviceGetAttribute(self, attribute, device):
         return (0, 132)
 
+    def cuDeviceGetName(self, length, device):
+        return 0, b"NVIDIA H100 80GB HBM3" + b"\0" * (length - 21)
+
     def cuModuleLoadData(self, image):
         assert image.startswith(b"//") and image.endswith(b"\0")
         return (0, f"module in context {self.context}")
@@ -476,3 +479,13 @@ def test_decode_call_runs_the_transpose(ctx, tmp_path, monkeypatch):
     assert tm_b[1] == 1 << 20 and tm_b[2] == (4096, 16, 1) and tm_b[4] == (64, 32, 1)
     assert len(driver.encoded) == 2  # C leaves from registers: no map of its own
     assert driver.launches[-1][4] == [6144, 16, 4096, 1] and driver.c == 1 << 32
+
+
+def test_the_device_name_tells_gpus_apart(tmp_path, monkeypatch):
+    """runtime.device_name (autotune's key): the driver's name and the SM
+    count, read once per device."""
+    from nvwgmma.kernel import runtime
+
+    _record(monkeypatch, tmp_path)
+    monkeypatch.setattr(runtime, "_names", {})
+    assert runtime.device_name() == "NVIDIA H100 80GB HBM3 (132 SMs)"

@@ -171,6 +171,22 @@ def device_attribute(name: str) -> int:
     return _attributes[key]
 
 
+_names: dict = {}
+
+
+def device_name() -> str:
+    """The name of the current context's device (e.g. "NVIDIA H100 80GB
+    HBM3") and its SM count: what tells two GPUs' tuning apart."""
+    driver = _driver()
+    ensure_context()
+    device = _check(driver.cuCtxGetDevice(), "cuCtxGetDevice")
+    if int(device) not in _names:
+        raw = _check(driver.cuDeviceGetName(256, device), "cuDeviceGetName")
+        name = bytes(raw).split(b"\0")[0].decode(errors="replace").strip()
+        _names[int(device)] = f"{name} ({device_attribute('MULTIPROCESSOR_COUNT')} SMs)"
+    return _names[int(device)]
+
+
 class Kernel:
     """Kernel `name` of a PTX (str) or cubin (bytes) image, loaded into the
     current context (see on_device), allowed `dynamic_smem` bytes of

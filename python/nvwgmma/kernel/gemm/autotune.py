@@ -2,8 +2,8 @@
 of a shape class runs every candidate of `selector.candidates` on the
 call's own inputs, keeps those whose output matches the rule's choice (and,
 for split-K / stream-K, is bit-identical when run again), and picks the
-fastest; the pick is cached by shape class in memory and in
-`$NVWGMMA_CACHE_DIR/autotune.json`. An unverified configuration is never
+fastest; the pick is cached by GPU and shape class in memory and in
+`$NVWGMMA_CACHE_DIR/autotune.json` (an H100's pick is not an H200's). An unverified configuration is never
 picked: a candidate that fails its check (or its launch) drops out.
 
 A shape class: M rounded up to a power of two (decode batches of 100 and
@@ -64,11 +64,12 @@ def _store(key: str, fields: dict) -> None:
     os.replace(temporary, path)  # concurrent tuners never leave a torn file
 
 
-def tune(problem, chosen, candidates, measure):
-    """The configuration for `problem`: a cached pick for its shape class,
-    else the fastest of `candidates` (the rule's `chosen` among them) for
-    which `measure(config)` returns (milliseconds, verified=True)."""
-    key = shape_class(problem)
+def tune(problem, chosen, candidates, measure, gpu: str):
+    """The configuration for `problem` on `gpu` (runtime.device_name): a
+    cached pick for the GPU and the problem's shape class, else the fastest
+    of `candidates` (the rule's `chosen` among them) for which
+    `measure(config)` returns (milliseconds, verified=True)."""
+    key = f"{gpu}: {shape_class(problem)}"
     fields = _picked.get(key) or _load().get(key)
     if fields is not None and set(fields) != set(TUNED_FIELDS):
         fields = None  # stored before a field was tuned: tune again

@@ -521,7 +521,9 @@ def _tuned(problem, chosen, sms, a, b, stream, kwargs):
                        b_major=problem.b_major, batch=problem.batch, fusion=problem.fusion,
                        c_aligned=problem.c_aligned, sms=sms)  # fmt: skip
     measure = autotune.measure_on(trial, reference, stream)
-    return autotune.tune(problem, chosen, found, measure)
+    from .. import runtime
+
+    return autotune.tune(problem, chosen, found, measure, runtime.device_name())
 
 
 # Launches of recent calls, keyed by everything the checks read (_calls.key):
