@@ -783,21 +783,32 @@ AddressModel::lagOf(Value a, Value b, int64_t S,
   return std::nullopt;
 }
 
-std::optional<Linear> AddressModel::tripCount(Block *header) {
-  Operation *br = header->getTerminator();
-  Value cond = branchCondition(br);
-  auto cmp = cond ? comparedBy(cond, {arith::CmpIPredicate::slt,
-                                      arith::CmpIPredicate::ult})
-                  : std::nullopt;
+std::optional<LoopTest>
+AddressModel::loopTest(Block *header,
+                       std::initializer_list<arith::CmpIPredicate> predicates) {
+  Value cond = branchCondition(header->getTerminator());
+  auto cmp = cond ? comparedBy(cond, predicates) : std::nullopt;
   auto i = cmp ? dyn_cast<BlockArgument>(cmp->first) : BlockArgument();
-  std::optional<IterArg> it = i ? iterArg(i) : std::nullopt;
-  auto next = it ? counterPlus(it->next) : std::nullopt;
+  if (!i || i.getOwner() != header)
+    return std::nullopt;
+  std::optional<IterArg> it = iterArg(i);
+  if (!it)
+    return std::nullopt;
+  return LoopTest{i, *it, cmp->second};
+}
+
+std::optional<Linear> AddressModel::tripCount(Block *header) {
+  auto test =
+      loopTest(header, {arith::CmpIPredicate::slt, arith::CmpIPredicate::ult});
+  auto next = test ? counterPlus(test->counter.next) : std::nullopt;
+  Operation *br = header->getTerminator();
   // The loop goes on where i < ub holds: the true successor is its body.
-  if (!it || it->header != header || !next || next->first != i ||
-      next->second != 1 || br->getSuccessor(0) == header ||
+  if (!next || next->first != test->index || next->second != 1 ||
+      br->getSuccessor(0) == header ||
       !dominanceInfo().dominates(header, br->getSuccessor(0)))
     return std::nullopt;
-  std::optional<Linear> ub = linear(cmp->second), lb = linear(it->init);
+  std::optional<Linear> ub = linear(test->bound),
+                        lb = linear(test->counter.init);
   if (!ub || !lb)
     return std::nullopt;
   return addLinear(*ub, *lb, -1);
@@ -807,23 +818,15 @@ std::optional<int64_t> AddressModel::lagInLoop(Linear lag, Block *header) {
   if (lag.shift != 0)
     return std::nullopt;
   // The loop's own counter: i from lb while i < ub.
-  std::optional<IterArg> counter;
-  Value ub;
-  if (Value cond = branchCondition(header->getTerminator()))
-    if (auto cmp = comparedBy(cond, {arith::CmpIPredicate::slt}))
-      if (auto i = dyn_cast<BlockArgument>(cmp->first);
-          i && i.getOwner() == header) {
-        counter = iterArg(i);
-        ub = cmp->second;
-      }
+  std::optional<LoopTest> test = loopTest(header, {arith::CmpIPredicate::slt});
   for (auto &[atom, coeff] : lag.terms) {
     // lb = min(ub, c): select(ub < c, ub, c).
     Operation *def = atom.getDefiningOp();
     std::optional<int64_t> c;
-    if (counter && counter->init == atom && def &&
+    if (test && test->counter.init == atom && def &&
         isa<arith::SelectOp, LLVM::SelectOp>(def))
       if (auto lt = comparedBy(def->getOperand(0), {arith::CmpIPredicate::slt});
-          lt && lt->first == ub && def->getOperand(1) == ub &&
+          lt && lt->first == test->bound && def->getOperand(1) == test->bound &&
           constant(lt->second) && lt->second == def->getOperand(2))
         c = constant(def->getOperand(2));
     if (!c)

@@ -91,6 +91,13 @@ struct IterArg {
   Value init, next;
 };
 
+/// A CFG loop header's test `index < bound` of one of its arguments.
+struct LoopTest {
+  BlockArgument index;
+  IterArg counter;
+  Value bound;
+};
+
 class AddressModel {
 public:
   /// For an scf.for iteration argument or a CFG loop header's argument.
@@ -172,6 +179,11 @@ private:
   std::optional<Linear>
   lagOf(Value a, Value b, int64_t S,
         llvm::DenseMap<std::pair<Value, Value>, Linear> &assumed, int depth);
+  /// The header's test of one of its arguments against a bound (a
+  /// `predicates` compare), for tripCount and lagInLoop.
+  std::optional<LoopTest>
+  loopTest(Block *header,
+           std::initializer_list<arith::CmpIPredicate> predicates);
   /// ub - lb of a CFG loop whose header tests i < ub for i from lb by 1.
   std::optional<Linear> tripCount(Block *header);
   /// `lag` with every trip count that is `header`'s loop's own lower bound

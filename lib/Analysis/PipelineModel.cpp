@@ -555,6 +555,10 @@ void PipelineModel::check(SmallVectorImpl<ProtocolViolation> &out) {
 }
 
 std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
+  // One walk over the function per barrier, however many expects name it.
+  if (auto known = bytesRead.find(barrier); known != bytesRead.end())
+    return known->second;
+  std::optional<int64_t> &result = bytesRead[barrier];
   // Per ring: the descriptor starts (offset within the stage, symbolic
   // terms) already counted.
   std::map<int, std::set<std::pair<int64_t, std::string>>> seen;
@@ -580,12 +584,12 @@ std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
   for (auto [id, bytes] : read) {
     // More than a stage holds: the reads are not what this model thinks.
     if (bytes > rings[id].stride * static_cast<int64_t>(read.size()))
-      return std::nullopt;
+      return result = std::nullopt;
     total += bytes;
   }
-  if (total == 0)
-    return std::nullopt;
-  return total;
+  if (total > 0)
+    result = total;
+  return result;
 }
 
 const void *PipelineModel::innermostLoop(Operation *op) {

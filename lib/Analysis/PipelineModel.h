@@ -130,6 +130,7 @@ private:
   /// starts read distinct elements (k-slices, warpgroups' rows); each
   /// reads its operand's rows x 32 bytes (a dense k-slice).
   std::optional<int64_t> bytesReadThrough(int barrier);
+  std::map<int, std::optional<int64_t>> bytesRead; // bytesReadThrough's
   /// Whether `expect` is the only expect_tx on `barrier` of its innermost
   /// loop (outside its block): one round's count, not one of several.
   bool soleExpectOfItsLoop(Operation *expect, int barrier);

@@ -198,19 +198,25 @@ class Persistent:
         from ...dialects import arith
 
         c, const = self.config, self.const
-        group_rows = max(1, c.group_m // c.cluster_m)
         batch = arith.divui(t, self.per_batch)
         t = arith.remui(t, self.per_batch)
-        per_group = arith.muli(const(group_rows), self.tiles_n)
-        group = arith.divui(t, per_group)
-        first_m = arith.muli(group, const(group_rows))
-        size_m = arith.minui(arith.subi(self.rows_of_units, first_m), const(group_rows))
-        within = arith.remui(t, per_group)
-        tm = arith.addi(first_m, arith.remui(within, size_m))
+        tm, tn = self.banded(t, self.rows_of_units, max(1, c.group_m // c.cluster_m))
         if self.rank is not None:
             tm = arith.addi(arith.muli(tm, const(c.cluster_m)), self.rank)
-        tn = arith.divui(within, size_m)
         return arith.muli(tm, const(c.tile_m)), arith.muli(tn, const(c.tile_n)), batch
+
+    def banded(self, t, tile_rows, band_rows: int):
+        """(tile row, tile column) of tile `t` (i32) of a tile_rows x
+        tiles_n grid walked in bands of `band_rows` tile rows, column-major
+        inside a band: the CTAs of a wave share B's columns in L2."""
+        from ...dialects import arith
+
+        band = self.const(band_rows)
+        per_band = arith.muli(band, self.tiles_n)
+        first = arith.muli(arith.divui(t, per_band), band)
+        size = arith.minui(arith.subi(tile_rows, first), band)
+        within = arith.remui(t, per_band)
+        return arith.addi(first, arith.remui(within, size)), arith.divui(within, size)
 
 
 class SplitK(Persistent):
@@ -423,18 +429,12 @@ class Grouped(Persistent):
         _, _, group, start, end, before = self._scan(u)
         local = arith.subi(u, before)
         c, const, zero = self.config, self.const, self.const(0)
-        # Inside a group, bands of group_m tile rows, column-major within a
-        # band (as Persistent.tile): the CTAs of a wave share B's columns
-        # in L2 instead of streaming all of B once per tile row.
-        band_rows = const(max(1, c.group_m))
+        # Inside a group, the L2 bands of Persistent.tile (row by row, a
+        # wave would stream all of B once per tile row).
         tile_rows = self.ceil(arith.subi(end, start), c.tile_m)
-        per_band = arith.muli(band_rows, self.tiles_n)
-        first = arith.muli(arith.divui(local, per_band), band_rows)
-        size = arith.minui(arith.subi(tile_rows, first), band_rows)
-        within = arith.remui(local, per_band)
-        tm = arith.addi(first, arith.remui(within, size))
+        tm, tn = self.banded(local, tile_rows, max(1, c.group_m))
         row = arith.addi(start, arith.muli(tm, const(c.tile_m)))
-        col = arith.muli(arith.divui(within, size), const(c.tile_n))
+        col = arith.muli(tn, const(c.tile_n))
         return Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
                     a_batch=zero, b_batch=group, rows=end)  # fmt: skip
 

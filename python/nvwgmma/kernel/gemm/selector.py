@@ -40,7 +40,8 @@ table; elsewhere (odd N, ragged M) it weighs a second, mostly empty wave
 against a narrower tile instead of thresholds. fp8 keeps rules 1-3 (the
 model was not fitted on it).
 
-Then, where rule 1 or 3 chose, whole waves: if 128 x 224 tiles fill their
+Then, where rule 1 or 3 chose for fp8 (the 16-bit model weighs 128 x 224
+itself), whole waves: if 128 x 224 tiles fill their
 waves to at least 95 % (output elements over tile elements the waves
 hold) and at least 8 points more than the chosen tile does, the 128 x 224
 tile (two 64-row consumers). 28672 = 128 x 224 and 14336 = 64 x 224: the
