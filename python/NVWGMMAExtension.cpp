@@ -11,6 +11,7 @@
 
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
+#include <nanobind/stl/string.h>
 
 #include <string>
 #include <vector>
@@ -143,6 +144,21 @@ NB_MODULE(_nvwgmma, m) {
       },
       nb::arg("op"), nb::arg("inline_asm") = false,
       "PTX text of a verified nvwgmma op, or None.");
+
+  m.def(
+      "check_ptx",
+      [](const std::string &text, bool strict) {
+        std::vector<std::string> findings;
+        nvwgmmaCheckPtx(mlirStringRefCreate(text.data(), text.size()), strict,
+                        appendString, &findings);
+        nb::list out;
+        for (const std::string &f : findings)
+          out.append(nb::str(f.data(), f.size()));
+        return out;
+      },
+      nb::arg("text"), nb::arg("strict") = false,
+      "The protocol findings of a PTX module, each as fields joined by "
+      "'\\x1f' (notes after '\\x1e'); see nvwgmma.ptx_check.");
 
   m.def(
       "required_ptx_version",

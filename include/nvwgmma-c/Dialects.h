@@ -37,6 +37,13 @@ MLIR_CAPI_EXPORTED bool nvwgmmaGetPtx(MlirOperation op, bool inlineAsm,
 /// 0 when there is none.
 MLIR_CAPI_EXPORTED unsigned nvwgmmaGetRequiredPtxVersion(MlirOperation op);
 
+/// Checks the wgmma protocol on a PTX module: `callback` is called once per
+/// finding with its fields joined by '\x1f' (severity, function, line,
+/// label, message), then each note as '\x1e' line '\x1f' text.
+MLIR_CAPI_EXPORTED void nvwgmmaCheckPtx(MlirStringRef text, bool strict,
+                                        MlirStringCallback callback,
+                                        void *userData);
+
 /*===----------------------------------------------------------------------===
  * The lattice (lib/IR/Constraints.cpp, the single source of truth)
  *===----------------------------------------------------------------------===*/

@@ -8,6 +8,7 @@
 #include "nvwgmma-c/Dialects.h"
 #include "nvwgmma/IR/NVWGMMAOps.h"
 #include "nvwgmma/PTX/PtxEmitter.h"
+#include "nvwgmma/PTX/PtxProtocol.h"
 #include "nvwgmma/Registration/Registration.h"
 #include "nvwgmma/Transforms/Passes.h"
 
@@ -52,6 +53,22 @@ bool nvwgmmaGetPtx(MlirOperation op, bool inlineAsm,
     emit(ptx->getReadable(), callback, userData);
   }
   return true;
+}
+
+void nvwgmmaCheckPtx(MlirStringRef text, bool strict,
+                     MlirStringCallback callback, void *userData) {
+  nvwgmma::ptx::CheckOptions options;
+  options.strict = strict;
+  static const char *severities[] = {"error", "warning", "note"};
+  for (const nvwgmma::ptx::Finding &f :
+       nvwgmma::ptx::checkPtx(unwrap(text), options)) {
+    std::string s = std::string(severities[f.severity]) + "\x1f" + f.function +
+                    "\x1f" + std::to_string(f.line) + "\x1f" + f.label +
+                    "\x1f" + f.message;
+    for (const auto &[line, what] : f.notes)
+      s += "\x1e" + std::to_string(line) + "\x1f" + what;
+    emit(s, callback, userData);
+  }
 }
 
 unsigned nvwgmmaGetRequiredPtxVersion(MlirOperation op) {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvwgmma/PTX/ParsePtx.h"
+#include "nvwgmma/PTX/PtxSource.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -18,48 +19,24 @@ using namespace mlir;
 using namespace mlir::nvwgmma;
 
 SmallVector<PtxStatement> mlir::nvwgmma::splitPtxStatements(StringRef text) {
+  ptx::Function body = ptx::parseBody(text);
+  // parseBody's text is `text` with comments blanked, offset for offset:
+  // hand out the same pieces of `text` itself, which outlives the body.
+  StringRef copy = *body.storage;
+  auto original = [&](StringRef piece) {
+    return text.substr(piece.data() - copy.data(), piece.size());
+  };
   SmallVector<PtxStatement> out;
-  SmallVector<StringRef> parts;
-  text.split(parts, ';');
-  for (StringRef part : parts) {
-    SmallVector<StringRef> lines;
-    part.split(lines, '\n');
-    for (StringRef line : lines) {
-      line = line.trim(" \t\r{}");
-      if (line.empty() || line.starts_with("//") || line.ends_with(":"))
-        continue;
-      if (size_t colon = line.find(':'); colon != StringRef::npos &&
-                                         !line.substr(0, colon).contains(' ') &&
-                                         !line.substr(0, colon).contains('.'))
-        line = line.substr(colon + 1).trim(); // a label before it
-      if (line.starts_with("@"))              // predicate guard
-        line = line.drop_until([](char c) { return c == ' ' || c == '\t'; })
-                   .trim();
-      if (line.empty() || line.starts_with(".reg") ||
-          line.starts_with("setp") || line.starts_with("bra") ||
-          line.starts_with("mov") || line.starts_with("selp"))
-        continue;
-      PtxStatement s;
-      size_t space = line.find_first_of(" \t");
-      s.mnemonic = line.substr(0, space);
-      StringRef rest =
-          space == StringRef::npos ? "" : line.substr(space).trim();
-      int depth = 0;
-      size_t start = 0;
-      for (size_t i = 0; i <= rest.size(); ++i) {
-        char c = i < rest.size() ? rest[i] : ',';
-        if (c == '[' || c == '{')
-          ++depth;
-        else if (c == ']' || c == '}')
-          --depth;
-        else if (c == ',' && depth == 0) {
-          if (StringRef tok = rest.slice(start, i).trim(); !tok.empty())
-            s.operands.push_back(tok);
-          start = i + 1;
-        }
-      }
-      out.push_back(s);
-    }
+  for (const ptx::Instruction &in : body.body) {
+    StringRef m = in.mnemonic;
+    if (m.starts_with("setp") || m.starts_with("bra") || m.starts_with("mov") ||
+        m.starts_with("selp"))
+      continue;
+    PtxStatement s;
+    s.mnemonic = original(m);
+    for (StringRef op : in.operands)
+      s.operands.push_back(original(op));
+    out.push_back(s);
   }
   return out;
 }

@@ -13,7 +13,7 @@ import lit.formats
 config.name = "nvwgmma"
 # PyPI lit rejects execute_external=True; the internal shell is portable.
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".ptx"]
 config.excludes = ["lit.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 # Temporary files (%t) go to the build tree or outside the source tree.
@@ -55,6 +55,7 @@ def find_tool(name, package=None, required=True):
 
 tools = {
     "nvwgmma-opt": find_tool("nvwgmma-opt"),
+    "nvwgmma-ptx-check": find_tool("nvwgmma-ptx-check"),
     "mlir-opt": find_tool("mlir-opt", "mlir"),
     "mlir-translate": find_tool("mlir-translate", "mlir"),
     "llc": find_tool("llc", "llvm"),

@@ -21,8 +21,9 @@ namespace mlir {
 namespace nvwgmma {
 
 /// One PTX instruction of an asm string: its mnemonic and operand tokens
-/// (`[..]` and `{..}` groups whole); declarations, labels, `setp`, `mov`
-/// and branches are skipped and a predicate guard (`@p`) dropped.
+/// (`[..]` and `{..}` groups whole), read by ptx::parseBody; declarations,
+/// labels, `setp`, `mov` and branches are skipped and a predicate guard
+/// (`@p`) dropped.
 struct PtxStatement {
   llvm::StringRef mnemonic;
   llvm::SmallVector<llvm::StringRef, 8> operands;

@@ -1,0 +1,511 @@
+//===- PtxProtocol.cpp - the wgmma protocol checked on PTX ----------------===//
+//
+// A forward dataflow over each function's CFG. The state at a point: the
+// wgmma groups that may be pending there (committed groups newest first,
+// and the mma_async ops issued since the last commit), each as the
+// registers its mma_async ops read and write; the registers of any
+// mma_async that other instructions touched since the last wgmma.fence; an
+// unfenced generic write to shared memory; and whether an mbarrier wait ran
+// since the last commit. Joins take the union of what may be pending (the
+// PTX ISA makes each access undefined if it may be), so a rule holds on
+// every path.
+//
+// PTX ISA 9.7.15.5.1 (wgmma.mma_async): accessing an accumulator or
+// A-fragment register before a wait_group completed the group is undefined
+// (protocol_c4); wgmma.fence must come before the first mma_async and
+// between another instruction's access to its registers and the mma_async
+// (protocol_c1), except accumulator chaining between mma_async ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "nvwgmma/PTX/PtxProtocol.h"
+#include "nvwgmma/PTX/PtxProgram.h"
+
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace mlir::nvwgmma::ptx;
+using llvm::StringRef;
+
+namespace {
+
+enum class Kind {
+  Mma,
+  Fence,
+  Commit,
+  Wait,
+  ProxyFence,
+  SmemWrite,   // generic proxy
+  AsyncRead,   // the async proxy reading shared memory (a TMA store)
+  TmaLoad,     // into shared memory, completing on an mbarrier
+  BarrierWait, // mbarrier try_wait / test_wait
+  Return,
+  Other
+};
+
+Kind classify(StringRef m) {
+  if (m.starts_with("wgmma.mma_async"))
+    return Kind::Mma;
+  if (m.starts_with("wgmma.fence"))
+    return Kind::Fence;
+  if (m.starts_with("wgmma.commit_group"))
+    return Kind::Commit;
+  if (m.starts_with("wgmma.wait_group"))
+    return Kind::Wait;
+  if (m.starts_with("fence.proxy.async"))
+    return Kind::ProxyFence;
+  if (m.starts_with("mbarrier.try_wait") || m.starts_with("mbarrier.test_wait"))
+    return Kind::BarrierWait;
+  if (m.starts_with("cp.async.bulk") || m.starts_with("cp.reduce.async.bulk")) {
+    // cp.async.bulk[.tensor].<dst>.<src>: the source state space second
+    bool toShared = m.contains(".shared::cluster.global") ||
+                    m.contains(".shared::cta.global");
+    if (toShared)
+      return m.contains("mbarrier") ? Kind::TmaLoad : Kind::Other;
+    if (m.contains(".global.shared") || m.contains(".shared::cluster.shared"))
+      return Kind::AsyncRead;
+    return Kind::Other;
+  }
+  // cp.async (not bulk) writes shared memory in the generic proxy
+  if (m.starts_with("cp.async.ca.shared") ||
+      m.starts_with("cp.async.cg.shared"))
+    return Kind::SmemWrite;
+  if ((m.starts_with("st.") || m.starts_with("atom.") ||
+       m.starts_with("red.")) &&
+      m.contains(".shared") && !m.starts_with("st.async") &&
+      !m.starts_with("red.async"))
+    return Kind::SmemWrite;
+  if (m.starts_with("stmatrix"))
+    return Kind::SmemWrite;
+  if (m == "ret" || m.starts_with("ret.") || m == "exit" ||
+      m.starts_with("exit."))
+    return Kind::Return;
+  return Kind::Other;
+}
+
+/// The registers of the mma_async ops that may be pending, with the
+/// mma_async each belongs to (the first by line where several do).
+using RegMap = std::map<Reg, unsigned>;
+
+void unite(RegMap &into, const RegMap &from) {
+  for (auto [r, i] : from) {
+    auto [it, inserted] = into.emplace(r, i);
+    if (!inserted)
+      it->second = std::min(it->second, i);
+  }
+}
+
+constexpr unsigned kFunction = ~0u; // a finding about the whole function
+constexpr unsigned kMaxGroups = 8;  // wait_group's immediate is at most 7
+
+struct State {
+  bool reached = false;
+  std::vector<RegMap> groups; // committed, newest first
+  RegMap open;                // issued since the last commit
+  RegMap touched;             // mma_async registers another instruction
+                              // accessed since the last fence -> accessor
+  bool unfenced = true;       // no wgmma.fence yet on some path
+  int smemWrite = -1;         // an unfenced generic write to shared memory
+  bool waited = false;        // an mbarrier wait since the last commit
+
+  bool operator==(const State &o) const {
+    return reached == o.reached && groups == o.groups && open == o.open &&
+           touched == o.touched && unfenced == o.unfenced &&
+           smemWrite == o.smemWrite && waited == o.waited;
+  }
+
+  void join(const State &o) {
+    if (!o.reached)
+      return;
+    if (!reached) {
+      *this = o;
+      return;
+    }
+    if (groups.size() < o.groups.size())
+      groups.resize(o.groups.size());
+    for (auto [k, g] : llvm::enumerate(o.groups))
+      unite(groups[k], g);
+    unite(open, o.open);
+    unite(touched, o.touched);
+    unfenced |= o.unfenced;
+    if (smemWrite < 0 || (o.smemWrite >= 0 && o.smemWrite < smemWrite))
+      smemWrite = o.smemWrite;
+    waited &= o.waited;
+  }
+
+  /// Where `r` may be pending: the mma_async it belongs to and whether its
+  /// group is committed.
+  std::optional<std::pair<unsigned, bool>> pending(Reg r) const {
+    if (auto it = open.find(r); it != open.end())
+      return std::make_pair(it->second, false);
+    for (const RegMap &g : groups)
+      if (auto it = g.find(r); it != g.end())
+        return std::make_pair(it->second, true);
+    return std::nullopt;
+  }
+};
+
+class Checker {
+public:
+  Checker(const Program &p, const CheckOptions &options,
+          std::vector<Finding> &out)
+      : p(p), options(options), out(out) {
+    for (unsigned i = 0; i < p.size(); ++i) {
+      kinds.push_back(classify(p.at(i).mnemonic));
+      if (kinds.back() == Kind::TmaLoad)
+        loadsThroughTma = true;
+      if (kinds.back() == Kind::Mma) {
+        for (Reg r : accumulator(i))
+          wgmmaRegs.insert(r);
+        for (Reg r : fragmentA(i))
+          wgmmaRegs.insert(r);
+      }
+    }
+  }
+
+  void run() {
+    if (p.blocks().empty() || !hasAny(Kind::Mma))
+      return strictNotes();
+    std::vector<State> in(p.blocks().size());
+    in[0].reached = true;
+    std::vector<bool> queued(p.blocks().size(), false);
+    std::vector<unsigned> work{0};
+    queued[0] = true;
+    unsigned budget = 64 * p.blocks().size() + 64;
+    while (!work.empty() && budget-- > 0) {
+      unsigned b = work.back();
+      work.pop_back();
+      queued[b] = false;
+      State s = in[b];
+      walk(b, s, /*report=*/false);
+      for (unsigned succ : p.blocks()[b].succs) {
+        State joined = in[succ];
+        joined.join(s);
+        if (joined == in[succ])
+          continue;
+        in[succ] = std::move(joined);
+        if (!queued[succ]) {
+          queued[succ] = true;
+          work.push_back(succ);
+        }
+      }
+    }
+    converged = work.empty();
+    for (unsigned b = 0; b < p.blocks().size(); ++b)
+      if (in[b].reached) {
+        State s = in[b];
+        walk(b, s, /*report=*/true);
+      }
+    reportEarlyUses();
+    strictNotes();
+  }
+
+private:
+  bool hasAny(Kind k) const { return llvm::is_contained(kinds, k); }
+
+  llvm::ArrayRef<Reg> accumulator(unsigned i) const {
+    return p.registers(i, 0);
+  }
+  llvm::ArrayRef<Reg> fragmentA(unsigned i) const {
+    const auto &ops = p.at(i).operands;
+    return ops.size() > 1 && ops[1].starts_with("{") ? p.registers(i, 1)
+                                                     : llvm::ArrayRef<Reg>();
+  }
+
+  void walk(unsigned b, State &s, bool report) {
+    const Block &blk = p.blocks()[b];
+    for (unsigned i = blk.begin; i < blk.end; ++i) {
+      if (p.guard(i) && kinds[i] != Kind::Mma && kinds[i] != Kind::Other) {
+        // may not run: the state after is either
+        State skipped = s;
+        step(i, s, report);
+        s.join(skipped);
+      } else {
+        step(i, s, report);
+      }
+    }
+  }
+
+  void step(unsigned i, State &s, bool report) {
+    const Instruction &in = p.at(i);
+    switch (kinds[i]) {
+    case Kind::Mma:
+      return mma(i, s, report);
+    case Kind::Fence:
+      s.touched.clear();
+      s.unfenced = false;
+      return;
+    case Kind::Commit:
+      s.groups.insert(s.groups.begin(), std::move(s.open));
+      s.open.clear();
+      if (s.groups.size() > kMaxGroups) {
+        unite(s.groups[kMaxGroups - 1], s.groups.back());
+        s.groups.pop_back();
+      }
+      s.waited = false;
+      return;
+    case Kind::Wait: {
+      std::optional<unsigned> n = waitDepth(in);
+      if (!n) {
+        unknownWaits.insert(i);
+        n = 0; // the strict note says so; any other guess could hide a bug
+      }
+      if (s.groups.size() > *n)
+        s.groups.resize(*n);
+      return;
+    }
+    case Kind::ProxyFence:
+      s.smemWrite = -1;
+      return;
+    case Kind::SmemWrite:
+      if (s.smemWrite < 0)
+        s.smemWrite = i;
+      break;
+    case Kind::AsyncRead:
+      if (s.smemWrite >= 0 && report)
+        emit(i, "protocol_c5",
+             llvm::formatv("a fence.proxy.async must separate a generic-proxy "
+                           "write to shared memory from '{0}', which reads "
+                           "shared memory in the async proxy, but got none "
+                           "(protocol_c5)",
+                           in.mnemonic),
+             {{p.at(s.smemWrite).line, "shared memory written here"}});
+      s.smemWrite = -1;
+      break;
+    case Kind::BarrierWait:
+      s.waited = true;
+      break;
+    case Kind::Return:
+      if (report)
+        atReturn(i, s);
+      break;
+    default:
+      break;
+    }
+    access(i, s, report);
+  }
+
+  std::optional<unsigned> waitDepth(const Instruction &in) const {
+    unsigned n;
+    if (in.operands.size() != 1 || in.operands[0].getAsInteger(0, n))
+      return std::nullopt;
+    return n;
+  }
+
+  /// Another instruction reads or writes registers: protocol_c4 where any
+  /// may be pending; they count as touched for the next mma_async.
+  void access(unsigned i, State &s, bool report) {
+    const Instruction &in = p.at(i);
+    bool reported = false;
+    auto visit = [&](Reg r, bool writes) {
+      if (!wgmmaRegs.count(r))
+        return;
+      if (auto pend = s.pending(r); pend && report && !reported) {
+        reported = true;
+        earlyUses[pend->first].push_back(EarlyUse{i, r, writes, pend->second});
+      }
+      s.touched.emplace(r, i);
+    };
+    if (std::optional<Reg> g = p.guard(i))
+      visit(*g, false);
+    for (unsigned k = 0; k < in.operands.size(); ++k)
+      for (Reg r : p.registers(i, k))
+        visit(r, k == 0 && p.writesFirstOperand(i));
+  }
+
+  /// protocol_c4 once per mma_async: its first early access, with a count
+  /// of the others (an epilogue reads every accumulator register).
+  void reportEarlyUses() {
+    for (auto &[mma, uses] : earlyUses) {
+      llvm::sort(uses, [](const EarlyUse &a, const EarlyUse &b) {
+        return a.at < b.at;
+      });
+      uses.erase(std::unique(uses.begin(), uses.end(),
+                             [](const EarlyUse &a, const EarlyUse &b) {
+                               return a.at == b.at;
+                             }),
+                 uses.end());
+      const EarlyUse &u = uses.front();
+      size_t more = uses.size() - 1;
+      bool isA = llvm::is_contained(fragmentA(mma), u.reg);
+      emit(u.at, "protocol_c4",
+           llvm::formatv(
+               "a wgmma.wait_group must complete the group of the "
+               "wgmma.mma_async at line {0} before '{1}' {2} its {3} "
+               "register {4}, but got {5}{6} (protocol_c4)",
+               p.at(mma).line, p.at(u.at).mnemonic,
+               u.writes ? "writes" : "reads",
+               isA ? "A-fragment" : "accumulator", p.name(u.reg),
+               u.committed ? "its group still pending"
+                           : "the mma_async not even committed",
+               more ? llvm::formatv(", here and at {0} more instruction{1}",
+                                    more, more == 1 ? "" : "s")
+                          .str()
+                    : std::string()),
+           {{p.at(mma).line, "the wgmma.mma_async"}});
+    }
+  }
+
+  void mma(unsigned i, State &s, bool report) {
+    const Instruction &in = p.at(i);
+    llvm::SmallVector<Reg> regs(accumulator(i));
+    llvm::append_range(regs, fragmentA(i));
+    if (report) {
+      auto touched =
+          llvm::find_if(regs, [&](Reg r) { return s.touched.count(r) != 0; });
+      if (touched != regs.end()) {
+        unsigned by = s.touched.at(*touched);
+        emit(i, "protocol_c1",
+             llvm::formatv("a wgmma.fence must separate '{0}' at line {1}, "
+                           "which accesses {2}, from this wgmma.mma_async "
+                           "that uses it, but got none (protocol_c1)",
+                           p.at(by).mnemonic, p.at(by).line, p.name(*touched)),
+             {{p.at(by).line, "the register is accessed here"}});
+      } else if (s.unfenced) {
+        emit(i, "protocol_c1",
+             "a wgmma.fence must come before the first wgmma.mma_async, but "
+             "got a path from the function's entry without one (protocol_c1)",
+             {});
+      }
+      for (Reg r : fragmentA(i))
+        if (auto pend = s.pending(r);
+            pend && !llvm::is_contained(fragmentA(pend->first), r)) {
+          emit(i, "protocol_c4",
+               llvm::formatv("a wgmma.wait_group must complete the group of "
+                             "the wgmma.mma_async at line {0} before this "
+                             "wgmma.mma_async reads its accumulator register "
+                             "{1} as A, but got its group still pending "
+                             "(protocol_c4)",
+                             p.at(pend->first).line, p.name(r)),
+               {{p.at(pend->first).line, "the wgmma.mma_async"}});
+          break;
+        }
+      if (s.smemWrite >= 0)
+        emit(i, "protocol_c5",
+             "a fence.proxy.async must separate a generic-proxy write to "
+             "shared memory from this wgmma.mma_async, but got none "
+             "(protocol_c5)",
+             {{p.at(s.smemWrite).line, "shared memory written here"}});
+      if (loadsThroughTma && !s.waited)
+        emit(i, "protocol_c6",
+             "a wgmma.mma_async must read shared memory a TMA load fills "
+             "only after a wait on an mbarrier since the last "
+             "wgmma.commit_group, but got no such wait (protocol_c6)",
+             {});
+    }
+    // Reported once: later mma_async ops of the group would repeat them.
+    s.smemWrite = -1;
+    s.waited = true;
+    s.unfenced = false;
+    for (Reg r : regs) {
+      s.touched.erase(r);
+      s.open.emplace(r, i);
+    }
+    (void)in;
+  }
+
+  void atReturn(unsigned i, const State &s) {
+    if (!s.open.empty())
+      emit(i, "protocol_c2",
+           "every wgmma.mma_async must be committed before the function "
+           "returns, but got one that is not (protocol_c2)",
+           {{p.at(s.open.begin()->second).line, "the wgmma.mma_async"}});
+    for (const RegMap &g : s.groups)
+      if (!g.empty()) {
+        emit(i, "protocol_c3",
+             "every committed group must be completed by a wgmma.wait_group "
+             "before the function returns, but got a group that is not "
+             "waited on (protocol_c3)",
+             {{p.at(g.begin()->second).line, "the wgmma.mma_async"}});
+        break;
+      }
+  }
+
+  void strictNotes() {
+    if (!options.strict)
+      return;
+    if (!converged)
+      emit(kFunction, "protocol_unchecked",
+           "the dataflow must reach a fixed point, but got none within its "
+           "budget: later findings may be missing (protocol_unchecked)",
+           {}, Finding::Warning);
+    for (unsigned i : unknownWaits)
+      emit(i, "protocol_unchecked",
+           "wgmma.wait_group must take an immediate, but got an operand the "
+           "checker cannot read; taken as 0 (protocol_unchecked)",
+           {}, Finding::Warning);
+    if (hasAny(Kind::Mma) && loadsThroughTma)
+      emit(kFunction, "protocol_unchecked",
+           "the ring rules (protocol_c7 release, protocol_c8 expect_tx bytes, "
+           "protocol_c9 parity) and the stage of protocol_c6 need barrier and "
+           "stage addresses, which the PTX checker does not relate; check the "
+           "MLIR with --nvwgmma-check-protocol (protocol_unchecked)",
+           {}, Finding::Warning);
+  }
+
+  void emit(unsigned i, StringRef label, const std::string &message,
+            std::vector<std::pair<unsigned, std::string>> notes,
+            Finding::Severity severity = Finding::Error) {
+    unsigned line = i == kFunction ? p.function().line : p.at(i).line;
+    if (!emitted.insert({line, label.str()}).second)
+      return;
+    Finding f;
+    f.severity = severity;
+    f.function = p.function().name;
+    f.line = line;
+    f.label = label.str();
+    f.message = message;
+    f.notes = std::move(notes);
+    out.push_back(std::move(f));
+  }
+
+  const Program &p;
+  const CheckOptions &options;
+  std::vector<Finding> &out;
+  std::vector<Kind> kinds;
+  std::set<Reg> wgmmaRegs;
+  bool loadsThroughTma = false;
+  bool converged = true;
+  std::set<unsigned> unknownWaits;
+  struct EarlyUse {
+    unsigned at;
+    Reg reg;
+    bool writes, committed;
+  };
+  std::map<unsigned, std::vector<EarlyUse>> earlyUses; // by mma_async
+  std::set<std::pair<unsigned, std::string>> emitted;
+};
+
+} // namespace
+
+std::vector<Finding> mlir::nvwgmma::ptx::checkPtx(StringRef text,
+                                                  const CheckOptions &options) {
+  std::vector<Finding> out;
+  for (const Function &f : parseModule(text)) {
+    Program p(f);
+    size_t first = out.size();
+    Checker(p, options, out).run();
+    std::stable_sort(
+        out.begin() + first, out.end(),
+        [](const Finding &a, const Finding &b) { return a.line < b.line; });
+  }
+  return out;
+}
+
+std::string
+mlir::nvwgmma::ptx::formatFindings(const std::vector<Finding> &findings,
+                                   StringRef file) {
+  std::string s;
+  for (const Finding &f : findings) {
+    static const char *names[] = {"error", "warning", "note"};
+    s += llvm::formatv("{0}:{1}: {2}: {3}\n", file, f.line, names[f.severity],
+                       f.message)
+             .str();
+    for (const auto &[line, what] : f.notes)
+      s += llvm::formatv("{0}:{1}: note: {2}\n", file, line, what).str();
+  }
+  return s;
+}
