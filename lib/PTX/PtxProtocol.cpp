@@ -166,7 +166,60 @@ public:
     }
   }
 
+  /// Registers whose value may differ between the threads of a warpgroup:
+  /// derived from %tid, %laneid, loaded or exchanged values (flow
+  /// insensitive; parameters, constants, %ctaid and symbols are uniform).
+  void findVarying() {
+    auto source = [](StringRef m) {
+      return (m.starts_with("ld.") && !m.starts_with("ld.param")) ||
+             m.starts_with("ldu") || m.starts_with("atom") ||
+             m.starts_with("shfl") || m.starts_with("ldmatrix") ||
+             m.starts_with("mbarrier") || m.starts_with("elect") ||
+             m.starts_with("vote") || m.starts_with("match") ||
+             m.starts_with("activemask") || m.starts_with("wgmma") ||
+             m.starts_with("redux");
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (unsigned i = 0; i < p.size(); ++i) {
+        const Instruction &in = p.at(i);
+        if (!p.writesFirstOperand(i))
+          continue;
+        bool vary = source(in.mnemonic);
+        for (unsigned k = 1; k < in.operands.size() && !vary; ++k) {
+          for (Reg r : p.registers(i, k))
+            vary |= varying.count(r) != 0;
+          StringRef op = in.operands[k];
+          vary |= op.contains("%tid") || op.contains("%laneid") ||
+                  op.contains("%warpid") || op.contains("%clock");
+        }
+        if (std::optional<Reg> g = p.guard(i))
+          vary |= varying.count(*g) != 0;
+        if (!vary)
+          continue;
+        for (Reg r : p.registers(i, 0))
+          changed |= varying.insert(r).second;
+      }
+    }
+  }
+
+  /// A generic store every thread makes to one address (a flag, a
+  /// partition's bookkeeping) never writes an operand tile, which needs a
+  /// distinct address per thread.
+  bool uniformAddress(unsigned i) const {
+    const Instruction &in = p.at(i);
+    if (in.operands.empty() || !in.operands[0].starts_with("[") ||
+        in.mnemonic.starts_with("stmatrix") ||
+        in.mnemonic.starts_with("cp.async"))
+      return false;
+    return llvm::none_of(p.registers(i, 0),
+                         [&](Reg r) { return varying.count(r) != 0; }) &&
+           !in.operands[0].contains("%tid") &&
+           !in.operands[0].contains("%laneid");
+  }
+
   void run() {
+    findVarying();
     if (p.blocks().empty() || !hasAny(Kind::Mma))
       return strictNotes();
     std::vector<State> in(p.blocks().size());
@@ -261,8 +314,10 @@ private:
       s.smemWrite = -1;
       return;
     case Kind::SmemWrite:
-      if (s.smemWrite < 0)
+      if (s.smemWrite < 0 && !uniformAddress(i))
         s.smemWrite = i;
+      else if (uniformAddress(i))
+        bookkeeping.insert(i);
       break;
     case Kind::AsyncRead:
       if (s.smemWrite >= 0 && report)
@@ -432,6 +487,13 @@ private:
            "the dataflow must reach a fixed point, but got none within its "
            "budget: later findings may be missing (protocol_unchecked)",
            {}, Finding::Warning);
+    for (unsigned i : bookkeeping)
+      emit(i, "protocol_c5",
+           "a generic store to shared memory is taken as bookkeeping no "
+           "wgmma reads, but got one the checker cannot relate to the "
+           "operands: every thread stores to one address (protocol_c5, "
+           "strict)",
+           {}, Finding::Warning);
     for (unsigned i : unknownWaits)
       emit(i, "protocol_unchecked",
            "wgmma.wait_group must take an immediate, but got an operand the "
@@ -470,6 +532,8 @@ private:
   bool loadsThroughTma = false;
   bool converged = true;
   std::set<unsigned> unknownWaits;
+  std::set<Reg> varying;
+  std::set<unsigned> bookkeeping; // uniform-address generic stores
   struct EarlyUse {
     unsigned at;
     Reg reg;

@@ -208,9 +208,8 @@ def gluon_sources() -> list:
         return []
 
 
-def main(out: pathlib.Path) -> None:
-    # A cached kernel never reaches translation, so nothing would be captured.
-    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+def sources() -> list:
+    """(name, source, options) of every kernel this release can build."""
     fp16 = {
         "a_ptr": "*fp16",
         "b_ptr": "*fp16",
@@ -235,13 +234,18 @@ def main(out: pathlib.Path) -> None:
         ("triton_attention_fwd", attention_fwd, attention, {**head, "CAUSAL": False}, None),
         ("triton_causal_attention_fwd", attention_fwd, attention, {**head, "CAUSAL": True}, None),
     )
+    out = [(name, ASTSource(fn, signature, constexprs), options)
+           for name, fn, signature, constexprs, options in kernels]  # fmt: skip
+    return out + [(name, source, {"num_warps": 4}) for name, source in gluon_sources()]
+
+
+def main(out: pathlib.Path) -> None:
+    # A cached kernel never reaches translation, so nothing would be captured.
+    os.environ["TRITON_ALWAYS_COMPILE"] = "1"
     (out / "kernels").mkdir(parents=True, exist_ok=True)
     # Device-side tensor descriptors allocate a global scratch.
     triton.set_allocator(lambda size, alignment, stream: None)
-    sources = [(name, ASTSource(fn, signature, constexprs), options)
-               for name, fn, signature, constexprs, options in kernels]  # fmt: skip
-    sources += [(name, source, {"num_warps": 4}) for name, source in gluon_sources()]
-    for name, source, options in sources:
+    for name, source, options in sources():
         try:
             text = strip_locations(llvm_dialect_of(source, options))
         except Exception as e:  # a release without the feature
