@@ -21,6 +21,7 @@
 #include "nvwgmma/PTX/PtxProtocol.h"
 #include "nvwgmma/PTX/PtxProgram.h"
 
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
@@ -107,13 +108,14 @@ struct State {
   RegMap open;                // issued since the last commit
   RegMap touched;             // mma_async registers another instruction
                               // accessed since the last fence -> accessor
+  std::set<Reg> read;         // those of them read (not only written)
   bool unfenced = true;       // no wgmma.fence yet on some path
   int smemWrite = -1;         // an unfenced generic write to shared memory
   bool waited = false;        // an mbarrier wait since the last commit
 
   bool operator==(const State &o) const {
     return reached == o.reached && groups == o.groups && open == o.open &&
-           touched == o.touched && unfenced == o.unfenced &&
+           touched == o.touched && read == o.read && unfenced == o.unfenced &&
            smemWrite == o.smemWrite && waited == o.waited;
   }
 
@@ -130,6 +132,7 @@ struct State {
       unite(groups[k], g);
     unite(open, o.open);
     unite(touched, o.touched);
+    read.insert(o.read.begin(), o.read.end());
     unfenced |= o.unfenced;
     if (smemWrite < 0 || (o.smemWrite >= 0 && o.smemWrite < smemWrite))
       smemWrite = o.smemWrite;
@@ -218,8 +221,45 @@ public:
            !in.operands[0].contains("%laneid");
   }
 
+  /// Loop headers: targets of back edges, edges to a block that dominates
+  /// their source (the text order of blocks says nothing: LLVM may place a
+  /// loop's blocks before its header).
+  void findLoopHeaders() {
+    size_t n = p.blocks().size();
+    std::vector<std::vector<unsigned>> preds(n);
+    for (unsigned b = 0; b < n; ++b)
+      for (unsigned succ : p.blocks()[b].succs)
+        preds[succ].push_back(b);
+    std::vector<llvm::BitVector> dom(n, llvm::BitVector(n, true));
+    dom[0] = llvm::BitVector(n, false);
+    dom[0].set(0);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (unsigned b = 1; b < n; ++b) {
+        llvm::BitVector d(n, true);
+        bool any = false;
+        for (unsigned q : preds[b]) {
+          d &= dom[q];
+          any = true;
+        }
+        if (!any)
+          d.reset(); // unreachable
+        d.set(b);
+        if (d != dom[b]) {
+          dom[b] = std::move(d);
+          changed = true;
+        }
+      }
+    }
+    for (unsigned b = 0; b < n; ++b)
+      for (unsigned succ : p.blocks()[b].succs)
+        if (dom[b].test(succ))
+          loopHeaders.insert(succ);
+  }
+
   void run() {
     findVarying();
+    findLoopHeaders();
     if (p.blocks().empty() || !hasAny(Kind::Mma))
       return strictNotes();
     std::vector<State> in(p.blocks().size());
@@ -270,6 +310,10 @@ private:
 
   void walk(unsigned b, State &s, bool report) {
     const Block &blk = p.blocks()[b];
+    // Each round of a loop needs its own wait (protocol_c6): which tile a
+    // wait makes visible is not known here, so any wait in the round counts.
+    if (loopHeaders.count(b))
+      s.waited = false;
     for (unsigned i = blk.begin; i < blk.end; ++i) {
       if (p.guard(i) && kinds[i] != Kind::Mma && kinds[i] != Kind::Other) {
         // may not run: the state after is either
@@ -289,6 +333,7 @@ private:
       return mma(i, s, report);
     case Kind::Fence:
       s.touched.clear();
+      s.read.clear();
       s.unfenced = false;
       return;
     case Kind::Commit:
@@ -298,7 +343,6 @@ private:
         unite(s.groups[kMaxGroups - 1], s.groups.back());
         s.groups.pop_back();
       }
-      s.waited = false;
       return;
     case Kind::Wait: {
       std::optional<unsigned> n = waitDepth(in);
@@ -355,6 +399,11 @@ private:
   void access(unsigned i, State &s, bool report) {
     const Instruction &in = p.at(i);
     bool reported = false;
+    bool copiesAmongWgmmaRegs =
+        p.writesFirstOperand(i) && in.mnemonic.starts_with("mov") &&
+        !p.registers(i, 0).empty() &&
+        llvm::all_of(p.registers(i, 0),
+                     [&](Reg r) { return wgmmaRegs.count(r) != 0; });
     auto visit = [&](Reg r, bool writes) {
       if (!wgmmaRegs.count(r))
         return;
@@ -363,6 +412,10 @@ private:
         earlyUses[pend->first].push_back(EarlyUse{i, r, writes, pend->second});
       }
       s.touched.emplace(r, i);
+      // A copy between mma_async registers (the zeroing of an accumulator,
+      // spread by LLVM) is dead before a scale-d-false mma_async too.
+      if (!writes && !copiesAmongWgmmaRegs)
+        s.read.insert(r);
     };
     if (std::optional<Reg> g = p.guard(i))
       visit(*g, false);
@@ -404,20 +457,66 @@ private:
     }
   }
 
+  /// Whether mma_async `i`'s scale-d is a constant false: the literal 0,
+  /// or a predicate its block set from constants (`setp.ne.b32 p, 0, 0`).
+  bool scaleDZero(unsigned i) const {
+    const Instruction &in = p.at(i);
+    size_t at = in.mnemonic.contains(".sp.") ? 5 : 3;
+    if (in.operands.size() <= at)
+      return false;
+    StringRef scale = in.operands[at];
+    if (scale == "0")
+      return true;
+    llvm::ArrayRef<Reg> pred = p.registers(i, at);
+    if (pred.size() != 1)
+      return false;
+    unsigned begin = 0;
+    for (const Block &b : p.blocks())
+      if (b.begin <= i && i < b.end)
+        begin = b.begin;
+    for (unsigned j = i; j-- > begin;) {
+      if (!p.writesFirstOperand(j) ||
+          !llvm::is_contained(p.registers(j, 0), pred[0]))
+        continue;
+      const Instruction &def = p.at(j);
+      int64_t x, y;
+      if (def.mnemonic.starts_with("mov.pred") && def.operands.size() == 2)
+        return def.operands[1] == "0";
+      if (!def.mnemonic.starts_with("setp.") || def.operands.size() != 3 ||
+          def.operands[1].getAsInteger(0, x) ||
+          def.operands[2].getAsInteger(0, y) || !def.guard.empty())
+        return false;
+      if (def.mnemonic.starts_with("setp.ne."))
+        return x == y;
+      if (def.mnemonic.starts_with("setp.eq."))
+        return x != y;
+      return false;
+    }
+    return false;
+  }
+
   void mma(unsigned i, State &s, bool report) {
     const Instruction &in = p.at(i);
     llvm::SmallVector<Reg> regs(accumulator(i));
     llvm::append_range(regs, fragmentA(i));
     if (report) {
-      auto touched =
-          llvm::find_if(regs, [&](Reg r) { return s.touched.count(r) != 0; });
-      if (touched != regs.end()) {
-        unsigned by = s.touched.at(*touched);
+      // With scale-d a constant false the mma_async only writes D: an
+      // earlier write of D is dead (LLVM sinks the zeroing of an accumulator
+      // below an operand-less wgmma.fence), an earlier read still races.
+      size_t writeOnly = scaleDZero(i) ? accumulator(i).size() : 0;
+      std::optional<Reg> reg;
+      for (auto [k, r] : llvm::enumerate(regs))
+        if (s.touched.count(r) && (k >= writeOnly || s.read.count(r))) {
+          reg = r;
+          break;
+        }
+      if (reg) {
+        unsigned by = s.touched.at(*reg);
         emit(i, "protocol_c1",
              llvm::formatv("a wgmma.fence must separate '{0}' at line {1}, "
                            "which accesses {2}, from this wgmma.mma_async "
                            "that uses it, but got none (protocol_c1)",
-                           p.at(by).mnemonic, p.at(by).line, p.name(*touched)),
+                           p.at(by).mnemonic, p.at(by).line, p.name(*reg)),
              {{p.at(by).line, "the register is accessed here"}});
       } else if (s.unfenced) {
         emit(i, "protocol_c1",
@@ -447,16 +546,17 @@ private:
       if (loadsThroughTma && !s.waited)
         emit(i, "protocol_c6",
              "a wgmma.mma_async must read shared memory a TMA load fills "
-             "only after a wait on an mbarrier since the last "
-             "wgmma.commit_group, but got no such wait (protocol_c6)",
+             "only after a wait on an mbarrier in the same round of its "
+             "loop, but got no such wait (protocol_c6)",
              {});
     }
     // Reported once: later mma_async ops of the group would repeat them.
     s.smemWrite = -1;
-    s.waited = true;
+    s.waited = true; // reported once per round
     s.unfenced = false;
     for (Reg r : regs) {
       s.touched.erase(r);
+      s.read.erase(r);
       s.open.emplace(r, i);
     }
     (void)in;
@@ -533,6 +633,7 @@ private:
   bool converged = true;
   std::set<unsigned> unknownWaits;
   std::set<Reg> varying;
+  std::set<unsigned> loopHeaders;
   std::set<unsigned> bookkeeping; // uniform-address generic stores
   struct EarlyUse {
     unsigned at;

@@ -1,5 +1,5 @@
 """What every buildable GEMM configuration must pass: build, the strict
-protocol check, and (where ptxas is installed) assembly without spills or
+protocol check on the MLIR and on the PTX, and (where ptxas is installed) assembly without spills or
 wgmma serialisation or any other performance loss ptxas reports. Returns
 (meta, ptx), once per configuration and process: the shipped, ablation and
 returnable sets overlap, and each configuration costs a build, a strict
@@ -15,11 +15,13 @@ def assert_clean(config):
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm import build_gemm
     from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
     from nvwgmma.tools import find_tool
 
     module, meta = build_gemm(config)
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)  # the protocol again, after LLVM scheduled it
     assert meta["dynamic_smem"] <= 227 * 1024
     if find_tool("ptxas") is None:
         pytest.skip("ptxas not found")

@@ -10,6 +10,7 @@ import inspect
 MODULES = [
     ("nvwgmma.dialects.nvwgmma", "nvwgmma.dialects._nvwgmma_builders"),
     ("nvwgmma.compile", None),
+    ("nvwgmma.ptx_check", None),
     ("nvwgmma.lattice", None),
     ("nvwgmma.descriptors", None),
     ("nvwgmma.layouts", None),
