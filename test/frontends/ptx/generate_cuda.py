@@ -2,7 +2,8 @@
 wgmma, mbarrier try-wait loops, TMA, warp specialisation, setmaxnreg),
 written for the PTX checker's corpus, and their PTX from nvcc:
     python test/frontends/ptx/generate_cuda.py test/frontends/ptx/cuda
-writes cuda/src/*.cu and cuda/kernels/*.ptx.gz (nvcc -arch=sm_90a -ptx).
+writes cuda/kernels/*.ptx.gz (nvcc -arch=sm_90a -ptx; `--sources DIR` also
+keeps the .cu files).
 Apache-2.0 WITH LLVM-exception, as the project. The kernels are meant to
 compile and to keep the protocol, not to be fast; the wgmma helpers spell
 their operand lists out, as those libraries do.
@@ -270,13 +271,13 @@ def source(body: str) -> str:
     return COMMON + helpers + body
 
 
-def main(out: pathlib.Path) -> None:
-    (out / "src").mkdir(parents=True, exist_ok=True)
+def main(out: pathlib.Path, sources: pathlib.Path | None = None) -> None:
     (out / "kernels").mkdir(parents=True, exist_ok=True)
     for name, body in KERNELS.items():
-        cu = out / "src" / f"{name}.cu"
-        cu.write_text(source(body))
         with tempfile.TemporaryDirectory() as tmp:
+            cu = (sources or pathlib.Path(tmp)) / f"{name}.cu"
+            cu.parent.mkdir(parents=True, exist_ok=True)
+            cu.write_text(source(body))
             ptx = pathlib.Path(tmp) / f"{name}.ptx"
             subprocess.run(
                 ["nvcc", "-arch=sm_90a", "-O3", "-ptx", str(cu), "-o", str(ptx)], check=True
@@ -288,4 +289,6 @@ def main(out: pathlib.Path) -> None:
 
 
 if __name__ == "__main__":
-    main(pathlib.Path(sys.argv[1]))
+    args = sys.argv[1:]
+    keep = pathlib.Path(args[args.index("--sources") + 1]) if "--sources" in args else None
+    main(pathlib.Path(args[0]), keep)
