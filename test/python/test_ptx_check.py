@@ -1,5 +1,5 @@
 """The PTX protocol checker (nvwgmma.check_ptx, nvwgmma-ptx-check): its
-corpus figures on both halves (test/frontends/ptx/corpus.py), its API, and
+corpus figures on both halves (test/frontends/ptx/ptx_corpus.py), its API, and
 that no input, however malformed, crashes it."""
 
 import gzip
@@ -15,7 +15,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "test" / "frontends" / "ptx"))
 
-import corpus  # noqa: E402
+import ptx_corpus as corpus  # noqa: E402
 
 # Kinds every kernel that has the place for them must have caught: those
 # the registers and the CFG decide (the ring rules need addresses).

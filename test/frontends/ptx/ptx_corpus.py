@@ -1,7 +1,7 @@
 """The PTX checker's corpus: correct PTX from Triton (two releases) and nvcc
 (CUDA C++ in the C++ libraries' style), each with PTX-level seeded bugs.
 
-    python test/frontends/ptx/corpus.py        # the tables, both halves
+    python test/frontends/ptx/ptx_corpus.py        # the tables, both halves
 
 Split by source before any rule was tuned: **tuned on** Triton 3.9 (and
 nvwgmma's own kernels, checked in CI through test/python/gemm_checks.py);
