@@ -59,12 +59,11 @@ void nvwgmmaCheckPtx(MlirStringRef text, bool strict,
                      MlirStringCallback callback, void *userData) {
   nvwgmma::ptx::CheckOptions options;
   options.strict = strict;
-  static const char *severities[] = {"error", "warning", "note"};
   for (const nvwgmma::ptx::Finding &f :
        nvwgmma::ptx::checkPtx(unwrap(text), options)) {
-    std::string s = std::string(severities[f.severity]) + "\x1f" + f.function +
-                    "\x1f" + std::to_string(f.line) + "\x1f" + f.label +
-                    "\x1f" + f.message;
+    std::string s = std::string(nvwgmma::ptx::severityName(f.severity)) +
+                    "\x1f" + f.function + "\x1f" + std::to_string(f.line) +
+                    "\x1f" + f.label + "\x1f" + f.message;
     for (const auto &[line, what] : f.notes)
       s += "\x1e" + std::to_string(line) + "\x1f" + what;
     emit(s, callback, userData);

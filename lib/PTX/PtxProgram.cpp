@@ -3,6 +3,7 @@
 #include "nvwgmma/PTX/PtxProgram.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include <algorithm>
 #include <set>
 
 using namespace mlir::nvwgmma::ptx;
@@ -172,11 +173,13 @@ void Program::buildBlocks() {
     if (l < n || n == 0)
       starts.push_back(l);
   std::vector<unsigned> blockAt(n + 1, ~0u);
+  blockIndex.resize(n);
   for (unsigned b = 0; b < starts.size(); ++b) {
     Block blk;
     blk.begin = starts[b];
     blk.end = b + 1 < starts.size() ? starts[b + 1] : n;
     blockAt[blk.begin] = b;
+    std::fill(blockIndex.begin() + blk.begin, blockIndex.begin() + blk.end, b);
     blockList.push_back(blk);
   }
   for (Block &blk : blockList) {

@@ -173,14 +173,17 @@ public:
   /// derived from %tid, %laneid, loaded or exchanged values (flow
   /// insensitive; parameters, constants, %ctaid and symbols are uniform).
   void findVarying() {
+    for (StringRef special :
+         {"%tid", "%laneid", "%warpid", "%clock", "%clock64"})
+      if (std::optional<Reg> r = p.find(special))
+        varying.insert(*r);
     auto source = [](StringRef m) {
       return (m.starts_with("ld.") && !m.starts_with("ld.param")) ||
              m.starts_with("ldu") || m.starts_with("atom") ||
              m.starts_with("shfl") || m.starts_with("ldmatrix") ||
              m.starts_with("mbarrier") || m.starts_with("elect") ||
              m.starts_with("vote") || m.starts_with("match") ||
-             m.starts_with("activemask") || m.starts_with("wgmma") ||
-             m.starts_with("redux");
+             m.starts_with("activemask") || m.starts_with("redux");
     };
     for (bool changed = true; changed;) {
       changed = false;
@@ -189,13 +192,9 @@ public:
         if (!p.writesFirstOperand(i))
           continue;
         bool vary = source(in.mnemonic);
-        for (unsigned k = 1; k < in.operands.size() && !vary; ++k) {
+        for (unsigned k = 1; k < in.operands.size() && !vary; ++k)
           for (Reg r : p.registers(i, k))
             vary |= varying.count(r) != 0;
-          StringRef op = in.operands[k];
-          vary |= op.contains("%tid") || op.contains("%laneid") ||
-                  op.contains("%warpid") || op.contains("%clock");
-        }
         if (std::optional<Reg> g = p.guard(i))
           vary |= varying.count(*g) != 0;
         if (!vary)
@@ -216,9 +215,7 @@ public:
         in.mnemonic.starts_with("cp.async"))
       return false;
     return llvm::none_of(p.registers(i, 0),
-                         [&](Reg r) { return varying.count(r) != 0; }) &&
-           !in.operands[0].contains("%tid") &&
-           !in.operands[0].contains("%laneid");
+                         [&](Reg r) { return varying.count(r) != 0; });
   }
 
   /// Loop headers: targets of back edges, edges to a block that dominates
@@ -258,10 +255,10 @@ public:
   }
 
   void run() {
-    findVarying();
-    findLoopHeaders();
     if (p.blocks().empty() || !hasAny(Kind::Mma))
       return strictNotes();
+    findVarying();
+    findLoopHeaders();
     std::vector<State> in(p.blocks().size());
     in[0].reached = true;
     std::vector<bool> queued(p.blocks().size(), false);
@@ -358,10 +355,10 @@ private:
       s.smemWrite = -1;
       return;
     case Kind::SmemWrite:
-      if (s.smemWrite < 0 && !uniformAddress(i))
-        s.smemWrite = i;
-      else if (uniformAddress(i))
+      if (uniformAddress(i))
         bookkeeping.insert(i);
+      else if (s.smemWrite < 0)
+        s.smemWrite = i;
       break;
     case Kind::AsyncRead:
       if (s.smemWrite >= 0 && report)
@@ -470,11 +467,7 @@ private:
     llvm::ArrayRef<Reg> pred = p.registers(i, at);
     if (pred.size() != 1)
       return false;
-    unsigned begin = 0;
-    for (const Block &b : p.blocks())
-      if (b.begin <= i && i < b.end)
-        begin = b.begin;
-    for (unsigned j = i; j-- > begin;) {
+    for (unsigned j = i; j-- > p.blockOf(i).begin;) {
       if (!p.writesFirstOperand(j) ||
           !llvm::is_contained(p.registers(j, 0), pred[0]))
         continue;
@@ -496,7 +489,6 @@ private:
   }
 
   void mma(unsigned i, State &s, bool report) {
-    const Instruction &in = p.at(i);
     llvm::SmallVector<Reg> regs(accumulator(i));
     llvm::append_range(regs, fragmentA(i));
     if (report) {
@@ -559,7 +551,6 @@ private:
       s.read.erase(r);
       s.open.emplace(r, i);
     }
-    (void)in;
   }
 
   void atReturn(unsigned i, const State &s) {
@@ -660,14 +651,18 @@ std::vector<Finding> mlir::nvwgmma::ptx::checkPtx(StringRef text,
   return out;
 }
 
+const char *mlir::nvwgmma::ptx::severityName(Finding::Severity s) {
+  static const char *names[] = {"error", "warning", "note"};
+  return names[s];
+}
+
 std::string
 mlir::nvwgmma::ptx::formatFindings(const std::vector<Finding> &findings,
                                    StringRef file) {
   std::string s;
   for (const Finding &f : findings) {
-    static const char *names[] = {"error", "warning", "note"};
-    s += llvm::formatv("{0}:{1}: {2}: {3}\n", file, f.line, names[f.severity],
-                       f.message)
+    s += llvm::formatv("{0}:{1}: {2}: {3}\n", file, f.line,
+                       severityName(f.severity), f.message)
              .str();
     for (const auto &[line, what] : f.notes)
       s += llvm::formatv("{0}:{1}: note: {2}\n", file, line, what).str();

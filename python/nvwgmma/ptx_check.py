@@ -44,13 +44,9 @@ class PtxProtocolError(ValueError):
 def _finding(raw: str) -> PtxFinding:
     head, *notes = raw.split("\x1e")
     severity, function, line, label, message = head.split("\x1f", 4)
+    pairs = (note.split("\x1f", 1) for note in notes)
     return PtxFinding(
-        severity,
-        function,
-        int(line),
-        label,
-        message,
-        tuple((int(n.split("\x1f", 1)[0]), n.split("\x1f", 1)[1]) for n in notes),
+        severity, function, int(line), label, message, tuple((int(n), what) for n, what in pairs)
     )
 
 

@@ -48,9 +48,17 @@ public:
   llvm::StringRef name(Reg r) const { return names[r]; }
 
   llvm::ArrayRef<Block> blocks() const { return blockList; }
-  /// Successor instruction indices of a label-resolving branch; for
-  /// `bra L` the instruction L names.
+  /// The block instruction `i` is in.
+  const Block &blockOf(unsigned i) const { return blockList[blockIndex[i]]; }
+  /// The instruction a label names, as seen from instruction `i` (the
+  /// innermost scope declaring it wins).
   std::optional<unsigned> label(unsigned i, llvm::StringRef name) const;
+  /// The register a function-level name (`%tid`, `%r1`) has, if any
+  /// instruction names it.
+  std::optional<Reg> find(llvm::StringRef name) const {
+    auto it = ids.find(name);
+    return it == ids.end() ? std::nullopt : std::optional<Reg>(it->second);
+  }
 
 private:
   std::optional<Reg> resolve(llvm::StringRef token, unsigned scope);
@@ -62,6 +70,7 @@ private:
   std::vector<llvm::SmallVector<llvm::SmallVector<Reg, 2>, 4>> regs;
   std::vector<std::optional<Reg>> guards;
   std::vector<Block> blockList;
+  std::vector<unsigned> blockIndex; // by instruction
 };
 
 /// The registers an operand token names (`%r1`, `[%rd2+8]`, `{%f1, %f2}`,

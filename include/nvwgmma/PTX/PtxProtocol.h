@@ -38,6 +38,9 @@ struct CheckOptions {
 std::vector<Finding> checkPtx(llvm::StringRef text,
                               const CheckOptions &options = {});
 
+/// "error", "warning" or "note".
+const char *severityName(Finding::Severity severity);
+
 /// "file:line: error: message" lines, notes after their finding.
 std::string formatFindings(const std::vector<Finding> &findings,
                            llvm::StringRef file);

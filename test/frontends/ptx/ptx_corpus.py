@@ -32,6 +32,13 @@ def kernels(source: str) -> dict[str, str]:
             for p in sorted(folder.glob("*.ptx.gz"))}  # fmt: skip
 
 
+def _deepen(line: str) -> str:
+    """`wgmma.wait_group.sync.aligned N` with N + 1."""
+    return _WAIT.sub(
+        lambda m: m.group(0)[: m.start(1) - m.start(0)] + str(int(m.group(1)) + 1), line
+    )
+
+
 def _lines_matching(lines: list[str], pattern: str) -> list[int]:
     return [i for i, line in enumerate(lines) if re.search(pattern, line)]
 
@@ -56,8 +63,7 @@ def mutants(text: str) -> dict[str, str]:
     if waits:
         last = waits[-1]
         edit("del_wait_last", last, [])
-        edit("deepen_wait_last", last, [_WAIT.sub(lambda m: m.group(0)[:-len(m.group(1))]
-                                                  + str(int(m.group(1)) + 1), lines[last])])  # fmt: skip
+        edit("deepen_wait_last", last, [_deepen(lines[last])])
         regs = set()
         for m in _MMA.finditer(text):
             regs.update(r.strip() for r in m.group(1).split(","))
@@ -70,8 +76,7 @@ def mutants(text: str) -> dict[str, str]:
         if commits:
             edit("del_commit", commits[-1], [])
     if len(waits) > 1:
-        edit("deepen_wait_loop", waits[0], [_WAIT.sub(lambda m: m.group(0)[:-len(m.group(1))]
-                                                      + str(int(m.group(1)) + 1), lines[waits[0]])])  # fmt: skip
+        edit("deepen_wait_loop", waits[0], [_deepen(lines[waits[0]])])
     proxy = _lines_matching(lines, r"^\s*(@\S+\s+)?fence\.proxy\.async")
     if proxy:
         out["del_proxy_fence"] = [line for i, line in enumerate(lines) if i not in proxy]
