@@ -20,6 +20,7 @@
 
 #include "nvwgmma/PTX/PtxProtocol.h"
 #include "nvwgmma/PTX/PtxProgram.h"
+#include "nvwgmma/PTX/PtxValues.h"
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -111,9 +112,14 @@ struct State {
   std::set<Reg> read;         // those of them read (not only written)
   bool unfenced = true;       // no wgmma.fence yet on some path
   int smemWrite = -1;         // an unfenced generic write to shared memory
-  bool waited = false;        // an mbarrier wait since the last commit
+  bool waited = false;        // an mbarrier wait in this loop round
+  Facts facts;                // register ranges this path has learned
 
   bool operator==(const State &o) const {
+    return sameProtocol(o) && facts == o.facts;
+  }
+  /// Equal but for the facts.
+  bool sameProtocol(const State &o) const {
     return reached == o.reached && groups == o.groups && open == o.open &&
            touched == o.touched && read == o.read && unfenced == o.unfenced &&
            smemWrite == o.smemWrite && waited == o.waited;
@@ -137,6 +143,7 @@ struct State {
     if (smemWrite < 0 || (o.smemWrite >= 0 && o.smemWrite < smemWrite))
       smemWrite = o.smemWrite;
     waited &= o.waited;
+    facts = joinFacts(facts, o.facts);
   }
 
   /// Where `r` may be pending: the mma_async it belongs to and whether its
@@ -151,11 +158,53 @@ struct State {
   }
 };
 
+/// The states reaching a block, kept apart where the protocol state differs
+/// (up to kMaxPaths; past that, one state for all): joining them would
+/// forget which branch decisions go with which state, and a path no thread
+/// takes could then report. Paths in the same protocol state share one
+/// state with the facts both know.
+constexpr unsigned kMaxPaths = 8;
+
+struct Paths {
+  std::vector<State> states;
+  bool folded = false;
+
+  /// Adds a path's state; whether anything changed.
+  bool add(const State &s) {
+    State *into = nullptr;
+    if (folded) {
+      into = &states.front();
+    } else {
+      for (State &t : states)
+        if (t.sameProtocol(s))
+          into = &t;
+    }
+    if (!into && states.size() < kMaxPaths) {
+      states.push_back(s);
+      return true;
+    }
+    if (!into) { // too many: from now on one state for every path
+      State all = s;
+      for (const State &t : states)
+        all.join(t);
+      states = {std::move(all)};
+      folded = true;
+      return true;
+    }
+    State joined = *into;
+    joined.join(s);
+    if (joined == *into)
+      return false;
+    *into = std::move(joined);
+    return true;
+  }
+};
+
 class Checker {
 public:
   Checker(const Program &p, const CheckOptions &options,
           std::vector<Finding> &out)
-      : p(p), options(options), out(out) {
+      : p(p), values(p), options(options), out(out) {
     for (unsigned i = 0; i < p.size(); ++i) {
       kinds.push_back(classify(p.at(i).mnemonic));
       if (kinds.back() == Kind::TmaLoad)
@@ -259,36 +308,39 @@ public:
       return strictNotes();
     findVarying();
     findLoopHeaders();
-    std::vector<State> in(p.blocks().size());
-    in[0].reached = true;
+    std::vector<Paths> in(p.blocks().size());
+    State entry;
+    entry.reached = true;
+    in[0].add(entry);
     std::vector<bool> queued(p.blocks().size(), false);
     std::vector<unsigned> work{0};
     queued[0] = true;
-    unsigned budget = 64 * p.blocks().size() + 64;
+    unsigned budget = 64 * kMaxPaths * p.blocks().size() + 64;
     while (!work.empty() && budget-- > 0) {
       unsigned b = work.back();
       work.pop_back();
       queued[b] = false;
-      State s = in[b];
-      walk(b, s, /*report=*/false);
-      for (unsigned succ : p.blocks()[b].succs) {
-        State joined = in[succ];
-        joined.join(s);
-        if (joined == in[succ])
-          continue;
-        in[succ] = std::move(joined);
-        if (!queued[succ]) {
-          queued[succ] = true;
-          work.push_back(succ);
+      for (State s : in[b].states) {
+        walk(b, s, /*report=*/false);
+        for (unsigned succ : p.blocks()[b].succs) {
+          // An edge no thread can take (its branch contradicts what the
+          // path learned) carries nothing.
+          std::optional<Facts> edge = values.along(b, succ, s.facts);
+          if (!edge)
+            continue;
+          State taken = s;
+          taken.facts = std::move(*edge);
+          if (in[succ].add(taken) && !queued[succ]) {
+            queued[succ] = true;
+            work.push_back(succ);
+          }
         }
       }
     }
     converged = work.empty();
     for (unsigned b = 0; b < p.blocks().size(); ++b)
-      if (in[b].reached) {
-        State s = in[b];
+      for (State s : in[b].states)
         walk(b, s, /*report=*/true);
-      }
     reportEarlyUses();
     strictNotes();
   }
@@ -616,6 +668,7 @@ private:
   }
 
   const Program &p;
+  Values values;
   const CheckOptions &options;
   std::vector<Finding> &out;
   std::vector<Kind> kinds;

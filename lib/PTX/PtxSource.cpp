@@ -257,6 +257,20 @@ StringRef functionName(StringRef header, bool &entry) {
   return rest.substr(0, end);
 }
 
+/// `.maxntid 384, 1, 1` or `.reqntid 128` in a header: the x extent.
+unsigned threadsX(StringRef header) {
+  for (StringRef directive : {".maxntid", ".reqntid"}) {
+    size_t at = header.find(directive);
+    if (at == StringRef::npos)
+      continue;
+    StringRef rest = header.substr(at + directive.size()).ltrim();
+    unsigned x = 0;
+    if (!rest.take_while(llvm::isDigit).getAsInteger(10, x))
+      return x;
+  }
+  return 0;
+}
+
 } // namespace
 
 std::vector<Function> mlir::nvwgmma::ptx::parseModule(StringRef input) {
@@ -283,6 +297,7 @@ std::vector<Function> mlir::nvwgmma::ptx::parseModule(StringRef input) {
         f.storage = storage;
         f.name = name.str();
         f.entry = entry;
+        f.threadsX = threadsX(header);
         f.line =
             lines.lineOf(stmtStart + header.size() - header.ltrim().size());
         pos = BodyReader(text, lines, f).read(pos + 1, /*untilClose=*/true);

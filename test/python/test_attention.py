@@ -16,11 +16,13 @@ def _assert_clean(config):
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.attention import build_attention
     from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
     from nvwgmma.tools import find_tool
 
     module, meta = build_attention(config)
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)  # the protocol again, after LLVM scheduled it
     assert meta["dynamic_smem"] == config.shared_memory_bytes <= 227 * 1024
     if find_tool("ptxas") is None:
         pytest.skip("ptxas not found")

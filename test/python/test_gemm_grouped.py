@@ -147,6 +147,7 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import GROUP_PARAMS, _build, grouped_config
     from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
     from nvwgmma.tools import find_tool
 
     config = grouped_config(tokens, n, 2048, 8, b_major=b_major, epilogue=epilogue)
@@ -154,6 +155,7 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     assert meta["signature"][-2:] == [list(p) for p in GROUP_PARAMS]
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
     assert "max.s32" in ptx and "min.u32" in ptx
     assert ("cp.async.bulk.tensor.3d.global.shared::cta" in ptx) == (epilogue == "tma")
     if find_tool("ptxas") is not None:
@@ -167,12 +169,14 @@ def test_the_masked_kernel_builds_clean(ctx):
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import MASKED_PARAMS, _build, grouped_config
     from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
     from nvwgmma.tools import find_tool
 
     module, meta = _build(grouped_config(64 * 8, 4096, 2048, 8), masked=True)()
     assert meta["signature"][-3:] == [list(p) for p in MASKED_PARAMS]
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
     assert "max.s32" in ptx and "min.s32" in ptx
     if find_tool("ptxas") is not None:
         assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])

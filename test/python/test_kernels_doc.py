@@ -59,6 +59,14 @@ def test_tutorial_kernels_assemble(name, out_type):
     assert "0 bytes spill stores" in messages and "serialized" not in messages
 
 
+@pytest.mark.parametrize("name,out_type", [("ptx", "f32"), ("ptx2", "f32"), ("ptx2", "bf16-tma"),
+                                           ("attn_ptx", "f32")])  # fmt: skip
+def test_tutorial_kernels_keep_the_protocol_in_ptx(name, out_type):
+    from nvwgmma.ptx_check import require_clean_ptx
+
+    require_clean_ptx(run_doc(out_type)[name])
+
+
 def test_attention_part_builds_p_v_from_registers():
     ptx = run_doc()["attn_ptx"]
     mma = r"wgmma\.mma_async\.sync\.aligned\.m64n64k16\.f32\.bf16\.bf16"

@@ -49,6 +49,8 @@ struct Function {
   std::shared_ptr<const std::string> storage;
   std::string name;
   bool entry = false; // .entry (a kernel), not .func
+  /// The x extent `.maxntid` or `.reqntid` bounds %tid.x by; 0 if none.
+  unsigned threadsX = 0;
   unsigned line = 0;
   std::vector<Instruction> body;
   std::vector<Scope> scopes;
