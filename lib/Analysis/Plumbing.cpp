@@ -1,6 +1,7 @@
 //===- Plumbing.cpp - how fragments move without being computed -----------===//
 
 #include "Plumbing.h"
+#include "nvwgmma/IR/NVWGMMAOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -89,6 +90,9 @@ bool Plumbing::moves(Operation *op) const {
     return static_cast<bool>(arrayOf(load.getAddr()));
   if (auto store = dyn_cast<LLVM::StoreOp>(op))
     return static_cast<bool>(arrayOf(store.getAddr()));
+  // A wait that carries values returns the registers it was given.
+  if (auto wait = dyn_cast<WaitGroupOp>(op))
+    return !wait.getValues().empty();
   return false;
 }
 
@@ -116,6 +120,11 @@ void Plumbing::forEachMove(
   }
   if (auto load = dyn_cast<LLVM::LoadOp>(op)) {
     f(load.getResult(), arrayOf(load.getAddr()));
+    return;
+  }
+  if (auto wait = dyn_cast<WaitGroupOp>(op)) {
+    for (auto [to, from] : llvm::zip(wait.getResults(), wait.getValues()))
+      f(to, from);
     return;
   }
   // Positions are not data: an index operand moves no registers.

@@ -484,8 +484,11 @@ std::optional<RuleViolation> nvwgmma::checkOpRules(Operation *op) {
 }
 
 std::optional<RuleViolation> nvwgmma::checkOwnRules(Operation *op) {
-  if (auto wait = dyn_cast<WaitGroupOp>(op))
-    return checkWaitGroup(wait.getGroup());
+  if (auto wait = dyn_cast<WaitGroupOp>(op)) {
+    if (auto v = checkWaitGroup(wait.getGroup()))
+      return v;
+    return checkWaitedValues(wait.getValues().getTypes());
+  }
   auto check = [](auto mma) -> std::optional<RuleViolation> {
     if (auto v = checkScaleDGiven(static_cast<bool>(mma.getScaleDValue()),
                                   mma.getScaleDAttr() != nullptr))
@@ -497,6 +500,34 @@ std::optional<RuleViolation> nvwgmma::checkOwnRules(Operation *op) {
     return check(mma);
   if (auto mma = dyn_cast<MmaAsyncSpOp>(op))
     return check(mma);
+  return std::nullopt;
+}
+
+bool nvwgmma::isRegister32(Type type) {
+  if (type.isF32() || type.isSignlessInteger(32))
+    return true;
+  auto vec = dyn_cast<VectorType>(type);
+  return vec && vec.getRank() == 1 && !vec.isScalable() &&
+         vec.getNumElements() * vec.getElementTypeBitWidth() == 32;
+}
+
+std::optional<RuleViolation> nvwgmma::checkWaitedValues(TypeRange types) {
+  for (auto [i, type] : llvm::enumerate(types)) {
+    auto members = isa<LLVM::LLVMStructType>(type)
+                       ? cast<LLVM::LLVMStructType>(type).getBody()
+                       : ArrayRef<Type>(type);
+    if (!members.empty() && llvm::all_of(members, isRegister32))
+      continue;
+    std::string found;
+    llvm::raw_string_ostream os(found);
+    os << type;
+    return violation("wait_group_c2",
+                     llvm::formatv("value {0} must be an accumulator or A "
+                                   "fragment: a struct of 32-bit registers "
+                                   "(f32, i32, vector<2xf16>, ...) or one, "
+                                   "but got {1}",
+                                   i, found));
+  }
   return std::nullopt;
 }
 

@@ -97,6 +97,16 @@ static LogicalResult verifyRules(Operation *op) {
 
 LogicalResult WaitGroupOp::verify() { return verifyRules(*this); }
 
+/// The values a wait takes come back with their own types.
+LogicalResult WaitGroupOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            ValueRange operands, DictionaryAttr,
+                                            OpaqueProperties, RegionRange,
+                                            SmallVectorImpl<Type> &inferred) {
+  llvm::append_range(inferred, operands.getTypes());
+  return success();
+}
+
 /// The fields both mma_async forms share.
 template <typename OpT> static MmaAsyncConfig getCommonConfig(OpT op) {
   MmaAsyncConfig c;

@@ -70,6 +70,69 @@ static void lowerToInlineAsm(RewriterBase &rewriter, OpT op) {
   rewriter.replaceOp(op, inlineAsm.getResult(0));
 }
 
+void nvwgmma::lowerWaitGroupWithValues(RewriterBase &rewriter, WaitGroupOp op) {
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  // Every register of every value, as the "f" (f32) or "r" (any other 32
+  // bits, as i32) operand it is tied through.
+  SmallVector<Value> inputs;
+  SmallVector<Type> outputs;
+  std::string outs, ins;
+  auto add = [&](Value reg) {
+    if (!reg.getType().isF32())
+      reg = asI32(rewriter, loc, reg);
+    outs += (outs.empty() ? "=" : ",=") +
+            std::string(reg.getType().isF32() ? "f" : "r");
+    ins += "," + std::to_string(inputs.size());
+    inputs.push_back(reg);
+    outputs.push_back(reg.getType());
+  };
+  for (Value v : op.getValues()) {
+    if (auto st = dyn_cast<LLVM::LLVMStructType>(v.getType()))
+      for (unsigned i = 0; i < st.getBody().size(); ++i)
+        add(LLVM::ExtractValueOp::create(rewriter, loc, v, i));
+    else
+      add(v);
+  }
+  Type resultType =
+      outputs.size() == 1
+          ? outputs.front()
+          : LLVM::LLVMStructType::getLiteral(rewriter.getContext(), outputs);
+  auto asmDialect = LLVM::AsmDialectAttr::get(rewriter.getContext(),
+                                              LLVM::AsmDialect::AD_ATT);
+  auto wait = LLVM::InlineAsmOp::create(
+      rewriter, loc, resultType, inputs,
+      "wgmma.wait_group.sync.aligned " + std::to_string(op.getGroup()) + ";",
+      outs + ins, /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None, asmDialect,
+      /*operand_attrs=*/ArrayAttr());
+  unsigned next = 0;
+  auto take = [&](Type type) -> Value {
+    Value reg = outputs.size() == 1
+                    ? wait.getResult(0)
+                    : LLVM::ExtractValueOp::create(rewriter, loc,
+                                                   wait.getResult(0), next);
+    ++next;
+    return reg.getType() == type
+               ? reg
+               : LLVM::BitcastOp::create(rewriter, loc, type, reg);
+  };
+  SmallVector<Value> results;
+  for (Value v : op.getValues()) {
+    auto st = dyn_cast<LLVM::LLVMStructType>(v.getType());
+    if (!st) {
+      results.push_back(take(v.getType()));
+      continue;
+    }
+    Value rebuilt = LLVM::UndefOp::create(rewriter, loc, st);
+    for (auto [i, member] : llvm::enumerate(st.getBody()))
+      rebuilt =
+          LLVM::InsertValueOp::create(rewriter, loc, rebuilt, take(member), i);
+    results.push_back(rebuilt);
+  }
+  rewriter.replaceOp(op, results);
+}
+
 void nvwgmma::lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op) {
   lowerToInlineAsm(rewriter, op);
 }

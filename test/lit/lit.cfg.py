@@ -59,12 +59,16 @@ tools = {
     "mlir-opt": find_tool("mlir-opt", "mlir"),
     "mlir-translate": find_tool("mlir-translate", "mlir"),
     "llc": find_tool("llc", "llvm"),
+    "opt": find_tool("opt", "llvm"),
     "FileCheck": find_tool("FileCheck", "llvm"),
     "not": find_tool("not", "llvm", required=False),
 }
 for name, path in tools.items():
     if path:
-        config.substitutions.append((r"\b%s\b" % name.replace("-", r"\-"), path))
+        # Not inside a path, an option (--implicit-check-not) or a longer
+        # tool name (nvwgmma-opt for opt).
+        pattern = r"(?<![\w/.-])%s\b" % name.replace("-", r"\-")
+        config.substitutions.append((pattern, path))
 lit_config.note("nvwgmma-opt: " + tools["nvwgmma-opt"])
 
 

@@ -136,10 +136,15 @@ def test_gemm_mutation_is_caught_with_a_short_diagnostic(opt, inflight, mutation
 
 def test_release_before_wait_in_the_gemm_is_caught(opt):
     text = gemm_text(inflight=0)
-    # Move the release (the scf.if right after wait_group 0) before the wait.
-    match = re.search(r"( +)nvwgmma\.wait_group 0\n(\1scf\.if %\d+ \{\n.*?\n\1\}\n)", text, re.S)
-    assert match and "nvvm.mbarrier.arrive" in match.group(2)
-    moved = text.replace(match.group(0), match.group(2) + match.group(1) + "nvwgmma.wait_group 0\n")
+    # Move the release (the scf.if right after wait_group 0, which carries
+    # the accumulators) before the wait.
+    match = re.search(
+        r"( +)(%\S+ = nvwgmma\.wait_group 0 \([^\n]*\)\n)(\1scf\.if %\d+ \{\n.*?\n\1\}\n)",
+        text,
+        re.S,
+    )
+    assert match and "nvvm.mbarrier.arrive" in match.group(3)
+    moved = text.replace(match.group(0), match.group(3) + match.group(1) + match.group(2))
     proc = opt(moved, "--nvwgmma-check-protocol")
     assert (
         "(protocol_c7)" in proc.stderr and "released while that group may be pending" in proc.stderr

@@ -114,6 +114,12 @@ std::optional<RuleViolation> checkPlacement(Operation *op);
 
 /// wait_group N: N is a non-negative 64-bit immediate.
 std::optional<RuleViolation> checkWaitGroup(int64_t group);
+/// wait_group's values: each an LLVM struct of 32-bit registers or one
+/// such register (rule wait_group_c2).
+std::optional<RuleViolation> checkWaitedValues(mlir::TypeRange types);
+/// A 32-bit register type an inline asm can tie: f32, i32, vector<2xf16>,
+/// vector<2xbf16>, vector<4xi8>.
+bool isRegister32(mlir::Type type);
 
 /// The operand-type rules ODS also enforces (mma_async_c16, c17, sp_c4),
 /// read by operand position so that they hold for any op, however built.

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 
 #include "nvwgmma/IR/Constraints.h"
 #include "nvwgmma/IR/NVWGMMADialect.h"

@@ -10,6 +10,7 @@
 #define NVWGMMA_OPS_TD
 
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "nvwgmma/IR/NVWGMMADialect.td"
 include "nvwgmma/IR/NVWGMMAEnums.td"
 include "nvwgmma/IR/NVWGMMAAttrs.td"
@@ -55,7 +56,8 @@ def NVWGMMA_CommitGroupOp : NVWGMMA_Op<"commit_group"> {
   let assemblyFormat = "attr-dict";
 }
 
-def NVWGMMA_WaitGroupOp : NVWGMMA_Op<"wait_group"> {
+def NVWGMMA_WaitGroupOp : NVWGMMA_Op<"wait_group",
+    [DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "wgmma.wait_group.sync.aligned N: wait for all but N groups";
   let description = [{
     Waits until at most `N` of the most recent wgmma-groups are pending and
@@ -65,16 +67,35 @@ def NVWGMMA_WaitGroupOp : NVWGMMA_Op<"wait_group"> {
     ```mlir
     nvwgmma.wait_group 0
     nvwgmma.wait_group 1
+    %d2, %a2 = nvwgmma.wait_group 0 (%d, %a
+        : !llvm.struct<(f32, f32, f32, f32)>, !llvm.struct<(i32, i32, i32, i32)>)
     ```
 
-    Lowers to `nvvm.wgmma.wait.group.sync.aligned N` or to the LLVM intrinsic
-    `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 N)`. Requires `sm_90a`,
+    Optionally it takes the accumulators and A fragments it guards and
+    returns them as new values: every later use takes the result, so
+    nothing that reads them can be scheduled above the wait (LLVM moves
+    arithmetic across an operand-less wait: loop-invariant code motion
+    hoists a use of the accumulator out of a loop whose body waits). Each
+    value is an LLVM struct of 32-bit registers (f32, i32, vector<2xf16>,
+    vector<2xbf16>) or one such register (rule wait_group_c2).
+
+    Without values it lowers to `nvvm.wgmma.wait.group.sync.aligned N` or to
+    the LLVM intrinsic `llvm.nvvm.wgmma.wait_group.sync.aligned(i64 N)`;
+    with values, to an `llvm.inline_asm` with side effects whose outputs are
+    tied to the registers it takes (as Triton's wait). Requires `sm_90a`,
     PTX ISA 8.0.
 
     [PTX ISA 9.7.15.7.3](https://docs.nvidia.com/cuda/parallel-thread-execution/index.html#asynchronous-warpgroup-level-matrix-instructions-wgmma-wait-group)
   }];
-  let arguments = (ins I64Attr:$group);
-  let assemblyFormat = "$group attr-dict";
+  let arguments = (ins I64Attr:$group, Variadic<AnyType>:$values);
+  let results = (outs Variadic<AnyType>:$results);
+  // The values in parentheses: a bare `%x` after N would swallow the next
+  // line's result name.
+  let assemblyFormat =
+      "$group (` ` `(` $values^ `:` type($values) `)`)? attr-dict";
+  let builders = [OpBuilder<(ins "uint64_t":$group), [{
+    build($_builder, $_state, group, ::mlir::ValueRange());
+  }]>];
   let hasVerifier = 1;
 }
 

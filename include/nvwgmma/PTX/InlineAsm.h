@@ -20,6 +20,11 @@ namespace nvwgmma {
 void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncOp op);
 void lowerMmaAsyncToInlineAsm(RewriterBase &rewriter, MmaAsyncSpOp op);
 
+/// Replaces a wait_group that carries values by its inline PTX: one
+/// `wgmma.wait_group.sync.aligned N;` with side effects whose outputs are
+/// tied to the values' registers, the values rebuilt from its outputs.
+void lowerWaitGroupWithValues(RewriterBase &rewriter, WaitGroupOp op);
+
 /// Applies lowerMmaAsyncToInlineAsm to every MmaAsyncOp or MmaAsyncSpOp.
 template <typename OpT> struct MmaAsyncToInlineAsm : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;

@@ -36,8 +36,14 @@ template <typename OpT> struct IntrinsicPattern : OpRewritePattern<OpT> {
   LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
     SmallVector<Value> args;
-    if constexpr (std::is_same_v<OpT, WaitGroupOp>)
+    if constexpr (std::is_same_v<OpT, WaitGroupOp>) {
+      // The intrinsic takes no registers: a wait that orders values is asm.
+      if (!op.getValues().empty()) {
+        lowerWaitGroupWithValues(rewriter, op);
+        return success();
+      }
       args.push_back(i64Constant(rewriter, op.getLoc(), op.getGroup()));
+    }
     LLVM::CallIntrinsicOp::create(rewriter, op.getLoc(),
                                   rewriter.getStringAttr(intrinsic), args);
     rewriter.eraseOp(op);

@@ -84,9 +84,13 @@ struct OneToOne : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op,
                                 PatternRewriter &rewriter) const override {
-    if constexpr (std::is_same_v<OpT, WaitGroupOp>)
-      rewriter.replaceOpWithNewOp<NVVMOpT>(op, op.getGroup());
-    else
+    if constexpr (std::is_same_v<OpT, WaitGroupOp>) {
+      // Upstream's wait takes no registers: a wait that orders values is asm.
+      if (!op.getValues().empty())
+        lowerWaitGroupWithValues(rewriter, op);
+      else
+        rewriter.replaceOpWithNewOp<NVVMOpT>(op, op.getGroup());
+    } else
       rewriter.replaceOpWithNewOp<NVVMOpT>(op);
     return success();
   }

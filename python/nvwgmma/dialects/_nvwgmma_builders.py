@@ -176,8 +176,12 @@ def commit_group(*, loc=None, ip=None) -> CommitGroupOp:
     return CommitGroupOp(loc=loc, ip=ip)
 
 
-def wait_group(n: int, *, loc=None, ip=None) -> WaitGroupOp:
-    """`nvwgmma.wait_group n`: wait until at most n groups are pending."""
+def wait_group(n: int, *values, loc=None, ip=None) -> WaitGroupOp:
+    """`nvwgmma.wait_group n`: wait until at most n groups are pending.
+
+    Given accumulators or A fragments (`values`), the op returns them as new
+    values (`.results`, in order) that later uses must take, so LLVM cannot
+    move a use above the wait: `acc, = wait_group(0, acc).results`."""
     if isinstance(n, bool) or not isinstance(n, int):
         raise TypeError(f"n must be an int, but got {n!r}")
     # Values an i64 attribute cannot hold never reach the rule table.
@@ -186,8 +190,9 @@ def wait_group(n: int, *, loc=None, ip=None) -> WaitGroupOp:
             f"group must be a non-negative 64-bit integer, but got {n!r} (wait_group_c1)",
             "wait_group_c1",
         )
+    values = [_checks.value(v, f"values[{i}]") for i, v in enumerate(values)]
     group = IntegerAttr.get(IntegerType.get_signless(64, _context(loc)), n)
-    return _verified(WaitGroupOp(group, loc=loc, ip=ip))
+    return _verified(WaitGroupOp(group, values, loc=loc, ip=ip))
 
 
 class MmaOptions(TypedDict, total=False):

@@ -547,7 +547,7 @@ class _Kernel:
         s, k_stage = self._qk(const(0) if it is None else it)
         wg.commit_group()
         self._pass_turn(self._false())
-        wg.wait_group(0)
+        (s,) = wg.wait_group(0, s).results
         self._release(self.kring, k_stage)
         p, m, den, _ = self._softmax(s, const(0), None, None)
         o = wg.zero_accumulator("f32", c.head_dim)
@@ -579,14 +579,14 @@ class _Kernel:
                                   arith.cmpi(arith.CmpIPredicate.sgt, prev, const(0)))  # fmt: skip
             wg.commit_group()
             self._pass_turn(self._false())
-            wg.wait_group(1)  # S_j is done; P·V of block j-1 may still run
+            (s,) = wg.wait_group(1, s).results  # S_j is done; P·V of block j-1 may still run
             if c.speculative:
                 o, p_next, m_next, den_next = self._speculative(s, j, r, k_stage, v_stage, o,
                                                                 m, den)  # fmt: skip
             else:
                 self._release(self.kring, k_stage)
                 p_next, m_next, den_next, corr = self._softmax(s, j, m, den)
-                wg.wait_group(0)
+                (o,) = wg.wait_group(0, o).results
                 self._release(self.vring, v_stage)
                 o = self._rescale(o, corr)
             more = [] if it is None else [arith.addi(r, const(1))]
@@ -601,7 +601,7 @@ class _Kernel:
         o, v_stage = self._pv(o, p, last_r, arith.cmpi(arith.CmpIPredicate.sgt, last, const(0)))
         wg.commit_group()
         self._pass_turn(self._true())
-        wg.wait_group(0)
+        (o,) = wg.wait_group(0, o).results
         self._release(self.vring, v_stage)
         self._finish(o, m, den)
 
@@ -615,7 +615,7 @@ class _Kernel:
         from .. import barrier
 
         p, den_fast, redo = self._speculate(s, j, m, den)
-        wg.wait_group(0)
+        (o,) = wg.wait_group(0, o).results
         self._release(self.vring, v_stage)
         ids = tuple(VOTE_BARRIER + i for i in range(self.c.consumers))
         redo = barrier.any_of(self.index, ids, 128, redo)
@@ -624,7 +624,7 @@ class _Kernel:
         with InsertionPoint(branch.then_block):
             s, _ = self._qk(r, wait=False)  # K_j is held until after the vote
             wg.commit_group()
-            wg.wait_group(0)
+            (s,) = wg.wait_group(0, s).results
             p_exact, m_exact, den_exact, corr = self._softmax(s, j, m, den)
             scf.YieldOp([self._rescale(o, corr), *p_exact, *m_exact, *den_exact])
         with InsertionPoint(branch.else_block):
@@ -656,7 +656,7 @@ class _Kernel:
             self._wait_turn(first)
             s, k_stage = self._qk(j)
             wg.commit_group()
-            wg.wait_group(0)
+            (s,) = wg.wait_group(0, s).results
             self._release(self.kring, k_stage)
             p, m, den, corr = self._softmax(s, j, [m0, m1], [den0, den1])
             o = self._rescale(o, corr)
@@ -664,7 +664,7 @@ class _Kernel:
             wg.commit_group()
             last = arith.cmpi(arith.CmpIPredicate.eq, j, arith.subi(self.n, const(1)))
             self._pass_turn(last)
-            wg.wait_group(0)
+            (o,) = wg.wait_group(0, o).results
             self._release(self.vring, v_stage)
             scf.YieldOp([o, *m, *den])
         o, m0, m1, den0, den1 = loop.results

@@ -181,8 +181,13 @@ class _Roles:
                 accs = self.ml.mma(accs, stage, a_descs, b_desc, accumulate=accumulate)
                 wg.commit_group()
                 # With one group in flight, the previous group has completed
-                # and its stage can be refilled; with none, this one has.
-                wg.wait_group(c.inflight)
+                # and its stage can be refilled; with none, this one has (and
+                # the accumulators come back through the wait: nothing that
+                # reads them can be scheduled above it).
+                if c.inflight:
+                    wg.wait_group(c.inflight)
+                else:
+                    accs = list(wg.wait_group(0, *accs).results)
                 if c.inflight:
                     self._release_previous(accumulate, it)
                 else:
@@ -190,7 +195,7 @@ class _Roles:
             scf.YieldOp([*accs, arith.addi(it, const(1))])
         *accs, end = main.results
         if c.inflight:
-            wg.wait_group(0)
+            accs = list(wg.wait_group(0, *accs).results)
             last = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ugt, end, start))
             with InsertionPoint(last.then_block):
                 last_stage, _ = ring.stage_and_phase(arith.subi(end, const(1)))

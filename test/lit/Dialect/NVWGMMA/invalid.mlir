@@ -380,6 +380,30 @@ func.func @wait_group_c1_overflow() {
 
 // -----
 
+func.func @wait_group_c2_f64(%x: f64) -> f64 {
+  // expected-error @+1 {{'nvwgmma.wait_group' op value 0 must be an accumulator or A fragment: a struct of 32-bit registers (f32, i32, vector<2xf16>, ...) or one, but got f64 (wait_group_c2)}}
+  %y = nvwgmma.wait_group 0 (%x : f64)
+  return %y : f64
+}
+
+// -----
+
+func.func @wait_group_c2_struct_member(%d: !llvm.struct<(f32, i64)>) {
+  // expected-error @+1 {{'nvwgmma.wait_group' op value 0 must be an accumulator or A fragment: a struct of 32-bit registers (f32, i32, vector<2xf16>, ...) or one, but got !llvm.struct<(f32, i64)> (wait_group_c2)}}
+  %e = nvwgmma.wait_group 0 (%d : !llvm.struct<(f32, i64)>)
+  return
+}
+
+// -----
+
+func.func @wait_group_c2_empty_struct(%d: !llvm.struct<()>) {
+  // expected-error @+1 {{'nvwgmma.wait_group' op value 0 must be an accumulator or A fragment: a struct of 32-bit registers (f32, i32, vector<2xf16>, ...) or one, but got !llvm.struct<()> (wait_group_c2)}}
+  %e = nvwgmma.wait_group 0 (%d : !llvm.struct<()>)
+  return
+}
+
+// -----
+
 !i32x4 = !llvm.struct<(i32, i32, i32, i32)>
 func.func @mma_async_sp_c1_b1(%a: i64, %b: i64, %acc: !i32x4, %m: i32) -> !i32x4 {
   // expected-error @+1 {{'nvwgmma.mma_async.sp' op inputs of a sparse op must not be b1 (b1 has no sparse form), but got b1 (mma_async_sp_c1)}}

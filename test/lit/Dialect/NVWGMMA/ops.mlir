@@ -97,3 +97,13 @@ func.func @mma_async_sp_int8_registers(%a: !i32x4, %b: i64, %acc: !i32x4, %m: i3
          D [s32, one, satfinite], A [u8, one, row], B [s8, one, col] : !i32x4, !i32x4 -> !i32x4
   return %r : !i32x4
 }
+
+// The wait that carries the values it guards returns them, types inferred.
+// CHECK-LABEL: llvm.func @wait_with_values
+// CHECK-NEXT: %{{.+}}:2 = nvwgmma.wait_group 1 (%{{.+}}, %{{.+}} : !llvm.struct<(f32, f32, f32, f32)>, !llvm.struct<(i32, i32, i32, i32)>)
+// CHECK-NEXT: %{{.+}} = nvwgmma.wait_group 0 (%{{.+}} : f32)
+llvm.func @wait_with_values(%d: !llvm.struct<(f32, f32, f32, f32)>, %a: !llvm.struct<(i32, i32, i32, i32)>, %x: f32) {
+  %dw, %aw = nvwgmma.wait_group 1 (%d, %a : !llvm.struct<(f32, f32, f32, f32)>, !llvm.struct<(i32, i32, i32, i32)>)
+  %y = nvwgmma.wait_group 0 (%x : f32)
+  llvm.return
+}

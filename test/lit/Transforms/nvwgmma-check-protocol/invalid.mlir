@@ -91,6 +91,25 @@ func.func @protocol_c4_read_before_wait(%da: i64, %db: i64, %acc: !acc, %out: !l
 // -----
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
+// A wait that carries the value returns it still pending when its depth
+// leaves the group in flight: a use of the result is early too.
+func.func @protocol_c4_value_wait_too_shallow(%da: i64, %db: i64, %acc: !acc, %out: !llvm.ptr<1>) {
+  nvwgmma.fence
+  // expected-note @+1 {{mma_async issued here}}
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  %dw = nvwgmma.wait_group 1 (%d : !acc)
+  %v = llvm.extractvalue %dw[0] : !acc
+  // expected-error @+1 {{the mma_async group must be completed by a wait_group 0 before this use of its result, but got its group still pending (protocol_c4)}}
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  nvwgmma.wait_group 0
+  return
+}
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
 func.func @protocol_c4_wait_one_is_not_enough(%da: i64, %db: i64, %acc: !acc, %out: !llvm.ptr<1>) {
   nvwgmma.fence
   %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,

@@ -115,3 +115,29 @@ func.func @same_shape_chain(%da: i64, %db: i64, %acc: !acc) -> !acc {
   nvwgmma.wait_group 0
   return %e : !acc
 }
+
+// -----
+
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+// A wait that carries the accumulator: its result is complete, and the
+// value goes round a loop through it (the wait's operands are not uses).
+// CHECK-LABEL: llvm.func @value_wait_carried
+// CHECK: nvwgmma.wait_group 0 (%{{.+}} : !llvm.struct<(f32, f32, f32, f32)>)
+llvm.func @value_wait_carried(%da: i64, %db: i64, %acc: !acc, %out: !llvm.ptr<1>, %n: i32) {
+  %c0 = llvm.mlir.constant(0 : i32) : i32
+  %c1 = llvm.mlir.constant(1 : i32) : i32
+  nvwgmma.fence
+  %d = nvwgmma.mma_async %da, %db, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+         D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+  nvwgmma.commit_group
+  llvm.br ^loop(%c0, %d : i32, !acc)
+^loop(%i: i32, %cur: !acc):
+  %dw = nvwgmma.wait_group 0 (%cur : !acc)
+  %v = llvm.extractvalue %dw[0] : !acc
+  llvm.store %v, %out : f32, !llvm.ptr<1>
+  %next = llvm.add %i, %c1 : i32
+  %more = llvm.icmp "slt" %next, %n : i32
+  llvm.cond_br %more, ^loop(%next, %dw : i32, !acc), ^done
+^done:
+  llvm.return
+}
