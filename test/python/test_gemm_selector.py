@@ -232,9 +232,12 @@ def _returnable():
     for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
-                for a_major in ("K", "M") if dtype != "e4m3" else ("K",):
+                for a_major, b_major in (("K", "K"), ("M", "K"), ("K", "N"), ("M", "N")):
+                    if dtype == "e4m3" and (a_major, b_major) != ("K", "K"):
+                        continue
                     c = selector.select_config(m, n, k, dtype=dtype, out_dtype=out,
-                                               c_aligned=aligned, a_major=a_major)  # fmt: skip
+                                               c_aligned=aligned, a_major=a_major,
+                                               b_major=b_major)  # fmt: skip
                     if c not in found:
                         found.append(c)
     return found
@@ -279,3 +282,19 @@ def test_performance_md_table_is_what_the_rule_picks():
             if c.scheduler == "split_k":
                 expected += f" (split-K {c.splits})"
             assert cell == expected, (m, n, k, cell)
+
+
+def test_an_n_major_b_takes_whole_swizzle_atoms():
+    """TMA loads an N-major B in 64-column swizzle atoms: the 128 x 224 tile
+    the cost model prefers there (3.5 atoms) is refused by check_config and
+    passed over by the selector (it crashed the kernel build before)."""
+    from nvwgmma.kernel.gemm import GemmConfig, selector
+    from nvwgmma.kernel.gemm.config import check_config
+
+    with pytest.raises(
+        ValueError, match=r"tile_n must be a multiple of 64 with B N-major .*got 224"
+    ):
+        check_config(GemmConfig(tile_n=224, b_major="N"))
+    assert selector.select_config(1000, 1032, 264, batch=3).tile_n == 224
+    c = selector.select_config(1000, 1032, 264, batch=3, a_major="M", b_major="N")
+    assert check_config(c) is c and c.tile_n == 256

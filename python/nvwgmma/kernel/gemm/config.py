@@ -232,6 +232,16 @@ def check_config(c: GemmConfig) -> GemmConfig:
             f"a_major and b_major must be K for {c.dtype} inputs (wgmma transposes only "
             f"16-bit operands), but got a_major={c.a_major!r}, b_major={c.b_major!r}"
         )
+    from .mainloop import mn_atom
+
+    for operand, major, rows, side in (("A", c.a_major, c.tile_m, "m"),
+                                       ("B", c.b_major, c.tile_n, "n")):  # fmt: skip
+        if major != "K" and rows % mn_atom(c.dtype, rows, c.k_tile):
+            atom = mn_atom(c.dtype, rows, c.k_tile)
+            raise ValueError(
+                f"tile_{side} must be a multiple of {atom} with {operand} {major}-major (TMA "
+                f"loads it in whole {atom}-element swizzle atoms), but got {rows}"
+            )
     if c.epilogue == "tma":
         if c.out_dtype not in ("bf16", "f16", "f32"):
             raise ValueError(

@@ -38,7 +38,8 @@ the tile's full-wave throughput (TILE_RATES, fitted on the tuned half of
 the public shape corpus). It picks what rules 1-3 pick on the Llama-3-8B
 table; elsewhere (odd N, ragged M) it weighs a second, mostly empty wave
 against a narrower tile instead of thresholds. fp8 keeps rules 1-3 (the
-model was not fitted on it).
+model was not fitted on it). Only tiles check_config accepts compete: an
+N-major B is loaded in 64-column swizzle atoms, so it takes no 128 x 224.
 
 Then, where rule 1 or 3 chose for fp8 (the 16-bit model weighs 128 x 224
 itself), whole waves: if 128 x 224 tiles fill their
@@ -151,10 +152,24 @@ def _fuller(chosen: GemmConfig, base: GemmConfig, m, n, batch, sms) -> GemmConfi
     """The 128 x 224 tile where its waves are full and the chosen tile's
     are not (see the module docstring), else `chosen`."""
     wide = with_tile(base, WAVE_TILE_N)
+    if not _buildable(wide):
+        return chosen
     fill = wave_fill(wide, m, n, batch, sms)
     if fill >= WAVE_FILL and fill >= wave_fill(chosen, m, n, batch, sms) + WAVE_GAIN:
         return wide
     return chosen
+
+
+def _buildable(c: GemmConfig) -> bool:
+    """Whether `c` passes check_config (an N-major B takes no 128 x 224
+    tile: 224 columns are not whole 64-column swizzle atoms)."""
+    from .config import check_config
+
+    try:
+        check_config(c)
+    except ValueError:
+        return False
+    return True
 
 
 def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
@@ -163,6 +178,7 @@ def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
     the tile's full-wave rate (TILE_RATES)."""
     tiles = [with_tile(base, tile_n, **(ONE_WARPGROUP_TILE if tile_n == 128 else {}))
              for tile_n in TILE_RATES]  # fmt: skip
+    tiles = [c for c in tiles if _buildable(c)]
     return max(tiles, key=lambda c: wave_fill(c, m, n, batch, sms) * TILE_RATES[c.tile_n])
 
 
