@@ -298,3 +298,23 @@ def test_an_n_major_b_takes_whole_swizzle_atoms():
     assert selector.select_config(1000, 1032, 264, batch=3).tile_n == 224
     c = selector.select_config(1000, 1032, 264, batch=3, a_major="M", b_major="N")
     assert check_config(c) is c and c.tile_n == 256
+
+
+def test_select_config_runs_without_the_native_package():
+    """On a GPU host without an nvwgmma build (the pure-Python runtime with
+    precompiled PTX) the selector must not reach the lattice: every layout,
+    the 128 x 224 rule included."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+for name in ("nvwgmma._mlir_libs", "nvwgmma.dialects._nvwgmma_enum_gen", "nvwgmma.lattice"):
+    sys.modules[name] = None
+from nvwgmma.kernel.gemm import selector
+for a, b in (("K", "K"), ("M", "N"), ("K", "N")):
+    print(selector.select_config(1000, 1032, 264, batch=3, a_major=a, b_major=b).tile_n)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["224", "256", "256"]

@@ -184,6 +184,19 @@ def _one_of(value, allowed, what):
         raise ValueError(f"{what} must be one of {', '.join(map(str, allowed))}, but got {value!r}")
 
 
+def partial_atoms(c: GemmConfig) -> tuple[str, str, int, int] | None:
+    """(operand, major, rows, atom) of an MN-major operand whose tile rows are
+    not whole swizzle atoms, or None: TMA loads an MN-major tile atom by
+    atom, and a 128-byte swizzle's atom is one 128-byte row along M or N
+    (mainloop.operand_loads asserts the same of the geometry). Pure Python:
+    the selector asks it where no nvwgmma build is present."""
+    atom = ROW_BYTES * 8 // ELEMENT_BITS[c.dtype]
+    for operand, major, rows in (("A", c.a_major, c.tile_m), ("B", c.b_major, c.tile_n)):
+        if major != "K" and rows % atom:
+            return operand, major, rows, atom
+    return None
+
+
 def check_config(c: GemmConfig) -> GemmConfig:
     """`c`, or raise ValueError/TypeError naming the first field it gets
     wrong."""
@@ -232,16 +245,13 @@ def check_config(c: GemmConfig) -> GemmConfig:
             f"a_major and b_major must be K for {c.dtype} inputs (wgmma transposes only "
             f"16-bit operands), but got a_major={c.a_major!r}, b_major={c.b_major!r}"
         )
-    from .mainloop import mn_atom
-
-    for operand, major, rows, side in (("A", c.a_major, c.tile_m, "m"),
-                                       ("B", c.b_major, c.tile_n, "n")):  # fmt: skip
-        if major != "K" and rows % mn_atom(c.dtype, rows, c.k_tile):
-            atom = mn_atom(c.dtype, rows, c.k_tile)
-            raise ValueError(
-                f"tile_{side} must be a multiple of {atom} with {operand} {major}-major (TMA "
-                f"loads it in whole {atom}-element swizzle atoms), but got {rows}"
-            )
+    if partial := partial_atoms(c):
+        operand, major, rows, atom = partial
+        side = "m" if operand == "A" else "n"
+        raise ValueError(
+            f"tile_{side} must be a multiple of {atom} with {operand} {major}-major (TMA "
+            f"loads it in whole {atom}-element swizzle atoms), but got {rows}"
+        )
     if c.epilogue == "tma":
         if c.out_dtype not in ("bf16", "f16", "f32"):
             raise ValueError(

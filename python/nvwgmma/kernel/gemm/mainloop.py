@@ -38,13 +38,6 @@ class OperandLoads:
     k_inner: bool
 
 
-def mn_atom(dtype: str, rows: int, k: int) -> int:
-    """Rows (M or N elements) per swizzle atom of an MN-major rows x k tile:
-    its TMA boxes are whole atoms, so `rows` must be a multiple."""
-    geometry = tile_geometry(dtype, rows=rows, k=k, major="MN")
-    return geometry.leading_byte_offset * 8 // (k * ELEMENT_BITS[dtype])
-
-
 def operand_loads(dtype: str, rows: int, k: int, major: str, split: int = 1) -> OperandLoads:
     """The boxes of a rows x k operand tile, in at least `split` boxes (a
     cluster multicast splits B among its CTAs)."""
@@ -54,7 +47,7 @@ def operand_loads(dtype: str, rows: int, k: int, major: str, split: int = 1) -> 
         span = box.box[1]
     else:
         # MN elements per swizzle atom: the atoms lie the leading byte offset apart.
-        atom = mn_atom(dtype, rows, k)
+        atom = geometry.leading_byte_offset * 8 // (k * ELEMENT_BITS[dtype])
         box = tile_geometry(dtype, rows=atom, k=k, major="MN").tma()
         span = atom
     count = rows // span

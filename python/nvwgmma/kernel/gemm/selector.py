@@ -38,8 +38,8 @@ the tile's full-wave throughput (TILE_RATES, fitted on the tuned half of
 the public shape corpus). It picks what rules 1-3 pick on the Llama-3-8B
 table; elsewhere (odd N, ragged M) it weighs a second, mostly empty wave
 against a narrower tile instead of thresholds. fp8 keeps rules 1-3 (the
-model was not fitted on it). Only tiles check_config accepts compete: an
-N-major B is loaded in 64-column swizzle atoms, so it takes no 128 x 224.
+model was not fitted on it). Only tiles TMA can load compete: an N-major B
+is loaded in 64-column swizzle atoms, so it takes no 128 x 224.
 
 Then, where rule 1 or 3 chose for fp8 (the 16-bit model weighs 128 x 224
 itself), whole waves: if 128 x 224 tiles fill their
@@ -161,15 +161,11 @@ def _fuller(chosen: GemmConfig, base: GemmConfig, m, n, batch, sms) -> GemmConfi
 
 
 def _buildable(c: GemmConfig) -> bool:
-    """Whether `c` passes check_config (an N-major B takes no 128 x 224
+    """Whether TMA can load `c`'s tiles (an N-major B takes no 128 x 224
     tile: 224 columns are not whole 64-column swizzle atoms)."""
-    from .config import check_config
+    from .config import partial_atoms
 
-    try:
-        check_config(c)
-    except ValueError:
-        return False
-    return True
+    return partial_atoms(c) is None
 
 
 def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
