@@ -12,9 +12,17 @@ fills). With `strict=True` it also warns about what it could not relate
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
-__all__ = ["PtxFinding", "PtxProtocolError", "check_ptx", "require_clean_ptx"]
+__all__ = [
+    "PtxFinding",
+    "PtxProtocolError",
+    "PtxasNote",
+    "check_ptx",
+    "explain_ptxas",
+    "require_clean_ptx",
+]
 
 
 @dataclass(frozen=True)
@@ -68,3 +76,52 @@ def require_clean_ptx(text: str | bytes) -> None:
     errors = [f for f in check_ptx(text) if f.severity == "error"]
     if errors:
         raise PtxProtocolError(errors)
+
+
+@dataclass(frozen=True)
+class PtxasNote:
+    """A wgmma message of ptxas (C75xx: a wait or fence it injected, a
+    pipeline it serialised) and the checker's findings that explain it:
+    the instruction and the register behind it. `findings` is empty where
+    the checker sees no violation (ptxas is conservative, e.g. a wait in a
+    loop header)."""
+
+    code: str
+    function: str
+    line: int | None
+    message: str
+    findings: tuple[PtxFinding, ...]
+
+
+_PTXAS_WGMMA = re.compile(r"\((C75\d\d)\)\s*(.*?)\s+in (?:the )?function '([^']+)'")
+_AROUND = re.compile(r"around line (\d+)")
+
+
+def explain_ptxas(text: str | bytes, *, chip: str = "sm_90a", slack: int = 3) -> list[PtxasNote]:
+    """Assemble `text` with ptxas -v and pair each of its wgmma messages
+    with the checker's errors in the same function: the nearest to the line
+    ptxas names (within `slack` lines), or, for a message without a line (a
+    serialised pipeline), every early access and missing fence."""
+    from .compile import run_ptxas
+
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", errors="replace")
+    errors = [f for f in check_ptx(text) if f.severity == "error"]
+    notes = []
+    for line in run_ptxas(text, chip=chip, extra_args=["-v"]).splitlines():
+        m = _PTXAS_WGMMA.search(line)
+        if not m:
+            continue
+        code, message, function = m.groups()
+        if "register resources" in message:  # a resource limit, not the protocol
+            continue
+        around = _AROUND.search(message)
+        at = int(around.group(1)) if around else None
+        mine = [f for f in errors if f.function == function]
+        if at is None:
+            mine = [f for f in mine if f.label in ("protocol_c1", "protocol_c4")]
+        else:  # the nearest within the slack
+            near = [f for f in mine if abs(f.line - at) <= slack]
+            mine = [f for f in near if abs(f.line - at) == min(abs(g.line - at) for g in near)]
+        notes.append(PtxasNote(code, function, at, message, tuple(mine)))
+    return notes

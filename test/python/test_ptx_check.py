@@ -116,3 +116,43 @@ def test_tool_reports_and_fails(tmp_path):
         gzip.decompress((ROOT / "test/frontends/ptx/cuda/kernels/ws_gemm.ptx.gz").read_bytes())
     )
     assert subprocess.run([tool, str(good)], capture_output=True).returncode == 0
+
+
+SERIALISED = """
+.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry serial(.param .u64 out)
+{
+	.reg .f32 	%f<8>;
+	.reg .b64 	%rd<4>;
+	ld.param.u64 	%rd2, [out];
+	mov.u64 	%rd1, 0;
+	wgmma.fence.sync.aligned;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd1, %rd1, 0, 1, 1, 0, 0;
+	add.f32 	%f1, %f1, 0f3F800000;
+	wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1, %f2, %f3, %f4}, %rd1, %rd1, 1, 1, 1, 0, 0;
+	wgmma.commit_group.sync.aligned;
+	wgmma.wait_group.sync.aligned 0;
+	st.global.f32 	[%rd2], %f1;
+	ret;
+}
+"""
+
+
+@pytest.mark.ptxas
+def test_ptxas_injections_are_explained_by_instruction_and_register():
+    """ptxas injects a wait (C7517) before the add that writes a pending
+    accumulator and a fence (C7519) before the mma_async it feeds, saying
+    neither why nor what; explain_ptxas pairs each with the finding that
+    names the instruction and the register."""
+    from nvwgmma.ptx_check import explain_ptxas
+
+    notes = {n.code: n for n in explain_ptxas(SERIALISED)}
+    assert set(notes) == {"C7517", "C7519"}
+    (wait,) = notes["C7517"].findings
+    assert (wait.label, wait.line) == ("protocol_c4", 13)
+    assert "before 'add.f32' writes its accumulator register %f1" in wait.message
+    (fence,) = notes["C7519"].findings
+    assert (fence.label, fence.line) == ("protocol_c1", 14)
+    assert "'add.f32' at line 13, which accesses %f1" in fence.message
