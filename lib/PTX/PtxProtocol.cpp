@@ -19,11 +19,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "nvwgmma/PTX/PtxProtocol.h"
+#include "nvwgmma/PTX/ParsePtx.h"
 #include "nvwgmma/PTX/PtxProgram.h"
 #include "nvwgmma/PTX/PtxValues.h"
 
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include <algorithm>
 #include <map>
@@ -114,9 +116,13 @@ struct State {
   int smemWrite = -1;         // an unfenced generic write to shared memory
   bool waited = false;        // an mbarrier wait in this loop round
   Facts facts;                // register ranges this path has learned
+  // Shared memory the mma_async ops read since the last mbarrier wait:
+  // each descriptor's bytes (protocol_c8); of two paths, the larger.
+  std::map<Reg, unsigned> segment;
+  unsigned segmentBytes = 0;
 
   bool operator==(const State &o) const {
-    return sameProtocol(o) && facts == o.facts;
+    return sameProtocol(o) && facts == o.facts && segment == o.segment;
   }
   /// Equal but for the facts.
   bool sameProtocol(const State &o) const {
@@ -144,6 +150,10 @@ struct State {
       smemWrite = o.smemWrite;
     waited &= o.waited;
     facts = joinFacts(facts, o.facts);
+    if (o.segmentBytes > segmentBytes) {
+      segment = o.segment;
+      segmentBytes = o.segmentBytes;
+    }
   }
 
   /// Where `r` may be pending: the mma_async it belongs to and whether its
@@ -206,6 +216,9 @@ public:
           std::vector<Finding> &out)
       : p(p), values(p), options(options), out(out) {
     for (unsigned i = 0; i < p.size(); ++i) {
+      if (p.writesFirstOperand(i))
+        for (Reg r : p.registers(i, 0))
+          defs[r].push_back(i);
       kinds.push_back(classify(p.at(i).mnemonic));
       if (kinds.back() == Kind::TmaLoad)
         loadsThroughTma = true;
@@ -297,10 +310,73 @@ public:
         }
       }
     }
+    // Natural loops: a back edge's header and every block that reaches the
+    // edge's source without passing the header.
     for (unsigned b = 0; b < n; ++b)
-      for (unsigned succ : p.blocks()[b].succs)
-        if (dom[b].test(succ))
-          loopHeaders.insert(succ);
+      for (unsigned h : p.blocks()[b].succs) {
+        if (!dom[b].test(h))
+          continue;
+        loopHeaders.insert(h);
+        llvm::BitVector &body = loops.try_emplace(h, n, false).first->second;
+        body.set(h);
+        std::vector<unsigned> work{b};
+        while (!work.empty()) {
+          unsigned x = work.back();
+          work.pop_back();
+          if (body.test(x))
+            continue;
+          body.set(x);
+          llvm::append_range(work, preds[x]);
+        }
+      }
+  }
+
+  /// The innermost natural loop holding block `b` (its body), or null.
+  const llvm::BitVector *innermostLoop(unsigned b) const {
+    const llvm::BitVector *best = nullptr;
+    for (const auto &[h, body] : loops)
+      if (body.test(b) && (!best || body.count() < best->count()))
+        best = &body;
+    return best;
+  }
+
+  /// Bytes of shared memory operand `k` (1: A, 2: B) of mma_async `i`
+  /// reads through its descriptor: 64 x K (A, halved where sparse) or
+  /// N x K elements.
+  unsigned operandBytes(unsigned i, unsigned k) const {
+    llvm::SmallVector<StringRef> parts;
+    p.at(i).mnemonic.split(parts, '.');
+    bool sparse = llvm::is_contained(parts, "sp");
+    std::optional<std::array<int64_t, 3>> shape;
+    unsigned at = 0;
+    for (auto [j, part] : llvm::enumerate(parts))
+      if (!shape && (shape = mlir::nvwgmma::parseWgmmaShape(part)))
+        at = j;
+    if (!shape || parts.size() < at + 4)
+      return 0;
+    auto bits = [](StringRef t) -> unsigned {
+      return llvm::StringSwitch<unsigned>(t)
+          .Cases("f16", "bf16", 16)
+          .Case("tf32", 32)
+          .Cases("e4m3", "e5m2", "s8", "u8", 8)
+          .Case("b1", 1)
+          .Default(0);
+    };
+    auto [m, nn, kk] = *shape;
+    int64_t elems = k == 1 ? m * kk / (sparse ? 2 : 1) : nn * kk;
+    return elems * bits(parts[at + (k == 1 ? 2 : 3)]) / 8;
+  }
+
+  /// Whether register `r` is written in the loop `body` (or anywhere, for
+  /// an mma_async outside loops): a descriptor the round computes, not a
+  /// one-shot fill's (Q of attention, read in every round).
+  bool computedIn(Reg r, const llvm::BitVector *body) const {
+    auto it = defs.find(r);
+    if (it == defs.end())
+      return false;
+    return !body || llvm::any_of(it->second, [&](unsigned i) {
+      return body->test(p.blockIndexOf(i));
+    });
   }
 
   void run() {
@@ -320,7 +396,9 @@ public:
       unsigned b = work.back();
       work.pop_back();
       queued[b] = false;
-      for (State s : in[b].states) {
+      // A copy: a block that is its own successor adds to in[b] below.
+      std::vector<State> states = in[b].states;
+      for (State &s : states) {
         walk(b, s, /*report=*/false);
         for (unsigned succ : p.blocks()[b].succs) {
           // An edge no thread can take (its branch contradicts what the
@@ -342,6 +420,7 @@ public:
       for (State s : in[b].states)
         walk(b, s, /*report=*/true);
     reportEarlyUses();
+    checkExpectedBytes();
     strictNotes();
   }
 
@@ -425,6 +504,8 @@ private:
       break;
     case Kind::BarrierWait:
       s.waited = true;
+      s.segment.clear();
+      s.segmentBytes = 0;
       break;
     case Kind::Return:
       if (report)
@@ -540,7 +621,55 @@ private:
     return false;
   }
 
+  /// Adds the shared memory mma_async `i` reads to the state's segment.
+  void readsShared(unsigned i, State &s, bool report) {
+    const llvm::BitVector *body = innermostLoop(p.blockIndexOf(i));
+    for (unsigned k : {1u, 2u}) {
+      if (k >= p.at(i).operands.size() ||
+          p.at(i).operands[k].starts_with("{") || p.registers(i, k).size() != 1)
+        continue;
+      Reg desc = p.registers(i, k)[0];
+      if (!computedIn(desc, body) || s.segment.count(desc))
+        continue;
+      unsigned bytes = operandBytes(i, k);
+      s.segment[desc] = bytes;
+      s.segmentBytes += bytes;
+    }
+    if (report && s.segmentBytes > widest.first)
+      widest = {s.segmentBytes, i};
+  }
+
+  /// protocol_c8 on PTX: the bytes one wait makes visible (the widest
+  /// segment of mma_async reads between waits) exceed every expect_tx.
+  void checkExpectedBytes() {
+    std::vector<std::pair<unsigned, int64_t>> expects;
+    for (unsigned i = 0; i < p.size(); ++i) {
+      StringRef m = p.at(i).mnemonic;
+      if (!m.starts_with("mbarrier.arrive.expect_tx") &&
+          !m.starts_with("mbarrier.expect_tx"))
+        continue;
+      int64_t bytes;
+      if (p.at(i).operands.empty() ||
+          p.at(i).operands.back().getAsInteger(0, bytes)) {
+        uncountedExpect = true; // a register: the checker cannot compare
+        return;
+      }
+      expects.push_back({i, bytes});
+    }
+    for (auto [i, bytes] : expects)
+      if (bytes < widest.first)
+        emit(
+            i, "protocol_c8",
+            llvm::formatv("an mbarrier expect_tx must count at least the {0} "
+                          "bytes of shared memory the wgmma.mma_async ops read "
+                          "after one wait, but got {1} (protocol_c8)",
+                          widest.first, bytes),
+            {{p.at(widest.second).line,
+              "the last wgmma.mma_async of those reads"}});
+  }
+
   void mma(unsigned i, State &s, bool report) {
+    readsShared(i, s, report);
     llvm::SmallVector<Reg> regs(accumulator(i));
     llvm::append_range(regs, fragmentA(i));
     if (report) {
@@ -637,6 +766,11 @@ private:
            "operands: every thread stores to one address (protocol_c5, "
            "strict)",
            {}, Finding::Warning);
+    if (uncountedExpect)
+      emit(kFunction, "protocol_unchecked",
+           "an expect_tx must count its bytes as an immediate, but got a "
+           "register: protocol_c8 is not checked (protocol_unchecked)",
+           {}, Finding::Warning);
     for (unsigned i : unknownWaits)
       emit(i, "protocol_unchecked",
            "wgmma.wait_group must take an immediate, but got an operand the "
@@ -644,10 +778,11 @@ private:
            {}, Finding::Warning);
     if (hasAny(Kind::Mma) && loadsThroughTma)
       emit(kFunction, "protocol_unchecked",
-           "the ring rules (protocol_c7 release, protocol_c8 expect_tx bytes, "
-           "protocol_c9 parity) and the stage of protocol_c6 need barrier and "
-           "stage addresses, which the PTX checker does not relate; check the "
-           "MLIR with --nvwgmma-check-protocol (protocol_unchecked)",
+           "the ring rules (protocol_c7 release, protocol_c9 parity), the "
+           "stage of protocol_c6 and the exact bytes of protocol_c8 (only a "
+           "lower bound is checked) need barrier and stage addresses, which "
+           "the PTX checker does not relate; check the MLIR with "
+           "--nvwgmma-check-protocol (protocol_unchecked)",
            {}, Finding::Warning);
   }
 
@@ -678,6 +813,10 @@ private:
   std::set<unsigned> unknownWaits;
   std::set<Reg> varying;
   std::set<unsigned> loopHeaders;
+  std::map<unsigned, llvm::BitVector> loops;  // natural loop bodies by header
+  std::map<Reg, std::vector<unsigned>> defs;  // instructions writing a reg
+  std::pair<unsigned, unsigned> widest{0, 0}; // (bytes, last mma_async)
+  bool uncountedExpect = false;
   std::set<unsigned> bookkeeping; // uniform-address generic stores
   struct EarlyUse {
     unsigned at;

@@ -23,8 +23,9 @@ ALWAYS = ("del_fence", "del_wait_last", "deepen_wait_last", "del_commit", "early
           "del_proxy_fence", "del_full_wait")  # fmt: skip
 
 
-# Seeded bugs caught when the split was made: no half may fall below.
-FLOORS = {"tuned": 61, "held-out": 68}
+# Seeded bugs caught now (held out: 68 when the split was made, 72 with
+# protocol_c8's lower bound): no half may fall below.
+FLOORS = {"tuned": 67, "held-out": 72}
 
 
 @pytest.fixture(scope="module", params=["tuned", "held-out"])

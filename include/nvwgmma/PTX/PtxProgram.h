@@ -48,8 +48,9 @@ public:
   llvm::StringRef name(Reg r) const { return names[r]; }
 
   llvm::ArrayRef<Block> blocks() const { return blockList; }
-  /// The block instruction `i` is in.
+  /// The block instruction `i` is in, and its index.
   const Block &blockOf(unsigned i) const { return blockList[blockIndex[i]]; }
+  unsigned blockIndexOf(unsigned i) const { return blockIndex[i]; }
   /// The instruction a label names, as seen from instruction `i` (the
   /// innermost scope declaring it wins).
   std::optional<unsigned> label(unsigned i, llvm::StringRef name) const;
