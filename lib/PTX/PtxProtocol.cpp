@@ -406,9 +406,10 @@ public:
           std::optional<Facts> edge = values.along(b, succ, s.facts);
           if (!edge)
             continue;
-          State taken = s;
-          taken.facts = std::move(*edge);
-          if (in[succ].add(taken) && !queued[succ]) {
+          std::swap(s.facts, *edge); // the edge's facts, then back
+          bool changed = in[succ].add(s);
+          std::swap(s.facts, *edge);
+          if (changed && !queued[succ]) {
             queued[succ] = true;
             work.push_back(succ);
           }
@@ -436,6 +437,24 @@ private:
                                                      : llvm::ArrayRef<Reg>();
   }
 
+  /// Kinds whose guarded execution may or may not change the state (an
+  /// mma_async is never guarded in practice; loads, returns and others
+  /// change nothing a guard could skip).
+  static bool changesState(Kind k) {
+    switch (k) {
+    case Kind::Fence:
+    case Kind::Commit:
+    case Kind::Wait:
+    case Kind::ProxyFence:
+    case Kind::SmemWrite:
+    case Kind::AsyncRead:
+    case Kind::BarrierWait:
+      return true;
+    default:
+      return false;
+    }
+  }
+
   void walk(unsigned b, State &s, bool report) {
     const Block &blk = p.blocks()[b];
     // Each round of a loop needs its own wait (protocol_c6): which tile a
@@ -443,7 +462,7 @@ private:
     if (loopHeaders.count(b))
       s.waited = false;
     for (unsigned i = blk.begin; i < blk.end; ++i) {
-      if (p.guard(i) && kinds[i] != Kind::Mma && kinds[i] != Kind::Other) {
+      if (p.guard(i) && changesState(kinds[i])) {
         // may not run: the state after is either
         State skipped = s;
         step(i, s, report);
