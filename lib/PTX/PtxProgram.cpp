@@ -96,6 +96,10 @@ Program::Program(const Function &fn) : fn(fn) {
           out.push_back(*r);
     }
   }
+  for (unsigned i = 0; i < fn.body.size(); ++i)
+    if (writesFirstOperand(i))
+      for (Reg r : regs[i][0])
+        writerList[r].push_back(i);
   buildBlocks();
 }
 

@@ -216,9 +216,6 @@ public:
           std::vector<Finding> &out)
       : p(p), values(p), options(options), out(out) {
     for (unsigned i = 0; i < p.size(); ++i) {
-      if (p.writesFirstOperand(i))
-        for (Reg r : p.registers(i, 0))
-          defs[r].push_back(i);
       kinds.push_back(classify(p.at(i).mnemonic));
       if (kinds.back() == Kind::TmaLoad)
         loadsThroughTma = true;
@@ -280,10 +277,10 @@ public:
                          [&](Reg r) { return varying.count(r) != 0; });
   }
 
-  /// Loop headers: targets of back edges, edges to a block that dominates
-  /// their source (the text order of blocks says nothing: LLVM may place a
-  /// loop's blocks before its header).
-  void findLoopHeaders() {
+  /// Natural loops, by header: a header is the target of a back edge, an
+  /// edge to a block that dominates its source (the text order of blocks
+  /// says nothing: LLVM may place a loop's blocks before its header).
+  void findLoops() {
     size_t n = p.blocks().size();
     std::vector<std::vector<unsigned>> preds(n);
     for (unsigned b = 0; b < n; ++b)
@@ -316,7 +313,6 @@ public:
       for (unsigned h : p.blocks()[b].succs) {
         if (!dom[b].test(h))
           continue;
-        loopHeaders.insert(h);
         llvm::BitVector &body = loops.try_emplace(h, n, false).first->second;
         body.set(h);
         std::vector<unsigned> work{b};
@@ -371,19 +367,17 @@ public:
   /// an mma_async outside loops): a descriptor the round computes, not a
   /// one-shot fill's (Q of attention, read in every round).
   bool computedIn(Reg r, const llvm::BitVector *body) const {
-    auto it = defs.find(r);
-    if (it == defs.end())
-      return false;
-    return !body || llvm::any_of(it->second, [&](unsigned i) {
+    llvm::ArrayRef<unsigned> writers = p.writers(r);
+    return !writers.empty() && (!body || llvm::any_of(writers, [&](unsigned i) {
       return body->test(p.blockIndexOf(i));
-    });
+    }));
   }
 
   void run() {
     if (p.blocks().empty() || !hasAny(Kind::Mma))
       return strictNotes();
     findVarying();
-    findLoopHeaders();
+    findLoops();
     std::vector<Paths> in(p.blocks().size());
     State entry;
     entry.reached = true;
@@ -459,7 +453,7 @@ private:
     const Block &blk = p.blocks()[b];
     // Each round of a loop needs its own wait (protocol_c6): which tile a
     // wait makes visible is not known here, so any wait in the round counts.
-    if (loopHeaders.count(b))
+    if (loops.count(b))
       s.waited = false;
     for (unsigned i = blk.begin; i < blk.end; ++i) {
       if (p.guard(i) && changesState(kinds[i])) {
@@ -831,9 +825,7 @@ private:
   bool converged = true;
   std::set<unsigned> unknownWaits;
   std::set<Reg> varying;
-  std::set<unsigned> loopHeaders;
   std::map<unsigned, llvm::BitVector> loops;  // natural loop bodies by header
-  std::map<Reg, std::vector<unsigned>> defs;  // instructions writing a reg
   std::pair<unsigned, unsigned> widest{0, 0}; // (bytes, last mma_async)
   bool uncountedExpect = false;
   std::set<unsigned> bookkeeping; // uniform-address generic stores

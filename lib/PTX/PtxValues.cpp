@@ -76,29 +76,18 @@ Facts mlir::nvwgmma::ptx::joinFacts(const Facts &a, const Facts &b) {
   return out;
 }
 
-Values::Values(const Program &p) : p(p) {
-  std::map<Reg, unsigned> writes;
-  for (unsigned i = 0; i < p.size(); ++i)
-    if (p.writesFirstOperand(i))
-      for (Reg r : p.registers(i, 0))
-        if (++writes[r] == 1)
-          def[r] = i;
-  for (const auto &[r, n] : writes)
-    if (n > 1)
-      def.erase(r);
-}
-
 Interval Values::range(Reg r, const Facts &facts) const {
   return range(r, facts, 0);
 }
 
 Interval Values::range(Reg r, const Facts &facts, int depth) const {
   Interval out = all();
-  if (auto it = def.find(r); it != def.end() && depth < kDepth)
-    out = definition(it->second, facts, depth + 1);
+  if (std::optional<unsigned> d = soleWriter(r); d && depth < kDepth)
+    out = definition(*d, facts, depth + 1);
   if (auto it = facts.find(r); it != facts.end())
     out = meet(out, it->second);
-  return known(out) ? out : (out.empty() ? out : all());
+  // An empty range (a contradiction) stays; a half-unbounded one is unknown.
+  return out.empty() || known(out) ? out : all();
 }
 
 Interval Values::operand(unsigned i, unsigned k, const Facts &facts,
@@ -162,18 +151,18 @@ std::optional<Facts> Values::along(unsigned from, unsigned to,
   bool toNext = p.blocks()[to].begin == blk.end;
   if (toTarget == toNext) // both (a branch to the next block) or neither
     return facts;
-  auto d = def.find(*guard);
-  if (d == def.end())
+  std::optional<unsigned> d = soleWriter(*guard);
+  if (!d)
     return facts;
-  const Instruction &setp = p.at(d->second);
+  const Instruction &setp = p.at(*d);
   llvm::SmallVector<StringRef> parts;
   setp.mnemonic.split(parts, '.');
   if (parts.size() != 3 || parts[0] != "setp" || setp.operands.size() != 3 ||
-      p.guard(d->second) || setp.operands[0].contains('|'))
+      p.guard(*d) || setp.operands[0].contains('|'))
     return facts;
   std::optional<int64_t> c = literal(setp.operands[2]);
-  llvm::ArrayRef<Reg> compared = p.registers(d->second, 1);
-  if (!c || compared.size() != 1 || !def.count(compared[0]) ||
+  llvm::ArrayRef<Reg> compared = p.registers(*d, 1);
+  if (!c || compared.size() != 1 || !soleWriter(compared[0]) ||
       setp.operands[1].contains('.'))
     return facts;
   bool holds = toTarget != br.guardNegated;

@@ -12,6 +12,7 @@
 #include "nvwgmma/PTX/PtxSource.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include <optional>
 
@@ -43,6 +44,12 @@ public:
   /// (`add %r1, ..`, `ld {%f1, %f2}, [..]`, `setp %p1|%p2, ..`), rather than
   /// only reading them (`st [..], ..`, `bra L`, `wgmma.fence`).
   bool writesFirstOperand(unsigned i) const;
+  /// The instructions that write `r` (through their first operand).
+  llvm::ArrayRef<unsigned> writers(Reg r) const {
+    auto it = writerList.find(r);
+    return it == writerList.end() ? llvm::ArrayRef<unsigned>()
+                                  : llvm::ArrayRef<unsigned>(it->second);
+  }
   /// The guard predicate's register, if the instruction has one.
   std::optional<Reg> guard(unsigned i) const { return guards[i]; }
   llvm::StringRef name(Reg r) const { return names[r]; }
@@ -72,6 +79,7 @@ private:
   std::vector<std::optional<Reg>> guards;
   std::vector<Block> blockList;
   std::vector<unsigned> blockIndex; // by instruction
+  llvm::DenseMap<Reg, llvm::SmallVector<unsigned, 1>> writerList;
 };
 
 /// The registers an operand token names (`%r1`, `[%rd2+8]`, `{%f1, %f2}`,

@@ -38,7 +38,7 @@ Facts joinFacts(const Facts &a, const Facts &b);
 
 class Values {
 public:
-  explicit Values(const Program &p);
+  explicit Values(const Program &p) : p(p) {}
 
   /// The range of `r` under `facts`.
   Interval range(Reg r, const Facts &facts) const;
@@ -52,8 +52,13 @@ private:
   Interval operand(unsigned i, unsigned k, const Facts &facts, int depth) const;
   Interval definition(unsigned i, const Facts &facts, int depth) const;
 
+  /// The one instruction writing `r`; none where several do.
+  std::optional<unsigned> soleWriter(Reg r) const {
+    llvm::ArrayRef<unsigned> w = p.writers(r);
+    return w.size() == 1 ? std::optional<unsigned>(w.front()) : std::nullopt;
+  }
+
   const Program &p;
-  std::map<Reg, unsigned> def; // registers written by one instruction only
 };
 
 } // namespace ptx
