@@ -46,6 +46,7 @@ enum class Kind {
   AsyncRead,   // the async proxy reading shared memory (a TMA store)
   TmaLoad,     // into shared memory, completing on an mbarrier
   BarrierWait, // mbarrier try_wait / test_wait
+  Release,     // a plain mbarrier arrive: a consumer frees a stage
   Return,
   Other
 };
@@ -63,6 +64,8 @@ Kind classify(StringRef m) {
     return Kind::ProxyFence;
   if (m.starts_with("mbarrier.try_wait") || m.starts_with("mbarrier.test_wait"))
     return Kind::BarrierWait;
+  if (m.starts_with("mbarrier.arrive") && !m.contains("expect_tx"))
+    return Kind::Release;
   if (m.starts_with("cp.async.bulk") || m.starts_with("cp.reduce.async.bulk")) {
     // cp.async.bulk[.tensor].<dst>.<src>: the source state space second
     bool toShared = m.contains(".shared::cluster.global") ||
@@ -120,6 +123,9 @@ struct State {
   // each descriptor's bytes (protocol_c8); of two paths, the larger.
   std::map<Reg, unsigned> segment;
   unsigned segmentBytes = 0;
+  // Groups committed in this round of the innermost loop (protocol_c7):
+  // the ones older than that are the previous rounds'.
+  unsigned roundGroups = 0;
 
   bool operator==(const State &o) const {
     return sameProtocol(o) && facts == o.facts && segment == o.segment;
@@ -128,7 +134,8 @@ struct State {
   bool sameProtocol(const State &o) const {
     return reached == o.reached && groups == o.groups && open == o.open &&
            touched == o.touched && read == o.read && unfenced == o.unfenced &&
-           smemWrite == o.smemWrite && waited == o.waited;
+           smemWrite == o.smemWrite && waited == o.waited &&
+           roundGroups == o.roundGroups;
   }
 
   void join(const State &o) {
@@ -149,6 +156,7 @@ struct State {
     if (smemWrite < 0 || (o.smemWrite >= 0 && o.smemWrite < smemWrite))
       smemWrite = o.smemWrite;
     waited &= o.waited;
+    roundGroups = std::min(roundGroups, o.roundGroups);
     facts = joinFacts(facts, o.facts);
     if (o.segmentBytes > segmentBytes) {
       segment = o.segment;
@@ -453,8 +461,10 @@ private:
     const Block &blk = p.blocks()[b];
     // Each round of a loop needs its own wait (protocol_c6): which tile a
     // wait makes visible is not known here, so any wait in the round counts.
-    if (loops.count(b))
+    if (loops.count(b)) {
       s.waited = false;
+      s.roundGroups = 0;
+    }
     for (unsigned i = blk.begin; i < blk.end; ++i) {
       if (p.guard(i) && changesState(kinds[i])) {
         // may not run: the state after is either
@@ -480,10 +490,12 @@ private:
     case Kind::Commit:
       s.groups.insert(s.groups.begin(), std::move(s.open));
       s.open.clear();
+      ++s.roundGroups;
       if (s.groups.size() > kMaxGroups) {
         unite(s.groups[kMaxGroups - 1], s.groups.back());
         s.groups.pop_back();
       }
+      s.roundGroups = std::min<unsigned>(s.roundGroups, s.groups.size());
       return;
     case Kind::Wait: {
       std::optional<unsigned> n = waitDepth(in);
@@ -493,6 +505,7 @@ private:
       }
       if (s.groups.size() > *n)
         s.groups.resize(*n);
+      s.roundGroups = std::min<unsigned>(s.roundGroups, s.groups.size());
       return;
     }
     case Kind::ProxyFence:
@@ -514,6 +527,11 @@ private:
                            in.mnemonic),
              {{p.at(s.smemWrite).line, "shared memory written here"}});
       s.smemWrite = -1;
+      break;
+    case Kind::TmaLoad:
+    case Kind::Release:
+      if (report)
+        checkEarlierRoundsDone(i, s);
       break;
     case Kind::BarrierWait:
       s.waited = true;
@@ -745,6 +763,27 @@ private:
       s.read.erase(r);
       s.open.emplace(r, i);
     }
+  }
+
+  /// protocol_c7 on PTX: a ring's stage is refilled (a TMA load) or
+  /// released (a plain arrive) in a loop round, the stage an earlier round
+  /// read: every group of the earlier rounds must be complete (`wait_group
+  /// N` leaves the N newest pending).
+  void checkEarlierRoundsDone(unsigned i, const State &s) {
+    if (!innermostLoop(p.blockIndexOf(i)))
+      return;
+    for (size_t k = s.roundGroups; k < s.groups.size(); ++k)
+      if (!s.groups[k].empty()) {
+        emit(i, "protocol_c7",
+             llvm::formatv("'{0}' refills or releases a stage an earlier "
+                           "round read only when that round's wgmma groups "
+                           "are complete, but got a group of an earlier "
+                           "round still pending (protocol_c7)",
+                           p.at(i).mnemonic),
+             {{p.at(s.groups[k].begin()->second).line,
+               "a wgmma.mma_async of that group"}});
+        return;
+      }
   }
 
   void atReturn(unsigned i, const State &s) {
