@@ -20,6 +20,7 @@
 
 #include "nvwgmma/PTX/PtxProtocol.h"
 #include "nvwgmma/PTX/ParsePtx.h"
+#include "nvwgmma/PTX/PtxFirstRound.h"
 #include "nvwgmma/PTX/PtxProgram.h"
 #include "nvwgmma/PTX/PtxValues.h"
 
@@ -424,6 +425,7 @@ public:
         walk(b, s, /*report=*/true);
     reportEarlyUses();
     checkExpectedBytes();
+    checkFirstParity();
     strictNotes();
   }
 
@@ -784,6 +786,24 @@ private:
                "a wgmma.mma_async of that group"}});
         return;
       }
+  }
+
+  /// protocol_c9 on PTX: in the first round of every loop (ring counters
+  /// at their start values) the first wait on a barrier a TMA load fills
+  /// must be for parity 0: a freshly initialised mbarrier passes a wait for
+  /// parity 1 at once, before the bytes land.
+  void checkFirstParity() {
+    if (!loadsThroughTma)
+      return;
+    FirstRound first(p, loops);
+    for (const FirstWait &w : first.waits())
+      if (w.first && w.parity == 1 &&
+          llvm::is_contained(first.filledBarriers(), w.barrier))
+        emit(w.instruction, "protocol_c9",
+             "the first wait on a barrier a TMA load fills must be for parity "
+             "0 (the phase the load completes), but got parity 1, which a "
+             "freshly initialised barrier passes at once (protocol_c9)",
+             {});
   }
 
   void atReturn(unsigned i, const State &s) {
