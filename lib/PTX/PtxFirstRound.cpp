@@ -2,19 +2,15 @@
 
 #include "nvwgmma/PTX/PtxFirstRound.h"
 
+#include "nvwgmma/PTX/ParsePtx.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir::nvwgmma::ptx;
 using llvm::StringRef;
+using mlir::nvwgmma::PtxAsmOperands;
 
 namespace {
-
-std::optional<int64_t> literal(StringRef s) {
-  int64_t v;
-  if (s.trim().getAsInteger(0, v))
-    return std::nullopt;
-  return v;
-}
 
 bool isSymbol(StringRef s) {
   return !s.empty() && (llvm::isAlpha(s[0]) || s[0] == '_' || s[0] == '$') &&
@@ -62,13 +58,13 @@ std::optional<SymValue> FirstRound::value(unsigned i, unsigned k,
     auto [base, rest] = op.split('+');
     op = base.trim();
     if (!rest.empty()) {
-      std::optional<int64_t> off = literal(rest);
+      std::optional<int64_t> off = PtxAsmOperands::literal(rest);
       if (!off)
         return std::nullopt;
       offset = *off;
     }
   }
-  if (std::optional<int64_t> v = literal(op))
+  if (std::optional<int64_t> v = PtxAsmOperands::literal(op))
     return SymValue{"", *v + offset};
   llvm::ArrayRef<Reg> regs = p.registers(i, k);
   if (regs.size() == 1 && !op.contains('.') &&

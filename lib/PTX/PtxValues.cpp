@@ -2,10 +2,13 @@
 
 #include "nvwgmma/PTX/PtxValues.h"
 
+#include "nvwgmma/PTX/ParsePtx.h"
+
 #include <algorithm>
 
 using namespace mlir::nvwgmma::ptx;
 using llvm::StringRef;
+using mlir::nvwgmma::PtxAsmOperands;
 
 namespace {
 
@@ -22,13 +25,6 @@ Interval meet(Interval a, Interval b) {
 
 Interval hull(Interval a, Interval b) {
   return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
-}
-
-std::optional<int64_t> literal(StringRef token) {
-  int64_t v;
-  if (token.trim().getAsInteger(0, v))
-    return std::nullopt;
-  return v;
 }
 
 /// The range `r cmp c` allows, or its negation's.
@@ -95,7 +91,7 @@ Interval Values::operand(unsigned i, unsigned k, const Facts &facts,
   const Instruction &in = p.at(i);
   if (k >= in.operands.size())
     return all();
-  if (std::optional<int64_t> c = literal(in.operands[k]))
+  if (std::optional<int64_t> c = PtxAsmOperands::literal(in.operands[k]))
     return {*c, *c};
   if (in.operands[k] == "%tid.x" && p.function().threadsX > 0)
     return {0, int64_t(p.function().threadsX) - 1};
@@ -160,7 +156,7 @@ std::optional<Facts> Values::along(unsigned from, unsigned to,
   if (parts.size() != 3 || parts[0] != "setp" || setp.operands.size() != 3 ||
       p.guard(*d) || setp.operands[0].contains('|'))
     return facts;
-  std::optional<int64_t> c = literal(setp.operands[2]);
+  std::optional<int64_t> c = PtxAsmOperands::literal(setp.operands[2]);
   llvm::ArrayRef<Reg> compared = p.registers(*d, 1);
   if (!c || compared.size() != 1 || !soleWriter(compared[0]) ||
       setp.operands[1].contains('.'))
