@@ -1468,6 +1468,9 @@ std::optional<Linear> AddressModel::memrefOffset(Value memref) {
       !ShapedType::isDynamic(offset))
     return constantOf(offset);
   Operation *def = memref.getDefiningOp();
+  // A cast that only forgets the static offset keeps it.
+  if (isa_and_nonnull<memref::CastOp, memref::AssumeAlignmentOp>(def))
+    return memrefOffset(def->getOperand(0));
   if (auto sub = dyn_cast_or_null<memref::SubViewOp>(def)) {
     SmallVector<int64_t> srcStrides;
     int64_t srcOffset;
@@ -1521,6 +1524,54 @@ std::optional<Linear> AddressModel::extractedField(LLVM::ExtractValueOp op) {
         return memrefOffset(memref);
     }
     return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> AddressModel::memrefBytesAt(Value address) {
+  std::optional<Linear> at = linear(address);
+  if (!at)
+    return std::nullopt;
+  // Back through the pointer arithmetic to a memref descriptor bridge's
+  // aligned pointer; the address must be exactly that memref's start.
+  llvm::SmallVector<Value> work{address};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty() && seen.size() < 32) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      continue;
+    auto extract = dyn_cast<LLVM::ExtractValueOp>(def);
+    if (!extract) {
+      if (isa<LLVM::IntToPtrOp, LLVM::PtrToIntOp, LLVM::AddOp, arith::AddIOp,
+              LLVM::GEPOp, LLVM::BitcastOp, LLVM::AddrSpaceCastOp>(def))
+        work.append(def->operand_begin(), def->operand_end());
+      continue;
+    }
+    auto bridge =
+        extract.getContainer().getDefiningOp<UnrealizedConversionCastOp>();
+    if (extract.getPosition() != ArrayRef<int64_t>{kAlignedPtrField} ||
+        !bridge || bridge->getNumOperands() != 1)
+      continue;
+    auto type = dyn_cast<MemRefType>(bridge->getOperand(0).getType());
+    if (!type || !type.hasStaticShape() ||
+        type.getElementTypeBitWidth() % 8 != 0)
+      continue;
+    int64_t elementBytes = type.getElementTypeBitWidth() / 8;
+    Value memref = bridge->getOperand(0);
+    std::optional<Linear> start = linear(memref);
+    std::optional<Linear> offset = memrefOffset(memref);
+    if (!start || !offset || !scale(*offset, elementBytes))
+      continue;
+    start = addLinear(*start, *offset, 1);
+    std::optional<Linear> diff =
+        start ? addLinear(*at, *start, -1) : std::nullopt;
+    int64_t bytes;
+    if (diff && diff->terms.empty() && diff->constant == 0 &&
+        checkedMul(type.getNumElements(), elementBytes, bytes))
+      return bytes;
   }
   return std::nullopt;
 }

@@ -133,6 +133,10 @@ public:
   std::optional<StagedAddress> staged(Value v, bool descriptor = false);
   std::optional<StagedAddress> staged(std::optional<Linear> l,
                                       bool descriptor = false);
+  /// The bytes of a statically shaped memref whose first element `address`
+  /// is (a pointer built from its descriptor's aligned pointer and offset,
+  /// as Mosaic GPU addresses a TMA destination); nullopt otherwise.
+  std::optional<int64_t> memrefBytesAt(Value address);
   /// An mbarrier's address: a pointer, or an nvgpu group and an index.
   std::optional<StagedAddress> barrier(Value base, Value index = Value());
   /// For an index advanced mod S, select(x + 1 == S, 0, x + 1) (or >= S):

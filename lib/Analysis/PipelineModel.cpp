@@ -51,7 +51,13 @@ std::optional<int64_t> PipelineModel::statedBytes(Operation *op) {
     return e.bytes;
   if (std::optional<int64_t> c = addresses.constant(e.bytesValue))
     return c;
-  return tensorMaps.boxBytes(e.tensorMap);
+  if (std::optional<int64_t> box = tensorMaps.boxBytes(e.tensorMap))
+    return box;
+  // A front end that names a TMA load's destination by a memref (Mosaic
+  // GPU) copies the whole memref: its shape is the box.
+  if (e.kind == EventKind::TmaLoad && e.destination)
+    return addresses.memrefBytesAt(e.destination);
+  return std::nullopt;
 }
 
 std::optional<int64_t> PipelineModel::tmaBytes(Operation *load) {
@@ -133,14 +139,31 @@ int PipelineModel::barrierId(const Linear &base, int64_t stride,
 
 std::optional<SlotRef> PipelineModel::ringAt(Value address, bool descriptor) {
   std::optional<StagedAddress> a = addresses.staged(address, descriptor);
-  if (!a || a->stride == 0)
+  if (!a)
     return std::nullopt;
   for (auto [id, ring] : llvm::enumerate(rings)) {
     int64_t lo = ring.base.constant;
-    if (ring.stride == a->stride && ring.stages == a->stage.stages &&
-        contains(a->rest, ring.base) && a->rest.constant >= lo &&
-        a->rest.constant < lo + ring.stride)
+    if (a->stride != 0 && ring.stride == a->stride &&
+        ring.stages == a->stage.stages && contains(a->rest, ring.base) &&
+        a->rest.constant >= lo && a->rest.constant < lo + ring.stride)
       return SlotRef{static_cast<int>(id), a->stage};
+  }
+  // Not indexed by a ring's stage: an address inside one stage, whose
+  // varying part (a k-block or an M-half loop within the stage) stays in
+  // it, reads that stage (CuTe's first k-tile, read before the main loop).
+  int64_t span = 0;
+  if (!a->stage.isFixed() &&
+      (a->stride < 0 || a->stage.stages <= 0 ||
+       llvm::MulOverflow(a->stride, a->stage.stages - 1, span)))
+    return std::nullopt;
+  for (auto [id, ring] : llvm::enumerate(rings)) {
+    int64_t delta = a->rest.constant - ring.base.constant;
+    if (ring.stride <= 0 || !contains(a->rest, ring.base) || delta < 0 ||
+        delta / ring.stride >= ring.stages ||
+        delta % ring.stride + span >= ring.stride)
+      continue;
+    return SlotRef{static_cast<int>(id),
+                   StageExpr{Value(), delta / ring.stride, ring.stages}};
   }
   return std::nullopt;
 }
@@ -562,7 +585,10 @@ std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
   // Per ring: the descriptor starts (offset within the stage, symbolic
   // terms) already counted.
   std::map<int, std::set<std::pair<int64_t, std::string>>> seen;
-  std::map<int, int64_t> read;
+  // Per ring and descriptor form (its symbolic terms: the loops stepping
+  // it), the bytes read; two forms (a prologue's and the main loop's
+  // descriptors) read the same stage, so the largest counts.
+  std::map<int, std::map<std::string, int64_t>> byForm;
   fn->walk([&](Operation *op) {
     const ProtocolEvent &e = events.of(op);
     if (e.kind != EventKind::Mma)
@@ -576,10 +602,28 @@ std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
         continue;
       const Ring &ring = rings[slot->id];
       int64_t offset = a->rest.constant - ring.base.constant;
-      if (seen[slot->id].insert({offset, termsKey(a->rest)}).second)
-        read[slot->id] += (isA ? e.shape[0] : e.shape[1]) * 32;
+      if (!seen[slot->id].insert({offset, termsKey(a->rest)}).second)
+        continue;
+      // A descriptor stepped by a short loop inside the stage (k-blocks,
+      // M halves) reads one operand tile per trip.
+      int64_t trips = 1;
+      auto times = [&](Value counter) {
+        if (std::optional<int64_t> n = addresses.shortTripCount(counter))
+          trips *= *n;
+      };
+      for (const auto &[atom, coeff] : a->rest.terms)
+        if (coeff != 0)
+          times(atom);
+      if (a->stride != ring.stride && a->stage.counter)
+        times(a->stage.counter);
+      byForm[slot->id][termsKey(a->rest)] +=
+          trips * (isA ? e.shape[0] : e.shape[1]) * 32;
     }
   });
+  std::map<int, int64_t> read;
+  for (const auto &[id, forms] : byForm)
+    for (const auto &[form, bytes] : forms)
+      read[id] = std::max(read[id], bytes);
   int64_t total = 0;
   for (auto [id, bytes] : read) {
     // More than a stage holds: the reads are not what this model thinks.
@@ -609,6 +653,56 @@ const void *PipelineModel::innermostLoop(Operation *op) {
       return op->getParentOp();
   }
   return nullptr;
+}
+
+SmallVector<Operation *> PipelineModel::loadsOfRound(Operation *expect,
+                                                     const SlotRef &barrier) {
+  // The loads on the slot in the expect's block; failing those, the ones
+  // reachable from it within its round: not through its innermost loop's
+  // header, nor past a wait or another expect on the slot (CuTe issues its
+  // loads in blocks after the elected thread's expect).
+  SmallVector<Operation *> found;
+  auto onSlot = [&](Operation *op, EventKind kind) {
+    if (events.kind(op) != kind)
+      return false;
+    std::optional<SlotRef> slot = barrierOf(op);
+    return slot && slot->id == barrier.id &&
+           slot->stage.sameSlot(barrier.stage);
+  };
+  Block *block = expect->getBlock();
+  for (Operation &top : *block)
+    top.walk([&](Operation *load) {
+      if (onSlot(load, EventKind::TmaLoad))
+        found.push_back(load);
+    });
+  Region *region = block->getParent();
+  if (!found.empty() || region->hasOneBlock())
+    return found;
+  Block *header = nullptr;
+  if (const void *loop = innermostLoop(expect)) {
+    auto &info = loopInfos[region];
+    if (CFGLoop *cfg = info ? info->getLoopFor(block) : nullptr;
+        cfg && cfg == loop)
+      header = cfg->getHeader();
+  }
+  SmallVector<Block *> work(block->getSuccessors());
+  llvm::SmallPtrSet<Block *, 32> seen{block};
+  while (!work.empty() && seen.size() < 256) {
+    Block *b = work.pop_back_val();
+    if (b == header || !seen.insert(b).second)
+      continue;
+    bool ends = false;
+    for (Operation &top : *b)
+      top.walk([&](Operation *op) {
+        if (onSlot(op, EventKind::TmaLoad))
+          found.push_back(op);
+        ends |= onSlot(op, EventKind::ParityWait) ||
+                onSlot(op, EventKind::ExpectTx);
+      });
+    if (!ends)
+      llvm::append_range(work, b->getSuccessors());
+  }
+  return found;
 }
 
 bool PipelineModel::soleExpectOfItsLoop(Operation *expect, int barrier) {
@@ -650,26 +744,18 @@ void PipelineModel::checkExpectTx(Operation *expect,
   int64_t brought = 0;
   bool unknown = false;
   ProtocolViolation v{ProtocolViolation::ExpectTxMismatch, expect, nullptr};
-  for (Operation &top : *block)
-    top.walk([&](Operation *load) {
-      if (events.kind(load) != EventKind::TmaLoad)
-        return;
-      std::optional<SlotRef> slot = barrierOf(load);
-      if (!slot || slot->id != barrier->id ||
-          !slot->stage.sameSlot(barrier->stage))
-        return;
-      std::optional<int64_t> bytes = tmaBytes(load);
-      if (!bytes) {
-        unknown = true;
-        return;
-      }
-      brought += *bytes;
-      v.notes.push_back(
-          {load, llvm::formatv("TMA load of {0} bytes completing on the "
-                               "barrier",
-                               *bytes)
-                     .str()});
-    });
+  for (Operation *load : loadsOfRound(expect, *barrier)) {
+    std::optional<int64_t> bytes = tmaBytes(load);
+    if (!bytes) {
+      unknown = true;
+      continue;
+    }
+    brought += *bytes;
+    v.notes.push_back(
+        {load, llvm::formatv("TMA load of {0} bytes completing on the barrier",
+                             *bytes)
+                   .str()});
+  }
   if (unknown ||
       (v.notes.empty() && soleExpectOfItsLoop(expect, barrier->id))) {
     // The boxes are not in the IR (or the loads are in other blocks), but
@@ -697,7 +783,7 @@ void PipelineModel::checkExpectTx(Operation *expect,
                        "(protocol_c8, strict)"
                      : "the expect_tx byte count must be checked against the "
                        "TMA loads completing on this barrier, but got none "
-                       "in the same block (protocol_c8, strict)";
+                       "in the same round (protocol_c8, strict)";
     out.push_back(v);
     return;
   }

@@ -133,6 +133,9 @@ private:
   std::map<int, std::optional<int64_t>> bytesRead; // bytesReadThrough's
   /// Whether `expect` is the only expect_tx on `barrier` of its innermost
   /// loop (outside its block): one round's count, not one of several.
+  /// The TMA loads completing on `barrier` in the round `expect` opens.
+  llvm::SmallVector<Operation *> loadsOfRound(Operation *expect,
+                                              const SlotRef &barrier);
   bool soleExpectOfItsLoop(Operation *expect, int barrier);
   /// The innermost loop holding `op`: a natural loop of its region's CFG
   /// or a loop op; null outside loops.

@@ -1469,11 +1469,44 @@ private:
         if (!wraps && !plain)
           plain = arg;
       }
-      if (plain)
+      if (plain && indexesRing(plain))
         e = StageExpr{plain, 0, e.stages};
     });
     return s;
   }
+
+  /// Whether some ring slot a wait, a load or an mma_async names is
+  /// indexed by `counter` (a loop over k-blocks inside one stage is not).
+  bool indexesRing(Value counter) {
+    auto [it, added] = ringIndices.try_emplace(counter, false);
+    if (!added)
+      return it->second;
+    bool found = false;
+    auto names = [&](const std::optional<SlotRef> &slot) {
+      found |= slot && slot->stage.counter == counter;
+    };
+    fn->walk([&](Operation *op) {
+      if (found)
+        return;
+      switch (event(op).kind) {
+      case EventKind::Mma:
+        for (const SlotRef &r : reads[op])
+          names(r);
+        break;
+      case EventKind::ParityWait:
+      case EventKind::Arrive:
+        names(model.barrierOf(op));
+        break;
+      case EventKind::TmaLoad:
+        names(model.ringAt(event(op).destination));
+        break;
+      default:
+        break;
+      }
+    });
+    return ringIndices[counter] = found;
+  }
+  DenseMap<Value, bool> ringIndices;
 
   State runRegion(Region &region, State s, bool emit) {
     if (region.hasOneBlock())
