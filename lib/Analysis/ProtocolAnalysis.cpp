@@ -947,8 +947,36 @@ private:
       written = store.getAddr();
     if (!written)
       return;
-    if (std::optional<SlotRef> slot = model.ringAt(written))
-      checkNotPending(op, slot->id, slot->stage, s, emit, "overwritten");
+    std::optional<SlotRef> slot = model.ringAt(written);
+    if (!slot)
+      return;
+    checkNotPending(op, slot->id, slot->stage, s, emit, "overwritten");
+    if (e.kind == EventKind::TmaLoad)
+      checkRefillWaited(op, *slot, s, emit);
+  }
+
+  /// protocol_c6, the producer's side: a load into a stage of a ring whose
+  /// producer waits on empty barriers follows such a wait for that stage in
+  /// its round on every path (a wait skipped on some path is missing).
+  /// Fills at a fixed or constant slot (a prologue's first round) need none.
+  void checkRefillWaited(Operation *op, const SlotRef &slot, State &s,
+                         bool emit) {
+    const Ring &ring = model.ring(slot.id);
+    if (ring.empty.empty() || slot.stage.isFixed() || slot.stage.stages <= 0)
+      return;
+    auto waited = [&](const SlotRef &w) {
+      return llvm::is_contained(ring.empty, w.id) &&
+             w.stage.sameSlot(slot.stage);
+    };
+    if (llvm::any_of(s.ready, waited) || llvm::any_of(s.partial, waited))
+      return;
+    ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, op, nullptr};
+    v.text = llvm::formatv("a TMA load must refill stage {0} only after a "
+                           "wait on that stage's empty barrier in the same "
+                           "round, but got a path without one (protocol_c6)",
+                           describeStage(slot.stage))
+                 .str();
+    emitOnce(v, emit);
   }
 
   void transferOp(Operation *op, State &s, bool emit) {
