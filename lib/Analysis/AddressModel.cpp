@@ -944,6 +944,11 @@ std::optional<int64_t> AddressModel::firstParity(Value v) {
   for (int depth = 0; v && depth < 8; ++depth) {
     if (std::optional<int64_t> c = constant(v))
       return *c & 1;
+    // A loop-carried parity has its entry value in the first iteration.
+    if (std::optional<IterArg> carried = iterArg(v)) {
+      v = carried->init;
+      continue;
+    }
     Operation *def = v.getDefiningOp();
     if (!def)
       return std::nullopt;

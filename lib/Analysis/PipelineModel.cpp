@@ -301,6 +301,19 @@ PipelineModel::oneShotReadsOf(Operation *mma) {
   return found;
 }
 
+const OneShotFill *PipelineModel::oneShotAt(Value address) {
+  std::optional<StagedAddress> a = addresses.staged(address);
+  if (!a || a->stride != 0)
+    return nullptr;
+  for (const OneShotFill &fill : oneShotFills)
+    if (!fill.dest.terms.empty() && contains(a->rest, fill.dest) &&
+        a->rest.terms.size() == fill.dest.terms.size() &&
+        a->rest.constant >= fill.dest.constant &&
+        a->rest.constant < fill.dest.constant + fill.bytes)
+      return &fill;
+  return nullptr;
+}
+
 void PipelineModel::oneShotReadsOf(
     Value d, SmallVectorImpl<const OneShotFill *> &found) {
   if (ringAt(d, /*descriptor=*/true))
@@ -669,11 +682,16 @@ SmallVector<Operation *> PipelineModel::loadsOfRound(Operation *expect,
     return slot && slot->id == barrier.id &&
            slot->stage.sameSlot(barrier.stage);
   };
+  // A loop nested in the block runs other rounds (a 1-stage ring's main
+  // loop refills the slot the prologue's expect is for).
   Block *block = expect->getBlock();
   for (Operation &top : *block)
-    top.walk([&](Operation *load) {
+    top.walk<WalkOrder::PreOrder>([&](Operation *load) {
+      if (isa<LoopLikeOpInterface>(load))
+        return WalkResult::skip();
       if (onSlot(load, EventKind::TmaLoad))
         found.push_back(load);
+      return WalkResult::advance();
     });
   Region *region = block->getParent();
   if (!found.empty() || region->hasOneBlock())
@@ -927,16 +945,29 @@ void PipelineModel::checkOneShotParity(
     Operation *op, int barrier, SmallVectorImpl<ProtocolViolation> &out) {
   // A barrier a TMA load fills once, waited for once: the fill completes
   // phase 0, so the wait must be for parity 0 (1 passes at once, before the
-  // bytes land). Waits in a loop (a persistent kernel's next tile) are
-  // related to no round here.
-  if (llvm::none_of(tmaLoads,
-                    [&](Operation *load) {
-                      std::optional<SlotRef> slot = barrierOf(load);
-                      return slot && slot->id == barrier && !isFull(barrier) &&
-                             !inLoop(load);
-                    }) ||
-      inLoop(op))
+  // bytes land). A wait in a loop (a persistent kernel's next tile, a
+  // 1-stage ring) is checked in its first iteration only: where a fill
+  // before the loop dominates it and no earlier wait on the barrier does.
+  auto filledBefore = [&](Operation *load) {
+    std::optional<SlotRef> slot = barrierOf(load);
+    return slot && slot->id == barrier && !isFull(barrier) && !inLoop(load);
+  };
+  if (llvm::none_of(tmaLoads, filledBefore))
     return;
+  if (inLoop(op)) {
+    bool first = llvm::any_of(tmaLoads, [&](Operation *load) {
+      return filledBefore(load) && addresses.properlyDominates(load, op);
+    });
+    fn->walk([&](Operation *other) {
+      if (other == op || events.kind(other) != EventKind::ParityWait)
+        return;
+      std::optional<SlotRef> s = barrierOf(other);
+      if (s && s->id == barrier && addresses.properlyDominates(other, op))
+        first = false;
+    });
+    if (!first)
+      return;
+  }
   std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
   if (!parity || *parity == 0)
     return;

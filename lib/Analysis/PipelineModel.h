@@ -69,6 +69,8 @@ public:
   llvm::SmallVector<const OneShotFill *, 1> oneShotReadsOf(Operation *mma);
   void oneShotReadsOf(Value descriptor,
                       llvm::SmallVectorImpl<const OneShotFill *> &found);
+  /// The one-shot fill a shared-memory byte address falls in, if any.
+  const OneShotFill *oneShotAt(Value address);
   /// Whether a generic shared-memory store may write bytes `mma` reads
   /// (its rings and one-shot fills; anything, where a descriptor is
   /// related to neither or the store's address is not a constant offset

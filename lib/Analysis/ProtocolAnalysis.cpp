@@ -948,11 +948,52 @@ private:
     if (!written)
       return;
     std::optional<SlotRef> slot = model.ringAt(written);
-    if (!slot)
+    if (!slot) {
+      // A tile loaded once per round (a 1-stage ring, a persistent
+      // kernel's next Q) is overwritten like a stage.
+      if (e.kind == EventKind::TmaLoad)
+        if (const OneShotFill *fill = model.oneShotAt(written))
+          checkOneShotNotPending(op, fill, s, emit);
       return;
+    }
     checkNotPending(op, slot->id, slot->stage, s, emit, "overwritten");
     if (e.kind == EventKind::TmaLoad)
       checkRefillWaited(op, *slot, s, emit);
+  }
+
+  /// protocol_c7 for a one-shot tile: no wgmma group reading it may be
+  /// pending when a TMA load overwrites it.
+  void checkOneShotNotPending(Operation *at, const OneShotFill *fill,
+                              const State &s, bool emit) {
+    auto reads = [&](const Pending &p) {
+      return llvm::is_contained(oneShotReads[p.op], fill);
+    };
+    auto report = [&](Operation *mma, std::optional<int64_t> depth) {
+      ProtocolViolation v{ProtocolViolation::ReleasedWhilePending, at, nullptr};
+      v.text =
+          depth ? llvm::formatv("a tile must be overwritten only after the "
+                                "wgmma groups reading it completed "
+                                "(wait_group {0} or lower first), but got it "
+                                "overwritten while that group may be pending "
+                                "(protocol_c7)",
+                                *depth)
+                      .str()
+                : "a tile must be overwritten only after the wgmma groups "
+                  "reading it completed, but got it overwritten while an "
+                  "mma_async reading it is not even committed (protocol_c7)";
+      v.notes.push_back({mma, "mma_async reading the tile issued here"});
+      if (s.lastWait && depth)
+        v.notes.push_back(
+            {s.lastWait, "the last wait_group executed before it"});
+      emitOnce(v, emit);
+    };
+    for (const Pending &p : s.uncommitted)
+      if (reads(p))
+        return report(p.op, std::nullopt);
+    for (size_t i = s.groups.size(); i-- > 0;)
+      for (const Pending &p : s.groups[i])
+        if (reads(p))
+          return report(p.op, static_cast<int64_t>(s.groups.size() - 1 - i));
   }
 
   /// protocol_c6, the producer's side: a load into a stage of a ring whose
