@@ -11,6 +11,8 @@
 
 #include "AddressModel.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -625,19 +627,36 @@ AddressModel::stateModulus(Value v, llvm::DenseSet<Value> &assumed, int depth) {
 }
 
 bool AddressModel::nonNegative(Value v) {
+  llvm::DenseSet<Value> assumed;
+  return nonNegative(v, assumed, 0);
+}
+
+bool AddressModel::nonNegative(Value v, llvm::DenseSet<Value> &assumed,
+                               int depth) {
   if (std::optional<int64_t> c = constant(v))
     return *c >= 0;
   auto base = counterPlus(v);
-  if (!base || base->second < 0)
+  if (!base || base->second < 0 || depth > 8)
     return false;
-  std::optional<IterArg> arg = iterArg(base->first);
-  std::optional<int64_t> step = counterStep(base->first);
-  std::optional<int64_t> init = arg ? constant(arg->init) : std::nullopt;
-  if (auto forOp = dyn_cast_or_null<scf::ForOp>(
-          base->first.getParentBlock()->getParentOp());
-      forOp && forOp.getInductionVar() == base->first)
-    init = constant(forOp.getLowerBound());
-  return init && *init >= 0 && step && *step > 0;
+  Value x = base->first;
+  if (auto forOp =
+          dyn_cast_or_null<scf::ForOp>(x.getParentBlock()->getParentOp());
+      forOp && forOp.getInductionVar() == x) {
+    std::optional<int64_t> lower = constant(forOp.getLowerBound());
+    std::optional<int64_t> step = counterStep(x);
+    return lower && *lower >= 0 && step && *step > 0;
+  }
+  // A loop-carried value is never negative where it enters so and each
+  // trip keeps it so, assuming it of itself (a ring position carried from
+  // a tile loop into its k loop and back).
+  if (assumed.contains(x))
+    return true;
+  std::optional<IterArg> arg = iterArg(x);
+  if (!arg)
+    return false;
+  assumed.insert(x);
+  return nonNegative(arg->init, assumed, depth + 1) &&
+         nonNegative(arg->next, assumed, depth + 1);
 }
 
 // Gluon and Triton write k % S and k / S signed: the same as unsigned for a
@@ -1579,6 +1598,131 @@ std::optional<int64_t> AddressModel::memrefBytesAt(Value address) {
       return bytes;
   }
   return std::nullopt;
+}
+
+std::optional<std::pair<int64_t, int64_t>> AddressModel::range(Value v,
+                                                               int depth) {
+  using Range = std::pair<int64_t, int64_t>;
+  if (std::optional<int64_t> c = constant(v))
+    return Range{*c, *c};
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return std::nullopt;
+  if (v.getType().isInteger(1))
+    return Range{0, 1};
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  auto sane = [&](Range r) -> std::optional<Range> {
+    if (r.first > r.second || r.first < -kLimit || r.second > kLimit)
+      return std::nullopt;
+    return r;
+  };
+  auto of = [&](unsigned i) { return range(def->getOperand(i), depth + 1); };
+  if (isa<NVVM::ThreadIdXOp, NVVM::ThreadIdYOp, NVVM::ThreadIdZOp,
+          NVVM::LaneIdOp>(def))
+    return Range{0, 1023};
+  if (isa<LLVM::ZExtOp, arith::ExtUIOp>(def)) {
+    std::optional<Range> r = of(0);
+    return r && r->first >= 0 ? r : std::nullopt;
+  }
+  if (isa<LLVM::SExtOp, arith::ExtSIOp, arith::IndexCastOp>(def))
+    return of(0);
+  if (isa<arith::AndIOp, LLVM::AndOp>(def)) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (std::optional<int64_t> c = constant(def->getOperand(i));
+          c && *c >= 0) {
+        std::optional<Range> other = of(1 - i);
+        int64_t hi =
+            other && other->first >= 0 ? std::min(other->second, *c) : *c;
+        return Range{0, hi};
+      }
+    return std::nullopt;
+  }
+  if (isa<arith::OrIOp, LLVM::OrOp, arith::XOrIOp, LLVM::XOrOp>(def)) {
+    std::optional<Range> a = of(0), b = of(1);
+    if (!a || !b || a->first < 0 || b->first < 0)
+      return std::nullopt;
+    int64_t top = std::max(a->second, b->second);
+    return Range{0, static_cast<int64_t>(llvm::NextPowerOf2(top)) - 1};
+  }
+  if (isa<arith::ShLIOp, LLVM::ShlOp, arith::ShRUIOp, LLVM::LShrOp>(def)) {
+    std::optional<Range> a = of(0);
+    std::optional<int64_t> c = constant(def->getOperand(1));
+    if (!a || !c || *c < 0 || *c > 40 || a->first < 0)
+      return std::nullopt;
+    if (isa<arith::ShLIOp, LLVM::ShlOp>(def))
+      return sane({a->first << *c, a->second << *c});
+    return Range{a->first >> *c, a->second >> *c};
+  }
+  if (isa<arith::AddIOp, LLVM::AddOp, arith::SubIOp, LLVM::SubOp>(def)) {
+    std::optional<Range> a = of(0), b = of(1);
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::AddIOp, LLVM::AddOp>(def))
+      return sane({a->first + b->first, a->second + b->second});
+    return sane({a->first - b->second, a->second - b->first});
+  }
+  if (isa<arith::MulIOp, LLVM::MulOp>(def)) {
+    std::optional<Range> a = of(0), b = of(1);
+    if (!a || !b || a->first < 0 || b->first < 0 || a->second > kLimit ||
+        b->second > kLimit || (b->second && a->second > kLimit / b->second))
+      return std::nullopt;
+    return Range{a->first * b->first, a->second * b->second};
+  }
+  if (isa<arith::RemUIOp, LLVM::URemOp>(def)) {
+    std::optional<int64_t> c = constant(def->getOperand(1));
+    return c && *c > 0 ? std::optional<Range>(Range{0, *c - 1}) : std::nullopt;
+  }
+  if (isa<arith::SelectOp, LLVM::SelectOp>(def)) {
+    std::optional<Range> a = of(1), b = of(2);
+    if (!a || !b)
+      return std::nullopt;
+    return Range{std::min(a->first, b->first), std::max(a->second, b->second)};
+  }
+  return std::nullopt;
+}
+
+std::optional<BoundedAddress> AddressModel::bounded(Value address, int depth) {
+  Operation *def = address.getDefiningOp();
+  auto gep = dyn_cast_or_null<LLVM::GEPOp>(def);
+  if (depth < 16 &&
+      isa_and_nonnull<LLVM::AddrSpaceCastOp, LLVM::BitcastOp>(def))
+    return bounded(def->getOperand(0), depth + 1);
+  if (!gep || gep.getIndices().size() != 1 || depth >= 16) {
+    std::optional<Linear> l = linear(address);
+    if (!l || l->shift != 0)
+      return std::nullopt;
+    return BoundedAddress{*l, 0, 0};
+  }
+  Type element = gep.getElemType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  int64_t size = element.getIntOrFloatBitWidth() / 8;
+  std::optional<BoundedAddress> base = bounded(gep.getBase(), depth + 1);
+  if (!base)
+    return std::nullopt;
+  auto index = gep.getIndices()[0];
+  if (auto attr = dyn_cast<IntegerAttr>(index)) {
+    int64_t step = attr.getInt() * size;
+    base->lo += step;
+    base->hi += step;
+    return base;
+  }
+  // An index of bit operations on thread indices is a range; any other, a
+  // linear term.
+  Value idx = cast<Value>(index);
+  if (std::optional<std::pair<int64_t, int64_t>> r = range(idx, depth + 1)) {
+    base->lo += r->first * size;
+    base->hi += r->second * size;
+    return base;
+  }
+  std::optional<Linear> l = linear(idx);
+  if (!l || l->shift != 0 || !scale(*l, size))
+    return std::nullopt;
+  std::optional<Linear> sum = addLinear(base->base, *l, 1);
+  if (!sum)
+    return std::nullopt;
+  base->base = *sum;
+  return base;
 }
 
 std::optional<StagedAddress> AddressModel::barrier(Value base, Value index) {

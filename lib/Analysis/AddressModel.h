@@ -98,8 +98,21 @@ struct LoopTest {
   Value bound;
 };
 
+/// A shared-memory address known as base + an offset in [lo, hi] (a
+/// swizzled scratch address built from thread bits).
+struct BoundedAddress {
+  Linear base;
+  int64_t lo = 0, hi = 0;
+};
+
 class AddressModel {
 public:
+  /// `address` as a linear base plus a bounded offset: GEPs whose indices
+  /// are not linear contribute the range of their bit operations.
+  std::optional<BoundedAddress> bounded(Value address, int depth = 0);
+  /// The values an integer can take, from constants, masks, shifts, thread
+  /// indices and selects; nullopt where unknown.
+  std::optional<std::pair<int64_t, int64_t>> range(Value v, int depth = 0);
   /// For an scf.for iteration argument or a CFG loop header's argument.
   std::optional<IterArg> iterArg(Value v);
   /// Whether the CFG edge from -> header closes a loop (header dominates
@@ -219,6 +232,7 @@ private:
   /// A value that is never negative: a constant, or a loop counter (plus a
   /// non-negative constant) counting up from a non-negative start.
   bool nonNegative(Value v);
+  bool nonNegative(Value v, llvm::DenseSet<Value> &assumed, int depth);
   /// x mod S and x / S, unsigned or signed of a non-negative x.
   bool isRemainder(Operation *op);
   bool isQuotient(Operation *op);

@@ -349,21 +349,33 @@ void PipelineModel::oneShotReadsOf(
 /// Whether [at, at + bytes) can meet [lo, lo + extent), both offsets from
 /// `base`'s atoms: only a store at a constant offset from exactly those
 /// atoms is known apart.
-static bool mayOverlap(const StagedAddress &to, int64_t bytes,
+/// Whether bytes [to + from, to + until) may meet [base, base + extent).
+static bool mayOverlap(const StagedAddress &to, int64_t from, int64_t until,
                        const Linear &base, int64_t extent) {
   if (to.stride != 0 || to.rest.terms.size() != base.terms.size() ||
       !contains(to.rest, base))
     return true;
   int64_t lo = base.constant, at = to.rest.constant;
-  return at < lo + extent && at + bytes > lo;
+  return at + from < lo + extent && at + until > lo;
 }
 
 bool PipelineModel::mayFeed(Operation *store, Operation *mma) {
   auto write = dyn_cast<LLVM::StoreOp>(store);
   std::optional<StagedAddress> to =
       write ? addresses.staged(write.getAddr()) : std::nullopt;
+  // Failing a linear form, a base and an offset range (a swizzled scratch
+  // address from thread bits, as Triton's layout conversions write).
+  std::optional<BoundedAddress> range =
+      write ? addresses.bounded(write.getAddr()) : std::nullopt;
+  if (range && (range->lo != 0 || range->hi != 0)) {
+    to = StagedAddress();
+    to->rest = range->base;
+  } else {
+    range.reset();
+  }
   if (!to)
     return true;
+  int64_t lo = range ? range->lo : 0, hi = range ? range->hi : 0;
   Type type = write.getValue().getType();
   int64_t bytes = 16;
   if (type.isIntOrFloat())
@@ -377,7 +389,7 @@ bool PipelineModel::mayFeed(Operation *store, Operation *mma) {
   for (Value d : events.of(mma).descriptors) {
     if (std::optional<SlotRef> slot = ringAt(d, /*descriptor=*/true)) {
       const Ring &ring = rings[slot->id];
-      if (mayOverlap(*to, bytes, ring.base, ring.stride * ring.stages))
+      if (mayOverlap(*to, lo, hi + bytes, ring.base, ring.stride * ring.stages))
         return true;
       continue;
     }
@@ -386,7 +398,7 @@ bool PipelineModel::mayFeed(Operation *store, Operation *mma) {
     if (fills.empty())
       return true;
     for (const OneShotFill *fill : fills)
-      if (mayOverlap(*to, bytes, fill->dest, fill->bytes))
+      if (mayOverlap(*to, lo, hi + bytes, fill->dest, fill->bytes))
         return true;
   }
   return false;

@@ -170,6 +170,107 @@ def gluon_warp_specialized_matmul(
     )
 
 
+@gluon.jit
+def _wsp_loader(
+    a_desc, b_desc, a_bufs, b_bufs, ready, empty, tiles_n, num_tiles, k_tiles,
+    STAGES: gl.constexpr,
+):  # fmt: skip
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        off_m = (tile // tiles_n) * BLOCK_M
+        off_n = (tile % tiles_n) * BLOCK_N
+        for k in range(k_tiles):
+            s = it % STAGES
+            mbarrier.wait(empty.index(s), ((it // STAGES) & 1) ^ 1)
+            mbarrier.expect(ready.index(s), a_desc.block_type.nbytes + b_desc.block_type.nbytes)
+            tma.async_load(a_desc, [off_m, k * BLOCK_K], ready.index(s), a_bufs.index(s))
+            tma.async_load(b_desc, [off_n, k * BLOCK_K], ready.index(s), b_bufs.index(s))
+            it += 1
+
+
+@gluon.jit
+def _wsp_mma(
+    a_bufs, b_bufs, ready, empty, c_ptr, N, tiles_n, num_tiles, k_tiles,
+    BLOCK_M: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+    num_warps: gl.constexpr,
+):  # fmt: skip
+    layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[num_warps, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    it = 0
+    for tile in range(gl.program_id(0), num_tiles, gl.num_programs(0)):
+        off_m = (tile // tiles_n) * BLOCK_M
+        off_n = (tile % tiles_n) * BLOCK_N
+        acc = gl.zeros((BLOCK_M, BLOCK_N), dtype=gl.float32, layout=layout)
+        for k in range(k_tiles):  # noqa: B007 (the IR names it k)
+            s = it % STAGES
+            mbarrier.wait(ready.index(s), (it // STAGES) & 1)
+            acc = warpgroup_mma(
+                a_bufs.index(s), b_bufs.index(s).permute((1, 0)), acc, is_async=True
+            )
+            # Every group complete: this round's stage goes back at once.
+            acc = warpgroup_mma_wait(num_outstanding=0, deps=(acc,))
+            mbarrier.arrive(empty.index(s), count=1)
+            it += 1
+        _store_tile(acc, c_ptr, N, off_m, off_n, BLOCK_M, BLOCK_N, num_warps)
+
+
+@gluon.jit
+def gluon_ws_persistent_matmul(
+    a_desc, b_desc, c_ptr, M, N, K, STAGES: gl.constexpr, num_warps: gl.constexpr
+):
+    """Persistent and warp-specialised: both partitions walk the CTA's
+    tiles with one ring position carried across them."""
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = b_desc.block_type.shape[0]
+    a_bufs = gl.allocate_shared_memory(
+        a_desc.dtype, [STAGES] + a_desc.block_type.shape, a_desc.layout
+    )
+    b_bufs = gl.allocate_shared_memory(
+        b_desc.dtype, [STAGES] + b_desc.block_type.shape, b_desc.layout
+    )
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(STAGES):
+        mbarrier.init(ready.index(i), count=1)
+        mbarrier.init(empty.index(i), count=1)
+    tiles_n = gl.cdiv(N, BLOCK_N)
+    num_tiles = gl.cdiv(M, BLOCK_M) * tiles_n
+    k_tiles = gl.cdiv(K, BLOCK_K)
+    gl.warp_specialize(
+        [
+            (
+                _wsp_mma,
+                (
+                    a_bufs,
+                    b_bufs,
+                    ready,
+                    empty,
+                    c_ptr,
+                    N,
+                    tiles_n,
+                    num_tiles,
+                    k_tiles,
+                    BLOCK_M,
+                    BLOCK_N,
+                    STAGES,
+                    num_warps,
+                ),
+            ),  # fmt: skip
+            (
+                _wsp_loader,
+                (a_desc, b_desc, a_bufs, b_bufs, ready, empty, tiles_n, num_tiles, k_tiles, STAGES),
+            ),  # fmt: skip
+        ],
+        [1],
+        [40],
+    )
+
+
 def kernels():
     """(name, GluonASTSource) of each kernel, 128 x 128 x 64 fp16 tiles."""
     from triton.experimental.gluon._runtime import GluonASTSource
@@ -184,4 +285,5 @@ def kernels():
             "gluon_warp_specialized_matmul",
             GluonASTSource(gluon_warp_specialized_matmul, sig, constexprs),
         ),
+        ("gluon_ws_persistent_matmul", GluonASTSource(gluon_ws_persistent_matmul, sig, constexprs)),
     ]
