@@ -852,13 +852,7 @@ void PipelineModel::checkFirstRoundParity(
   // round, phase 0 for a filled stage (1 passes before the stage lands).
   if (!isFull(slot.id) || isEmpty(slot.id) || inLoop(op))
     return;
-  bool earlier = false;
-  fn->walk([&](Operation *other) {
-    if (other == op || events.kind(other) != EventKind::ParityWait)
-      return;
-    std::optional<SlotRef> s = barrierOf(other);
-    earlier |= s && *s == slot && addresses.properlyDominates(other, op);
-  });
+  bool earlier = waitedEarlier(op, [&](const SlotRef &s) { return s == slot; });
   std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
   if (earlier || !parity || *parity == 0)
     return;
@@ -970,22 +964,32 @@ void PipelineModel::checkOneShotParity(
     bool first = llvm::any_of(tmaLoads, [&](Operation *load) {
       return filledBefore(load) && addresses.properlyDominates(load, op);
     });
-    fn->walk([&](Operation *other) {
-      if (other == op || events.kind(other) != EventKind::ParityWait)
-        return;
-      std::optional<SlotRef> s = barrierOf(other);
-      if (s && s->id == barrier && addresses.properlyDominates(other, op))
-        first = false;
-    });
-    if (!first)
+    if (!first ||
+        waitedEarlier(op, [&](const SlotRef &s) { return s.id == barrier; }))
       return;
   }
   std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
   if (!parity || *parity == 0)
     return;
   ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
-  v.text = "a wait for shared memory a TMA load fills once must use parity "
-           "0, the phase the load completes, but got 1, which passes before "
-           "the bytes land (protocol_c9)";
+  v.text = inLoop(op)
+               ? "a first wait for a tile a TMA load refills each round must "
+                 "use parity 0, the phase its first fill completes, but got "
+                 "1, which passes before the bytes land (protocol_c9)"
+               : "a wait for shared memory a TMA load fills once must use "
+                 "parity 0, the phase the load completes, but got 1, which "
+                 "passes before the bytes land (protocol_c9)";
   out.push_back(v);
+}
+
+bool PipelineModel::waitedEarlier(
+    Operation *op, llvm::function_ref<bool(const SlotRef &)> onSlot) {
+  bool earlier = false;
+  fn->walk([&](Operation *other) {
+    if (earlier || other == op || events.kind(other) != EventKind::ParityWait)
+      return;
+    std::optional<SlotRef> s = barrierOf(other);
+    earlier = s && onSlot(*s) && addresses.properlyDominates(other, op);
+  });
+  return earlier;
 }

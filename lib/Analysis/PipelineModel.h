@@ -135,6 +135,10 @@ private:
   std::map<int, std::optional<int64_t>> bytesRead; // bytesReadThrough's
   /// Whether `expect` is the only expect_tx on `barrier` of its innermost
   /// loop (outside its block): one round's count, not one of several.
+  /// Whether a wait on a slot `onSlot` accepts runs before `op` on every
+  /// path to it.
+  bool waitedEarlier(Operation *op,
+                     llvm::function_ref<bool(const SlotRef &)> onSlot);
   /// The TMA loads completing on `barrier` in the round `expect` opens.
   llvm::SmallVector<Operation *> loadsOfRound(Operation *expect,
                                               const SlotRef &barrier);

@@ -103,7 +103,7 @@ func.func @protocol_c9_one_stage_first_wait_parity_one(%smem: !llvm.ptr<3>, %tmA
   %p0 = arith.constant true
   %r:2 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero, %p = %p0) -> (!acc, i1) {
     %p32 = arith.extui %p : i1 to i32
-    // expected-error @below {{a wait for shared memory a TMA load fills once must use parity 0, the phase the load completes, but got 1, which passes before the bytes land (protocol_c9)}}
+    // expected-error @below {{a first wait for a tile a TMA load refills each round must use parity 0, the phase its first fill completes, but got 1, which passes before the bytes land (protocol_c9)}}
     nvvm.mbarrier.try_wait.parity %bar, %p32, %c0_i32 : !llvm.ptr<3>, i32, i32
     nvwgmma.fence
     %d = nvwgmma.mma_async %desc, %desc, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
