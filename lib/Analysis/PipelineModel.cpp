@@ -346,10 +346,9 @@ void PipelineModel::oneShotReadsOf(
   }
 }
 
-/// Whether [at, at + bytes) can meet [lo, lo + extent), both offsets from
-/// `base`'s atoms: only a store at a constant offset from exactly those
-/// atoms is known apart.
-/// Whether bytes [to + from, to + until) may meet [base, base + extent).
+/// Whether bytes [to + from, to + until) can meet [base, base + extent):
+/// only a store at a constant offset (or offset range) from exactly
+/// `base`'s atoms is known apart.
 static bool mayOverlap(const StagedAddress &to, int64_t from, int64_t until,
                        const Linear &base, int64_t extent) {
   if (to.stride != 0 || to.rest.terms.size() != base.terms.size() ||
@@ -361,21 +360,24 @@ static bool mayOverlap(const StagedAddress &to, int64_t from, int64_t until,
 
 bool PipelineModel::mayFeed(Operation *store, Operation *mma) {
   auto write = dyn_cast<LLVM::StoreOp>(store);
-  std::optional<StagedAddress> to =
-      write ? addresses.staged(write.getAddr()) : std::nullopt;
-  // Failing a linear form, a base and an offset range (a swizzled scratch
-  // address from thread bits, as Triton's layout conversions write).
-  std::optional<BoundedAddress> range =
-      write ? addresses.bounded(write.getAddr()) : std::nullopt;
+  if (!write)
+    return true;
+  // A base and an offset range where the address has one (a swizzled
+  // scratch address from thread bits, as Triton's layout conversions
+  // write), else its staged linear form.
+  std::optional<StagedAddress> to;
+  std::optional<BoundedAddress> range = addresses.bounded(write.getAddr());
+  int64_t lo = 0, hi = 0;
   if (range && (range->lo != 0 || range->hi != 0)) {
     to = StagedAddress();
     to->rest = range->base;
+    lo = range->lo;
+    hi = range->hi;
   } else {
-    range.reset();
+    to = addresses.staged(write.getAddr());
   }
   if (!to)
     return true;
-  int64_t lo = range ? range->lo : 0, hi = range ? range->hi : 0;
   Type type = write.getValue().getType();
   int64_t bytes = 16;
   if (type.isIntOrFloat())

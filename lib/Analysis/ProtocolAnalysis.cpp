@@ -895,11 +895,20 @@ private:
       }
       return false;
     };
-    if (scan(s.uncommitted, true, 0))
+    forEachPendingSet(s, scan);
+  }
+
+  /// The uncommitted mma_async ops, then each committed group from the
+  /// newest (with the wait_group depth that would complete it), until
+  /// `visit` returns true.
+  static void forEachPendingSet(
+      const State &s,
+      llvm::function_ref<bool(const PendingSet &, bool, int64_t)> visit) {
+    if (visit(s.uncommitted, /*uncommitted=*/true, 0))
       return;
     for (size_t i = s.groups.size(); i-- > 0;)
-      if (scan(s.groups[i], false,
-               static_cast<int64_t>(s.groups.size() - 1 - i)))
+      if (visit(s.groups[i], /*uncommitted=*/false,
+                static_cast<int64_t>(s.groups.size() - 1 - i)))
         return;
   }
 
@@ -965,35 +974,33 @@ private:
   /// pending when a TMA load overwrites it.
   void checkOneShotNotPending(Operation *at, const OneShotFill *fill,
                               const State &s, bool emit) {
-    auto reads = [&](const Pending &p) {
-      return llvm::is_contained(oneShotReads[p.op], fill);
-    };
-    auto report = [&](Operation *mma, std::optional<int64_t> depth) {
+    forEachPendingSet(s, [&](const PendingSet &set, bool uncommitted,
+                             int64_t depth) {
+      auto p = llvm::find_if(set, [&](const Pending &p) {
+        return llvm::is_contained(oneShotReads[p.op], fill);
+      });
+      if (p == set.end())
+        return false;
       ProtocolViolation v{ProtocolViolation::ReleasedWhilePending, at, nullptr};
       v.text =
-          depth ? llvm::formatv("a tile must be overwritten only after the "
-                                "wgmma groups reading it completed "
-                                "(wait_group {0} or lower first), but got it "
-                                "overwritten while that group may be pending "
-                                "(protocol_c7)",
-                                *depth)
-                      .str()
-                : "a tile must be overwritten only after the wgmma groups "
-                  "reading it completed, but got it overwritten while an "
-                  "mma_async reading it is not even committed (protocol_c7)";
-      v.notes.push_back({mma, "mma_async reading the tile issued here"});
-      if (s.lastWait && depth)
+          uncommitted
+              ? "a tile must be overwritten only after the wgmma groups "
+                "reading it completed, but got it overwritten while an "
+                "mma_async reading it is not even committed (protocol_c7)"
+              : llvm::formatv("a tile must be overwritten only after the "
+                              "wgmma groups reading it completed "
+                              "(wait_group {0} or lower first), but got it "
+                              "overwritten while that group may be pending "
+                              "(protocol_c7)",
+                              depth)
+                    .str();
+      v.notes.push_back({p->op, "mma_async reading the tile issued here"});
+      if (s.lastWait && !uncommitted)
         v.notes.push_back(
             {s.lastWait, "the last wait_group executed before it"});
       emitOnce(v, emit);
-    };
-    for (const Pending &p : s.uncommitted)
-      if (reads(p))
-        return report(p.op, std::nullopt);
-    for (size_t i = s.groups.size(); i-- > 0;)
-      for (const Pending &p : s.groups[i])
-        if (reads(p))
-          return report(p.op, static_cast<int64_t>(s.groups.size() - 1 - i));
+      return true;
+    });
   }
 
   /// protocol_c6, the producer's side: a load into a stage of a ring whose
