@@ -1280,15 +1280,8 @@ std::optional<Linear> AddressModel::compute(Value v) {
     return memrefOffset(meta.getSource());
   // An nvgpu descriptor's start field counts the tile's address in 16 bytes.
   if (auto gen = dyn_cast<nvgpu::WarpgroupGenerateDescriptorOp>(def)) {
-    // The tile starts at the aligned pointer plus the memref's offset (a
-    // subview's), as the lowering's buffer pointer does.
-    std::optional<Linear> l = linear(gen.getTensor());
-    std::optional<Linear> offset = memrefOffset(gen.getTensor());
-    int64_t bytes = gen.getTensor().getType().getElementTypeBitWidth() / 8;
-    if (!l || !offset || !scale(*offset, bytes))
-      return std::nullopt;
-    l = addLinear(*l, *offset, 1);
-    if (l->shift + 4 > 40)
+    std::optional<Linear> l = memrefStart(gen.getTensor());
+    if (!l || l->shift + 4 > 40)
       return std::nullopt;
     l->shift += 4;
     return l;
@@ -1552,6 +1545,19 @@ std::optional<Linear> AddressModel::extractedField(LLVM::ExtractValueOp op) {
   return std::nullopt;
 }
 
+std::optional<Linear> AddressModel::memrefStart(Value memref) {
+  // The aligned pointer plus the memref's offset (a subview's), in bytes,
+  // as the lowering's buffer pointer computes it.
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || type.getElementTypeBitWidth() % 8 != 0)
+    return std::nullopt;
+  std::optional<Linear> l = linear(memref);
+  std::optional<Linear> offset = memrefOffset(memref);
+  if (!l || !offset || !scale(*offset, type.getElementTypeBitWidth() / 8))
+    return std::nullopt;
+  return addLinear(*l, *offset, 1);
+}
+
 std::optional<int64_t> AddressModel::memrefBytesAt(Value address) {
   std::optional<Linear> at = linear(address);
   if (!at)
@@ -1584,12 +1590,7 @@ std::optional<int64_t> AddressModel::memrefBytesAt(Value address) {
         type.getElementTypeBitWidth() % 8 != 0)
       continue;
     int64_t elementBytes = type.getElementTypeBitWidth() / 8;
-    Value memref = bridge->getOperand(0);
-    std::optional<Linear> start = linear(memref);
-    std::optional<Linear> offset = memrefOffset(memref);
-    if (!start || !offset || !scale(*offset, elementBytes))
-      continue;
-    start = addLinear(*start, *offset, 1);
+    std::optional<Linear> start = memrefStart(bridge->getOperand(0));
     std::optional<Linear> diff =
         start ? addLinear(*at, *start, -1) : std::nullopt;
     int64_t bytes;

@@ -240,6 +240,8 @@ private:
   bool isOne(Value v);
   /// The aligned pointer of the memref `def` defines.
   std::optional<Linear> memrefAddress(Operation *def);
+  /// The byte address of a memref's first element.
+  std::optional<Linear> memrefStart(Value memref);
   /// The element offset of a memref.
   std::optional<Linear> memrefOffset(Value memref);
   /// A field of an LLVM struct: through insertvalue chains and memref
