@@ -659,18 +659,84 @@ bool AddressModel::nonNegative(Value v, llvm::DenseSet<Value> &assumed,
          nonNegative(arg->next, assumed, depth + 1);
 }
 
+/// Signed compares of x with a constant; x != 0 for a non-negative x.
+bool AddressModel::provesAtLeast(Value cond, bool taken, Value x,
+                                 int64_t least) {
+  using P = arith::CmpIPredicate;
+  auto bound = [&](std::initializer_list<P> preds,
+                   bool xLeft) -> std::optional<int64_t> {
+    auto cmp = comparedBy(cond, preds);
+    if (!cmp || (xLeft ? cmp->first : cmp->second) != x)
+      return std::nullopt;
+    return constant(xLeft ? cmp->second : cmp->first);
+  };
+  std::optional<int64_t> c;
+  if (taken) {
+    if ((c = bound({P::sgt}, true)) || (c = bound({P::slt}, false)))
+      return *c + 1 >= least;
+    if ((c = bound({P::sge}, true)) || (c = bound({P::sle}, false)))
+      return *c >= least;
+    if ((c = bound({P::ne}, true)) || (c = bound({P::ne}, false)))
+      return *c == 0 && least <= 1 && nonNegative(x);
+    return false;
+  }
+  if ((c = bound({P::sle}, true)) || (c = bound({P::sge}, false)))
+    return *c + 1 >= least;
+  if ((c = bound({P::slt}, true)) || (c = bound({P::sgt}, false)))
+    return *c >= least;
+  if ((c = bound({P::eq}, true)) || (c = bound({P::eq}, false)))
+    return *c == 0 && least <= 1 && nonNegative(x);
+  return false;
+}
+
+bool AddressModel::guardedNonNegative(Value v, Operation *at) {
+  auto base = counterPlus(v);
+  if (!base || base->second >= 0)
+    return false;
+  Value x = base->first;
+  int64_t least = -base->second;
+  // Climb from `at` through blocks entered only from a conditional branch
+  // (or an scf.if's region) until one proves the bound.
+  Block *block = at->getBlock();
+  for (int depth = 0; block && depth < 16; ++depth) {
+    if (auto ifOp = dyn_cast_or_null<scf::IfOp>(block->getParentOp());
+        ifOp && block->isEntryBlock()) {
+      bool then = block->getParent() == &ifOp.getThenRegion();
+      if (provesAtLeast(ifOp.getCondition(), then, x, least))
+        return true;
+      block = ifOp->getBlock();
+      continue;
+    }
+    Block *pred = block->getSinglePredecessor();
+    if (!pred)
+      return false;
+    Operation *branch = pred->getTerminator();
+    if (Value cond = branchCondition(branch);
+        cond && branch->getNumSuccessors() == 2 &&
+        branch->getSuccessor(0) != branch->getSuccessor(1)) {
+      bool taken = branch->getSuccessor(0) == block;
+      if (provesAtLeast(cond, taken, x, least))
+        return true;
+    }
+    block = pred;
+  }
+  return false;
+}
+
 // Gluon and Triton write k % S and k / S signed: the same as unsigned for a
-// counter that never goes below 0.
+// counter that never goes below 0 there.
 bool AddressModel::isRemainder(Operation *op) {
   return isa<arith::RemUIOp, LLVM::URemOp>(op) ||
          (isa<arith::RemSIOp, LLVM::SRemOp>(op) &&
-          nonNegative(op->getOperand(0)));
+          (nonNegative(op->getOperand(0)) ||
+           guardedNonNegative(op->getOperand(0), op)));
 }
 
 bool AddressModel::isQuotient(Operation *op) {
   return isa<arith::DivUIOp, LLVM::UDivOp>(op) ||
          (isa<arith::DivSIOp, LLVM::SDivOp>(op) &&
-          nonNegative(op->getOperand(0)));
+          (nonNegative(op->getOperand(0)) ||
+           guardedNonNegative(op->getOperand(0), op)));
 }
 
 std::optional<StageExpr> AddressModel::stageOf(Value atom) {
@@ -1469,7 +1535,8 @@ std::optional<Linear> AddressModel::memrefAddress(Operation *def) {
     return addLinear(*base, *shift, 1);
   }
   if (isa<memref::SubViewOp, memref::ReinterpretCastOp, memref::CastOp,
-          memref::AssumeAlignmentOp>(def))
+          memref::AssumeAlignmentOp, memref::TransposeOp, memref::ExpandShapeOp,
+          memref::CollapseShapeOp>(def))
     return linear(def->getOperand(0));
   return std::nullopt;
 }
@@ -1485,8 +1552,11 @@ std::optional<Linear> AddressModel::memrefOffset(Value memref) {
       !ShapedType::isDynamic(offset))
     return constantOf(offset);
   Operation *def = memref.getDefiningOp();
-  // A cast that only forgets the static offset keeps it.
-  if (isa_and_nonnull<memref::CastOp, memref::AssumeAlignmentOp>(def))
+  // A cast that only forgets the static offset keeps it, as do views that
+  // only permute or regroup dimensions (Mosaic's transposed K tile).
+  if (isa_and_nonnull<memref::CastOp, memref::AssumeAlignmentOp,
+                      memref::TransposeOp, memref::ExpandShapeOp,
+                      memref::CollapseShapeOp>(def))
     return memrefOffset(def->getOperand(0));
   if (auto sub = dyn_cast_or_null<memref::SubViewOp>(def)) {
     SmallVector<int64_t> srcStrides;

@@ -233,6 +233,12 @@ private:
   /// non-negative constant) counting up from a non-negative start.
   bool nonNegative(Value v);
   bool nonNegative(Value v, llvm::DenseSet<Value> &assumed, int depth);
+  /// Whether `v` (a counter minus a constant) is non-negative where `at`
+  /// runs because a branch on the counter guards it (Gluon's release of
+  /// stage (k - 1) mod S under `if k > 0`).
+  bool guardedNonNegative(Value v, Operation *at);
+  /// Whether branch condition `cond` being `taken` proves `x >= least`.
+  bool provesAtLeast(Value cond, bool taken, Value x, int64_t least);
   /// x mod S and x / S, unsigned or signed of a non-negative x.
   bool isRemainder(Operation *op);
   bool isQuotient(Operation *op);

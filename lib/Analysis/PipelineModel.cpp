@@ -425,6 +425,23 @@ void PipelineModel::forEachEarlierEvent(
   });
 }
 
+void PipelineModel::forEachEarlierMma(
+    Operation *op, llvm::function_ref<void(Operation *)> visit) {
+  // Structured: earlier in its block and every enclosing one, innermost
+  // first; then CFG: ops in blocks that dominate its own (a release after
+  // the join of a conditional wait, in lowered IR).
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  forEachEarlierEvent(op, EventKind::Mma, [&](Operation *mma) {
+    if (seen.insert(mma).second)
+      visit(mma);
+  });
+  fn->walk([&](Operation *mma) {
+    if (events.kind(mma) == EventKind::Mma && !seen.contains(mma) &&
+        addresses.properlyDominates(mma, op))
+      visit(mma);
+  });
+}
+
 void PipelineModel::learnReleases() {
   // Consumers release a stage once they have read it: an arrive on a
   // barrier slot after an mma_async that read the same slot of a ring
@@ -436,13 +453,25 @@ void PipelineModel::learnReleases() {
     if (!slot || isFull(slot->id))
       return;
     if (slot->stage.isFixed() && slot->stage.stages == 1) {
-      // A fixed barrier arrived on after reading a one-shot tile releases it.
-      forEachEarlierEvent(op, EventKind::Mma, [&](Operation *mma) {
+      // A fixed barrier arrived on after reading a one-shot tile releases it;
+      // after reading a ring's stage, it may release that ring one round at
+      // a time (Mosaic's consumed barriers: one phase per round, whatever
+      // the stage). The newest read of each ring names the stage released.
+      SmallVector<int, 2> &read = releasedAfter[slot->id];
+      auto &stages = sharedReleaseStages[op];
+      forEachEarlierMma(op, [&](Operation *mma) {
         for (const OneShotFill *fill : oneShotReadsOf(mma)) {
           auto &releases = oneShotFills[fill - oneShotFills.data()].releases;
           if (llvm::none_of(releases,
                             [&](const auto &r) { return r.first == op; }))
             releases.push_back({op, slot->id});
+        }
+        for (const SlotRef &r : readsOf(mma)) {
+          if (r.stage.isFixed())
+            continue;
+          if (!llvm::is_contained(read, r.id))
+            read.push_back(r.id);
+          stages.try_emplace(r.id, r.stage);
         }
       });
       return;
@@ -450,7 +479,7 @@ void PipelineModel::learnReleases() {
     if (slot->stage.stages <= 1)
       return;
     SmallVector<int, 2> &read = releasedAfter[slot->id];
-    forEachEarlierEvent(op, EventKind::Mma, [&](Operation *mma) {
+    forEachEarlierMma(op, [&](Operation *mma) {
       for (const SlotRef &r : readsOf(mma))
         if (r.stage.sameSlot(slot->stage) && !llvm::is_contained(read, r.id))
           read.push_back(r.id);
@@ -479,13 +508,21 @@ void PipelineModel::learnEmptyBarriers() {
       if (!addresses.properlyDominates(prev, load))
         continue;
       std::optional<SlotRef> barrier = barrierOf(prev);
-      if (!barrier || !barrier->stage.sameSlot(slot->stage) ||
-          llvm::is_contained(ring.full, barrier->id) ||
+      if (!barrier || llvm::is_contained(ring.full, barrier->id) ||
           llvm::is_contained(ring.empty, barrier->id))
         continue;
       auto released = releasedAfter.find(barrier->id);
-      if (released != releasedAfter.end() && !released->second.empty() &&
-          !llvm::is_contained(released->second, slot->id))
+      bool releasesRing = released != releasedAfter.end() &&
+                          llvm::is_contained(released->second, slot->id);
+      // One barrier for every stage is the ring's release only where the
+      // consumers are seen arriving on it after reading the ring.
+      bool shared = isShared(*barrier) && !isFull(barrier->id) &&
+                    !slot->stage.isFixed() && releasesRing &&
+                    !isRendezvous(barrier->id);
+      if (!shared && !barrier->stage.sameSlot(slot->stage))
+        continue;
+      if (!shared && released != releasedAfter.end() &&
+          !released->second.empty() && !releasesRing)
         continue;
       ring.empty.push_back(barrier->id);
     }
@@ -508,6 +545,54 @@ bool PipelineModel::isArrivedOn(int barrier) {
     });
   }
   return arrivedOn->contains(barrier);
+}
+
+bool PipelineModel::isRendezvous(int barrier) {
+  auto [it, added] = rendezvous.try_emplace(barrier, false);
+  if (!added)
+    return it->second;
+  SmallVector<Operation *> arrives, waits;
+  fn->walk([&](Operation *op) {
+    EventKind kind = events.kind(op);
+    if (kind != EventKind::Arrive && kind != EventKind::ParityWait)
+      return;
+    if (std::optional<SlotRef> slot = barrierOf(op);
+        slot && slot->id == barrier)
+      (kind == EventKind::Arrive ? arrives : waits).push_back(op);
+  });
+  bool found = llvm::any_of(arrives, [&](Operation *arrive) {
+    return llvm::any_of(waits, [&](Operation *wait) {
+      return addresses.properlyDominates(arrive, wait);
+    });
+  });
+  return rendezvous[barrier] = found;
+}
+
+bool PipelineModel::rendezvousInRound(Operation *op) {
+  const void *loop = innermostLoop(op);
+  if (!loop)
+    return false;
+  bool found = false;
+  fn->walk([&](Operation *wait) {
+    if (found || events.kind(wait) != EventKind::ParityWait ||
+        innermostLoop(wait) != loop)
+      return;
+    std::optional<SlotRef> slot = barrierOf(wait);
+    found = slot && !isFull(slot->id) && !isEmpty(slot->id) &&
+            isRendezvous(slot->id);
+  });
+  return found;
+}
+
+std::optional<StageExpr> PipelineModel::sharedReleaseStage(Operation *arrive,
+                                                           int ring) {
+  auto stages = sharedReleaseStages.find(arrive);
+  if (stages == sharedReleaseStages.end())
+    return std::nullopt;
+  auto stage = stages->second.find(ring);
+  if (stage == stages->second.end())
+    return std::nullopt;
+  return stage->second;
 }
 
 bool PipelineModel::isEmpty(int barrier) const {
@@ -558,11 +643,34 @@ void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
   // fills; a ring of that many stages whose producer never waits on an
   // empty barrier refills stages the consumers may still read.
   SmallVector<std::pair<Operation *, SlotRef>> releases;
+  SmallVector<Operation *> waits;
+  fn->walk([&](Operation *op) {
+    if (events.kind(op) == EventKind::ParityWait)
+      waits.push_back(op);
+  });
   fn->walk([&](Operation *op) {
     if (events.kind(op) != EventKind::Arrive)
       return;
-    if (std::optional<SlotRef> slot = barrierOf(op);
-        slot && !slot->stage.isFixed() && !isFull(slot->id))
+    std::optional<SlotRef> slot = barrierOf(op);
+    if (!slot || isFull(slot->id))
+      return;
+    if (!slot->stage.isFixed()) {
+      releases.push_back({op, *slot});
+      return;
+    }
+    // A single barrier arrived on after a ring's read releases it where
+    // other threads wait on it: a wait neither before nor after the arrive
+    // on any path (another partition's). One the arriving threads wait on
+    // themselves is a rendezvous (Mosaic's schedule barrier).
+    if (!isShared(*slot) || !sharedReleaseStages.count(op) ||
+        isRendezvous(slot->id))
+      return;
+    bool elsewhere = llvm::any_of(waits, [&](Operation *wait) {
+      std::optional<SlotRef> w = barrierOf(wait);
+      return w && w->id == slot->id && !addresses.properlyDominates(op, wait) &&
+             !addresses.properlyDominates(wait, op);
+    });
+    if (elsewhere)
       releases.push_back({op, *slot});
   });
   for (auto [id, ring] : llvm::enumerate(rings)) {
@@ -576,12 +684,22 @@ void PipelineModel::checkRefillsWait(SmallVectorImpl<ProtocolViolation> &out) {
     });
     if (release == releases.end())
       release = llvm::find_if(releases, [&](const auto &r) {
-        return r.second.stage.stages == ring.stages;
+        return !r.second.stage.isFixed() &&
+               r.second.stage.stages == ring.stages;
       });
     if (release == releases.end())
       continue;
-    ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, ring.firstWrite,
-                        nullptr};
+    // Reported at a refill: a load at a varying stage past the first round.
+    Operation *at = ring.firstWrite;
+    for (Operation *load : tmaLoads) {
+      std::optional<SlotRef> slot = ringAt(events.of(load).destination);
+      if (slot && slot->id == static_cast<int>(id) && !slot->stage.isFixed() &&
+          !fillsFirstRound(load, slot->stage)) {
+        at = load;
+        break;
+      }
+    }
+    ProtocolViolation v{ProtocolViolation::ReadBeforeFilled, at, nullptr};
     v.text = llvm::formatv("a TMA load must refill a stage of this {0}-stage "
                            "ring only after a wait on that stage's empty "
                            "barrier, but got no such wait (protocol_c6)",
@@ -680,6 +798,27 @@ const void *PipelineModel::innermostLoop(Operation *op) {
       return op->getParentOp();
   }
   return nullptr;
+}
+
+bool PipelineModel::fillsFirstRound(Operation *load, const StageExpr &stage) {
+  // A loop of at most S trips that no other loop holds fills each stage
+  // once: round 0, which no release precedes (a warmup loop).
+  std::optional<int64_t> trips = addresses.shortTripCount(stage.counter);
+  if (!stage.counter || !trips || *trips > stage.stages)
+    return false;
+  Block *header = Value(stage.counter).getParentBlock();
+  Operation *loopOp = header->getParentOp();
+  if (isa<LoopLikeOpInterface>(loopOp))
+    return header->getParent()->isAncestor(load->getParentRegion()) &&
+           !innermostLoop(loopOp);
+  Region *region = header->getParent();
+  auto &info = loopInfos[region];
+  if (!info)
+    info = std::make_unique<CFGLoopInfo>(
+        addresses.dominanceInfo().getDomTree(region));
+  CFGLoop *loop = info->getLoopFor(header);
+  return loop && loop->getHeader() == header && !loop->getParentLoop() &&
+         loop->contains(load->getBlock()) && !innermostLoop(loopOp);
 }
 
 SmallVector<Operation *> PipelineModel::loadsOfRound(Operation *expect,
@@ -871,6 +1010,10 @@ void PipelineModel::checkParity(Operation *op,
                                 SmallVectorImpl<ProtocolViolation> &out) {
   const ProtocolEvent &wait = events.of(op);
   std::optional<SlotRef> barrier = barrierOf(op);
+  if (barrier && isShared(*barrier) && isEmpty(barrier->id)) {
+    checkSharedReleaseParity(op, barrier->id, out);
+    return;
+  }
   if (barrier && barrier->stage.isFixed() && barrier->stage.stages == 1) {
     checkOneShotParity(op, barrier->id, out);
     return;
@@ -981,6 +1124,42 @@ void PipelineModel::checkOneShotParity(
                : "a wait for shared memory a TMA load fills once must use "
                  "parity 0, the phase the load completes, but got 1, which "
                  "passes before the bytes land (protocol_c9)";
+  out.push_back(v);
+}
+
+void PipelineModel::checkSharedReleaseParity(
+    Operation *op, int barrier, SmallVectorImpl<ProtocolViolation> &out) {
+  // One barrier releases every stage, one phase per round (Mosaic's
+  // consumed barriers): where the producer filled stages before its first
+  // wait on it, that wait is for the consumers' first release, phase 0
+  // (1 passes at once, before any stage is released). Checked in the
+  // first wait only: no earlier wait on the barrier dominates it.
+  auto ringOfBarrier = [&](Operation *load) {
+    std::optional<SlotRef> slot = ringAt(events.of(load).destination);
+    return slot && llvm::is_contained(rings[slot->id].empty, barrier);
+  };
+  // A load before the wait on every path, or in a loop (a warmup loop)
+  // that is.
+  auto before = [&](Operation *load) {
+    Operation *at = load;
+    while (at && !at->getParentRegion()->isAncestor(op->getParentRegion()))
+      at = at->getParentOp();
+    return at && addresses.properlyDominates(at, op);
+  };
+  bool filledBefore = llvm::any_of(tmaLoads, [&](Operation *load) {
+    return ringOfBarrier(load) && before(load);
+  });
+  if (!filledBefore ||
+      waitedEarlier(op, [&](const SlotRef &s) { return s.id == barrier; }))
+    return;
+  std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
+  if (!parity || *parity == 0)
+    return;
+  ProtocolViolation v{ProtocolViolation::PhaseMismatch, op, nullptr};
+  v.text = "a first wait on a barrier the consumers release every stage on, "
+           "one phase per round, must use parity 0, the phase their first "
+           "release completes, but got 1, which passes before any stage is "
+           "released (protocol_c9)";
   out.push_back(v);
 }
 

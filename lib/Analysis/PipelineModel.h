@@ -92,6 +92,26 @@ public:
   bool isEmpty(int barrier) const;
   /// Whether some mbarrier.arrive names this barrier.
   bool isArrivedOn(int barrier);
+  /// A single barrier (not an array): as a ring's empty barrier, one for
+  /// every stage, completing one phase per round.
+  static bool isShared(const SlotRef &barrier) {
+    return barrier.stage.isFixed() && barrier.stage.stages == 1;
+  }
+  /// Whether threads that arrive on `barrier` then wait on it themselves
+  /// (an arrive dominates a wait on it): a rendezvous of warpgroups
+  /// (Mosaic's schedule barrier), no ring's release.
+  bool isRendezvous(int barrier);
+  /// Whether the round (innermost loop) holding `op` waits on a
+  /// rendezvous barrier: what some warpgroups waited for there reaches the
+  /// others through it (Mosaic's ping-pong schedule, where one warpgroup
+  /// waits for a stage the other reads after their next rendezvous).
+  bool rendezvousInRound(Operation *op);
+  /// Whether a TMA load at `stage` fills the ring's first round only (a
+  /// warmup loop of at most one trip per stage, in no other loop).
+  bool fillsFirstRound(Operation *load, const StageExpr &stage);
+  /// The stage of ring `ring` an arrive on a shared empty barrier
+  /// releases: the one its threads read last before it.
+  std::optional<StageExpr> sharedReleaseStage(Operation *arrive, int ring);
 
   /// protocol_c8 and protocol_c9, and what they could not decide (marked
   /// `unproven`).
@@ -119,12 +139,15 @@ private:
   };
   llvm::SmallVector<BarrierArray, 4> barrierArrays;
   std::optional<llvm::DenseSet<int>> arrivedOn;
+  llvm::DenseMap<int, bool> rendezvous; // isRendezvous's
   llvm::SmallVector<Operation *> tmaLoads;
   llvm::SmallVector<OneShotFill, 2> oneShotFills;
 
   /// For each barrier the consumers arrive on: the rings whose slots they
   /// read just before (see learnReleases).
   std::map<int, llvm::SmallVector<int, 2>> releasedAfter;
+  /// For each arrive on a single barrier: ring -> the stage read before it.
+  llvm::DenseMap<Operation *, std::map<int, StageExpr>> sharedReleaseStages;
 
   /// The bytes the mma_async ops read from one stage of the rings whose
   /// full barrier is `barrier`: a lower bound of what its TMA loads must
@@ -154,6 +177,10 @@ private:
   /// and each enclosing one, innermost first.
   void forEachEarlierEvent(Operation *op, EventKind kind,
                            llvm::function_ref<void(Operation *)> visit);
+  /// Every mma_async that runs before `op` in its round: earlier in its
+  /// block or an enclosing one, or in a block dominating its own.
+  void forEachEarlierMma(Operation *op,
+                         llvm::function_ref<void(Operation *)> visit);
   void learnRings();
   /// Rings filled only before their loop, one fixed mbarrier per stage.
   void learnPrologueRings();
@@ -170,6 +197,8 @@ private:
                              llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkOneShotParity(Operation *wait, int barrier,
                           llvm::SmallVectorImpl<ProtocolViolation> &out);
+  void checkSharedReleaseParity(Operation *wait, int barrier,
+                                llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkParity(Operation *wait,
                    llvm::SmallVectorImpl<ProtocolViolation> &out);
 };

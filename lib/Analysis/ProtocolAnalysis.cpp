@@ -288,6 +288,8 @@ struct State {
       return;
     }
     joinPeeked(o);
+    // What this side had passed decides vacuity below, whichever side joins.
+    SmallVector<Exhausted, 1> passed = exhausted;
     llvm::erase_if(exhausted, [&](const Exhausted &x) {
       return !llvm::is_contained(o.exhausted, x);
     });
@@ -325,19 +327,18 @@ struct State {
     // A fact about stage (k + c) is vacuous on a path that has shown
     // k + c' >= bound with c' <= c: no iteration with that stage follows
     // (a wait for the next block, skipped in the last one).
-    auto vacuous = [](const State &side, const SlotRef &x) {
-      return x.stage.counter &&
-             llvm::any_of(side.exhausted, [&](const Exhausted &e) {
+    auto vacuous = [](ArrayRef<Exhausted> side, const SlotRef &x) {
+      return x.stage.counter && llvm::any_of(side, [&](const Exhausted &e) {
                return e.endsLoop && e.counter == x.stage.counter &&
                       x.stage.offset >= e.offset;
              });
     };
     SmallVector<SlotRef> theirs;
     for (const SlotRef &y : o.ready)
-      if (!in(ready, y) && vacuous(*this, y))
+      if (!in(ready, y) && vacuous(passed, y))
         theirs.push_back(y);
     llvm::erase_if(ready, [&](const SlotRef &x) {
-      return !in(o.ready, x) && !vacuous(o, x);
+      return !in(o.ready, x) && !vacuous(o.exhausted, x);
     });
     llvm::append_range(ready, theirs);
     llvm::erase_if(partial, [&](const SlotRef &x) { return in(ready, x); });
@@ -778,9 +779,14 @@ private:
         emitOnce(v, emit);
         continue;
       }
-      bool filled = llvm::any_of(s.ready, [&](const SlotRef &w) {
+      auto waited = [&](const SlotRef &w) {
         return llvm::is_contained(ring.full, w.id) && w.stage.sameSlot(r.stage);
-      });
+      };
+      // A wait by some warpgroups reaches the others through a rendezvous
+      // of the round (see PipelineModel::rendezvousInRound).
+      bool filled =
+          llvm::any_of(s.ready, waited) ||
+          (llvm::any_of(s.partial, waited) && model.rendezvousInRound(op));
       if (filled)
         continue;
       v.text = llvm::formatv("an mma_async must read stage {0} only after a "
@@ -938,11 +944,19 @@ private:
         return;
       for (int id = 0; id < model.numRings(); ++id)
         if (llvm::is_contained(model.ring(id).empty, slot->id)) {
-          checkNotPending(op, id, slot->stage, s, emit, "released");
+          // A barrier shared by every stage releases the stage read last.
+          StageExpr stage = slot->stage;
+          if (PipelineModel::isShared(*slot)) {
+            std::optional<StageExpr> read = model.sharedReleaseStage(op, id);
+            if (!read)
+              continue;
+            stage = *read;
+          }
+          checkNotPending(op, id, stage, s, emit, "released");
           // Released, the stage may be refilled: no longer known filled.
           auto released = [&](const SlotRef &r) {
             return llvm::is_contained(model.ring(id).full, r.id) &&
-                   r.stage.sameSlot(slot->stage);
+                   r.stage.sameSlot(stage);
           };
           llvm::erase_if(s.ready, released);
           llvm::erase_if(s.partial, released);
@@ -1010,11 +1024,12 @@ private:
   void checkRefillWaited(Operation *op, const SlotRef &slot, State &s,
                          bool emit) {
     const Ring &ring = model.ring(slot.id);
-    if (ring.empty.empty() || slot.stage.isFixed() || slot.stage.stages <= 0)
+    if (ring.empty.empty() || slot.stage.isFixed() || slot.stage.stages <= 0 ||
+        model.fillsFirstRound(op, slot.stage))
       return;
     auto waited = [&](const SlotRef &w) {
       return llvm::is_contained(ring.empty, w.id) &&
-             w.stage.sameSlot(slot.stage);
+             (w.stage.sameSlot(slot.stage) || PipelineModel::isShared(w));
     };
     if (llvm::any_of(s.ready, waited) || llvm::any_of(s.partial, waited))
       return;

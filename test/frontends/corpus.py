@@ -52,7 +52,16 @@ HELD_OUT_SOURCES = {"upstream-sm90"}
 # warp-specialised Gluon ring (the ring position carried across tiles,
 # Triton's layout-conversion scratch written between tiles). The held-out
 # warp-specialised kernels of the same front end are reported after it.
-TUNE_KERNELS = {("triton-3.9", "gluon_ws_persistent_matmul")}
+TUNE_KERNELS = {
+    ("triton-3.9", "gluon_ws_persistent_matmul"),
+    # Gluon's warp-specialised ring at other sizes (3 stages, 64-row tiles):
+    # the 4-stage kernel stays held out.
+    ("triton-3.9", "gluon_ws_matmul_3stage"),
+    # Mosaic's flash attention with a TMA warpgroup at other sizes (3 stages,
+    # 128-wide KV blocks): the 2-stage kernel of the same schedule stays held out.
+    ("mosaic-0.10", "mosaic_flash_attention_warp_specialized_3stage"),
+    ("mosaic-0.10", "mosaic_flash_attention_warp_specialized_3stage_lowered"),
+}
 # Correct kernels as their front end ships them that really break the
 # protocol: (source, kernel pattern) -> (the rules the checker must report,
 # why). Such a kernel's errors are findings, not false alarms; its mutants

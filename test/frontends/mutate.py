@@ -201,6 +201,22 @@ def _rendezvous(lines: list[str], i: int) -> bool:
     return False
 
 
+def _before_rendezvous(lines: list[str], events: list[tuple[int, str]], n: int) -> bool:
+    """Every arrive between event n and the next other protocol op is
+    followed by a wait on the same barrier (a rendezvous)."""
+    arrives = 0
+    for j, k in events[n + 1 :]:
+        if k == "arrive":
+            arrives += 1
+        elif k == "barrier_wait":
+            if not _rendezvous(lines, j):
+                return False
+            arrives -= 1
+        else:
+            break
+    return arrives == 0
+
+
 def _varying_parity(lines: list[str], i: int) -> bool:
     """The wait's parity is not a constant (a ring's wait, in a loop)."""
     parity = _parity(lines[i])
@@ -259,7 +275,12 @@ def mutants(kernel: str, text: str) -> list[dict]:
         if k != "barrier_wait" or _rendezvous(lines, i):
             continue
         after = next((k2 for _, k2 in events[n + 1 :] if k2 != "barrier_wait"), None)
-        if after in ("fence", "mma") and full is None:
+        # A rendezvous of warpgroups (an arrive, then a wait on it) may come
+        # between a full wait and the mma_async it guards (Mosaic).
+        reads = next((k2 for _, k2 in events[n + 1 :]
+                      if k2 not in ("barrier_wait", "arrive")), None)  # fmt: skip
+        if full is None and (after in ("fence", "mma") or (
+                reads in ("fence", "mma") and _before_rendezvous(lines, events, n))):  # fmt: skip
             full = i
         elif after in ("expect", "tma") and empty is None and i > (mmas[0] if mmas else 0):
             empty = i

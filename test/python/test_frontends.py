@@ -26,16 +26,7 @@ corpus = _load()
 
 # Seeded bugs the checker does not catch yet, each with why. The list is
 # asserted both ways: a new miss fails, and so does a miss that got caught.
-KNOWN_MISSES = {
-    "mosaic-0.10/mosaic_flash_attention_warp_specialized.del_empty_wait": "a producer wait the checker cannot relate to a ring stage",
-    "mosaic-0.10/mosaic_flash_attention_warp_specialized.flip_parity_empty": "a wait on a barrier the checker relates to no ring stage (a one-slot barrier, or a conditionally advanced producer state)",
-    "mosaic-0.10/mosaic_flash_attention_warp_specialized.release_before_wait": "read and release indices not related (they start from an earlier loop's results)",
-    "mosaic-0.10/mosaic_flash_attention_warp_specialized_lowered.del_empty_wait": "a producer wait the checker cannot relate to a ring stage",
-    "mosaic-0.10/mosaic_flash_attention_warp_specialized_lowered.flip_parity_empty": "a wait on a barrier the checker relates to no ring stage (a one-slot barrier, or a conditionally advanced producer state)",
-    "mosaic-0.10/mosaic_flash_attention_warp_specialized_lowered.release_before_wait": "read and release indices not related (they start from an earlier loop's results)",
-    "triton-3.9/gluon_warp_specialized_matmul.deepen_wait_loop": "read and release indices not related (they start from an earlier loop's results)",
-    "triton-3.9/gluon_warp_specialized_matmul.del_empty_wait": "held out: reported, not investigated",
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 def _id(r):

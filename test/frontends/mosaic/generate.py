@@ -64,6 +64,11 @@ def kernels(examples: pathlib.Path):
         1, 4, 1, 1024, 1024, 128, blocks, impl=fa.Implementation.TWO_COMPUTE_WG)  # fmt: skip
     yield fa, "mosaic_flash_attention_warp_specialized", lambda: fa.build_kernel(
         1, 4, 1, 1024, 1024, 128, blocks, impl=fa.Implementation.TWO_COMPUTE_ONE_TMA_WG)  # fmt: skip
+    # The same schedule at other sizes (3 stages, 128-wide KV blocks, head
+    # dim 64): written to tune the checker on, the kernel above stays held out.
+    blocks3 = fa.BlockSizes(q=64, kv=128, stages=3)
+    yield fa, "mosaic_flash_attention_warp_specialized_3stage", lambda: fa.build_kernel(
+        1, 2, 1, 2048, 2048, 64, blocks3, impl=fa.Implementation.TWO_COMPUTE_ONE_TMA_WG)  # fmt: skip
 
 
 def lower(text: str) -> str:

@@ -272,13 +272,17 @@ def gluon_ws_persistent_matmul(
 
 
 def kernels():
-    """(name, GluonASTSource) of each kernel, 128 x 128 x 64 fp16 tiles."""
+    """(name, GluonASTSource) of each kernel, 128 x 128 x 64 fp16 tiles unless
+    said."""
     from triton.experimental.gluon._runtime import GluonASTSource
 
     layout = gl.NVMMASharedLayout.get_default_for([128, 64], gl.float16)
     desc = f"tensordesc<fp16[128,64],{layout!r}>"
     sig = {"a_desc": desc, "b_desc": desc, "c_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
     constexprs = {"STAGES": 4, "num_warps": 4}
+    a_layout = gl.NVMMASharedLayout.get_default_for([64, 64], gl.float16)
+    a3 = f"tensordesc<fp16[64,64],{a_layout!r}>"
+    sig3 = {**sig, "a_desc": a3}
     return [
         ("gluon_pipelined_matmul", GluonASTSource(gluon_pipelined_matmul, sig, constexprs)),
         (
@@ -286,4 +290,10 @@ def kernels():
             GluonASTSource(gluon_warp_specialized_matmul, sig, constexprs),
         ),
         ("gluon_ws_persistent_matmul", GluonASTSource(gluon_ws_persistent_matmul, sig, constexprs)),
+        # The warp-specialised ring at other sizes (3 stages, 64 x 128 x 64
+        # tiles): tuned on, the 4-stage kernel above stays held out.
+        (
+            "gluon_ws_matmul_3stage",
+            GluonASTSource(gluon_warp_specialized_matmul, sig3, {"STAGES": 3, "num_warps": 4}),
+        ),
     ]
