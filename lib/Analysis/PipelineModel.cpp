@@ -435,11 +435,16 @@ void PipelineModel::forEachEarlierMma(
     if (seen.insert(mma).second)
       visit(mma);
   });
-  fn->walk([&](Operation *mma) {
-    if (events.kind(mma) == EventKind::Mma && !seen.contains(mma) &&
-        addresses.properlyDominates(mma, op))
+  if (!mmaOps) {
+    mmaOps.emplace();
+    fn->walk([&](Operation *mma) {
+      if (events.kind(mma) == EventKind::Mma)
+        mmaOps->push_back(mma);
+    });
+  }
+  for (Operation *mma : *mmaOps)
+    if (!seen.contains(mma) && addresses.properlyDominates(mma, op))
       visit(mma);
-  });
 }
 
 void PipelineModel::learnReleases() {
@@ -572,6 +577,9 @@ bool PipelineModel::rendezvousInRound(Operation *op) {
   const void *loop = innermostLoop(op);
   if (!loop)
     return false;
+  auto [known, added] = roundRendezvous.try_emplace(loop, false);
+  if (!added)
+    return known->second;
   bool found = false;
   fn->walk([&](Operation *wait) {
     if (found || events.kind(wait) != EventKind::ParityWait ||
@@ -581,7 +589,7 @@ bool PipelineModel::rendezvousInRound(Operation *op) {
     found = slot && !isFull(slot->id) && !isEmpty(slot->id) &&
             isRendezvous(slot->id);
   });
-  return found;
+  return roundRendezvous[loop] = found;
 }
 
 std::optional<StageExpr> PipelineModel::sharedReleaseStage(Operation *arrive,
@@ -1127,30 +1135,54 @@ void PipelineModel::checkOneShotParity(
   out.push_back(v);
 }
 
+bool PipelineModel::runsBefore(Operation *a, Operation *b) {
+  // a's ancestor in a region holding b: before b on every path, or in a
+  // loop (an op, or a natural loop of the CFG) whose entry is.
+  Operation *at = a;
+  while (at && !at->getParentRegion()->isAncestor(b->getParentRegion()))
+    at = at->getParentOp();
+  if (!at)
+    return false;
+  if (addresses.properlyDominates(at, b))
+    return true;
+  Region *region = at->getParentRegion();
+  if (region->hasOneBlock())
+    return false;
+  auto &info = loopInfos[region];
+  if (!info)
+    info = std::make_unique<CFGLoopInfo>(
+        addresses.dominanceInfo().getDomTree(region));
+  CFGLoop *loop = info->getLoopFor(at->getBlock());
+  Operation *bAt = b;
+  while (bAt && bAt->getParentRegion() != region)
+    bAt = bAt->getParentOp();
+  return loop && bAt && !loop->contains(bAt->getBlock()) &&
+         addresses.properlyDominates(&loop->getHeader()->front(), bAt);
+}
+
 void PipelineModel::checkSharedReleaseParity(
     Operation *op, int barrier, SmallVectorImpl<ProtocolViolation> &out) {
   // One barrier releases every stage, one phase per round (Mosaic's
   // consumed barriers): where the producer filled stages before its first
   // wait on it, that wait is for the consumers' first release, phase 0
   // (1 passes at once, before any stage is released). Checked in the
-  // first wait only: no earlier wait on the barrier dominates it.
+  // first wait only: no other wait on the barrier runs before it.
   auto ringOfBarrier = [&](Operation *load) {
     std::optional<SlotRef> slot = ringAt(events.of(load).destination);
     return slot && llvm::is_contained(rings[slot->id].empty, barrier);
   };
-  // A load before the wait on every path, or in a loop (a warmup loop)
-  // that is.
-  auto before = [&](Operation *load) {
-    Operation *at = load;
-    while (at && !at->getParentRegion()->isAncestor(op->getParentRegion()))
-      at = at->getParentOp();
-    return at && addresses.properlyDominates(at, op);
-  };
   bool filledBefore = llvm::any_of(tmaLoads, [&](Operation *load) {
-    return ringOfBarrier(load) && before(load);
+    return ringOfBarrier(load) && runsBefore(load, op);
   });
-  if (!filledBefore ||
-      waitedEarlier(op, [&](const SlotRef &s) { return s.id == barrier; }))
+  bool waitedBefore = false;
+  fn->walk([&](Operation *other) {
+    if (waitedBefore || other == op ||
+        events.kind(other) != EventKind::ParityWait)
+      return;
+    std::optional<SlotRef> slot = barrierOf(other);
+    waitedBefore = slot && slot->id == barrier && runsBefore(other, op);
+  });
+  if (!filledBefore || waitedBefore)
     return;
   std::optional<int64_t> parity = addresses.firstParity(events.of(op).parity);
   if (!parity || *parity == 0)

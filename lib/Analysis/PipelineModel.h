@@ -140,6 +140,8 @@ private:
   llvm::SmallVector<BarrierArray, 4> barrierArrays;
   std::optional<llvm::DenseSet<int>> arrivedOn;
   llvm::DenseMap<int, bool> rendezvous; // isRendezvous's
+  llvm::DenseMap<const void *, bool> roundRendezvous; // rendezvousInRound's
+  std::optional<llvm::SmallVector<Operation *>> mmaOps;
   llvm::SmallVector<Operation *> tmaLoads;
   llvm::SmallVector<OneShotFill, 2> oneShotFills;
 
@@ -197,6 +199,9 @@ private:
                              llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkOneShotParity(Operation *wait, int barrier,
                           llvm::SmallVectorImpl<ProtocolViolation> &out);
+  /// Whether `a` (or a loop holding it, entered before `b`) runs before
+  /// `b` on every path.
+  bool runsBefore(Operation *a, Operation *b);
   void checkSharedReleaseParity(Operation *wait, int barrier,
                                 llvm::SmallVectorImpl<ProtocolViolation> &out);
   void checkParity(Operation *wait,

@@ -2,6 +2,7 @@
 // `if k > 0`, with signed remainders: k - 1 is not negative there, so the
 // release names that stage and a group still reading it is caught.
 // RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --convert-scf-to-cf --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 func.func @guarded_release_clean(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: i32, %producer: i1, %out: !llvm.ptr<1>) {

@@ -4,6 +4,7 @@
 // it), the producer waits on it before each refill. A rendezvous barrier
 // the consumers arrive on and then wait on themselves releases nothing.
 // RUN: nvwgmma-opt %s -split-input-file --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
+// RUN: nvwgmma-opt %s -split-input-file --convert-scf-to-cf --nvwgmma-check-protocol=unchecked=false -verify-diagnostics
 
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 !view = !llvm.struct<(ptr<3>, ptr<3>, i64, array<2 x i64>, array<2 x i64>)>
