@@ -139,7 +139,7 @@ private:
   };
   llvm::SmallVector<BarrierArray, 4> barrierArrays;
   std::optional<llvm::DenseSet<int>> arrivedOn;
-  llvm::DenseMap<int, bool> rendezvous; // isRendezvous's
+  llvm::DenseMap<int, bool> rendezvous;               // isRendezvous's
   llvm::DenseMap<const void *, bool> roundRendezvous; // rendezvousInRound's
   std::optional<llvm::SmallVector<Operation *>> mmaOps;
   llvm::SmallVector<Operation *> tmaLoads;
