@@ -663,29 +663,28 @@ bool AddressModel::nonNegative(Value v, llvm::DenseSet<Value> &assumed,
 bool AddressModel::provesAtLeast(Value cond, bool taken, Value x,
                                  int64_t least) {
   using P = arith::CmpIPredicate;
-  auto bound = [&](std::initializer_list<P> preds,
-                   bool xLeft) -> std::optional<int64_t> {
-    auto cmp = comparedBy(cond, preds);
-    if (!cmp || (xLeft ? cmp->first : cmp->second) != x)
-      return std::nullopt;
-    return constant(xLeft ? cmp->second : cmp->first);
-  };
-  std::optional<int64_t> c;
-  if (taken) {
-    if ((c = bound({P::sgt}, true)) || (c = bound({P::slt}, false)))
+  for (P pred : {P::sgt, P::sge, P::slt, P::sle, P::ne, P::eq}) {
+    auto cmp = comparedBy(cond, {pred});
+    if (!cmp || (cmp->first != x && cmp->second != x))
+      continue;
+    // As `x p c` where the branch went.
+    P p = taken ? pred : arith::invertPredicate(pred);
+    if (cmp->first != x)
+      p = p == P::sgt   ? P::slt
+          : p == P::sge ? P::sle
+          : p == P::slt ? P::sgt
+          : p == P::sle ? P::sge
+                        : p;
+    std::optional<int64_t> c =
+        constant(cmp->first == x ? cmp->second : cmp->first);
+    if (!c)
+      return false;
+    if (p == P::sgt)
       return *c + 1 >= least;
-    if ((c = bound({P::sge}, true)) || (c = bound({P::sle}, false)))
+    if (p == P::sge)
       return *c >= least;
-    if ((c = bound({P::ne}, true)) || (c = bound({P::ne}, false)))
-      return *c == 0 && least <= 1 && nonNegative(x);
-    return false;
+    return p == P::ne && *c == 0 && least <= 1 && nonNegative(x);
   }
-  if ((c = bound({P::sle}, true)) || (c = bound({P::sge}, false)))
-    return *c + 1 >= least;
-  if ((c = bound({P::slt}, true)) || (c = bound({P::sgt}, false)))
-    return *c >= least;
-  if ((c = bound({P::eq}, true)) || (c = bound({P::eq}, false)))
-    return *c == 0 && least <= 1 && nonNegative(x);
   return false;
 }
 
