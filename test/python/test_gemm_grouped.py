@@ -4,6 +4,8 @@ picks its tiles by rows per group, and every configuration it can return
 builds a strict-clean kernel that assembles without spills. (The launches
 run on the GPU: bench/gemm/grouped.py.)"""
 
+import re
+
 import pytest
 from test_gemm_launch import Array
 
@@ -56,7 +58,7 @@ def test_a_good_call_reduces_to_its_problem():
     problem, operands, out = _plan(X, W_NK, Offsets([0, 10, 10, 100]), out=Array((100, 32)),
                                    check_offsets=True)  # fmt: skip
     assert problem == dict(tokens=100, n=32, k=64, groups=4, dtype="f16", out_dtype="f16",
-                           b_major="K", max_rows=None)  # fmt: skip
+                           b_major="K", max_rows=None, bias=None, scaled=False)  # fmt: skip
     assert operands["b_bstride"] == 32 * 64 and operands["b_lead"] == 64
     w_kn = Array((4, 64, 32))  # row-major K x N per group: N-major
     assert _plan(X, w_kn, Offsets([100] * 4), out=Array((100, 32)))[0]["b_major"] == "N"
@@ -207,3 +209,119 @@ def test_the_arguments_name_every_kernel_parameter(masked):
     signature = [list(s) for s in (*KERNEL_SIGNATURE, *(MASKED_PARAMS if masked else GROUP_PARAMS))]
     args = runtime.named_args(signature, **_arguments(p, o, b"m" * 128, b"m" * 128, b"m" * 128))
     assert len(args) == len(signature)
+
+
+# -- fused epilogues: a per-group bias, an activation, fp8 row-wise scales
+
+
+@pytest.fixture
+def fp8_bytes(monkeypatch):
+    """One-byte arrays ("|u1") read as e4m3, as torch's float8 tensors are."""
+    from nvwgmma.kernel.gemm.launch import _Tensor
+
+    original = _Tensor.__init__
+
+    def init(self, value, what):
+        original(self, value, what)
+        if self.dtype == "|u1":
+            self.dtype = "e4m3"
+
+    monkeypatch.setattr(_Tensor, "__init__", init)
+
+
+X8 = Array((100, 64), "|u1")
+W8 = Array((4, 64, 32), "|u1", strides=(32 * 64, 1, 64))  # w (G, N, K).mT
+SA, SB = Array((100,), "<f4"), Array((4, 32), "<f4")
+
+
+def _plan_fused(a, b, bias=None, scale_a=None, scale_b=None, out=None):
+    from nvwgmma.kernel.gemm.grouped import _plan
+
+    return _plan(a, b, Offsets([100] * 4), out, None, False, None, bias, scale_a, scale_b)
+
+
+@pytest.mark.parametrize(
+    "a,b,kwargs,message",
+    [
+        (X, W_NK, {"bias": Array((4, 31))}, "bias must be a contiguous 4 x 32 tensor"),
+        (X, W_NK, {"bias": Array((4, 32), "|u1")}, "bias's dtype must be bf16 or f16 or f32"),
+        (X, W_NK, {"bias": Array((4, 32), device=1)}, "bias must be on a's device"),
+        (X8, W8, {"scale_a": SA}, "needs scale_a and scale_b, both"),
+        (X, W_NK, {"scale_a": SA, "scale_b": SB}, "a's dtype must be e4m3 or e5m2 with row-wise scales"),
+        (X8, W8, {}, "a's dtype must be bf16 or f16 \\(fp8 takes scaled_grouped_mm\\)"),
+        (X8, Array((4, 64, 32), "|u1"), {"scale_a": SA, "scale_b": SB}, "fp8 b must be K-major"),
+        (X8, W8, {"scale_a": Array((99,), "<f4"), "scale_b": SB}, "scale_a must be a contiguous 100 tensor"),
+        (X8, W8, {"scale_a": SA, "scale_b": Array((4, 32))}, "scale_b's dtype must be f32"),
+    ],
+)  # fmt: skip
+def test_bad_fused_calls_raise_before_launch(fp8_bytes, a, b, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _plan_fused(a, b, **kwargs)
+
+
+def test_a_scaled_call_reduces_to_its_problem(fp8_bytes):
+    problem, operands, _ = _plan_fused(X8, W8, bias=Array((4, 32), "<f4"), scale_a=SA, scale_b=SB,
+                                       out=Array((100, 32)))  # fmt: skip
+    assert problem["scaled"] and problem["bias"] == "f32" and problem["dtype"] == "e4m3"
+    assert operands["scale_b"].shape == (4, 32)
+
+
+def test_an_unknown_activation_is_refused():
+    from nvwgmma.kernel.gemm.grouped import prepare_grouped
+
+    with pytest.raises(ValueError, match="activation must be one of relu, gelu, gelu_tanh, silu"):
+        prepare_grouped(X, W_NK, offs=Offsets([100] * 4), activation="tanh")
+
+
+def test_the_scaled_arguments_name_every_kernel_parameter(fp8_bytes):
+    from nvwgmma.kernel import runtime
+    from nvwgmma.kernel.gemm import KERNEL_SIGNATURE
+    from nvwgmma.kernel.gemm.grouped import GROUP_PARAMS, SCALE_PARAMS, _arguments
+
+    p, o, _ = _plan_fused(X8, W8, scale_a=SA, scale_b=SB, out=Array((100, 32)))
+    signature = [list(s) for s in (*KERNEL_SIGNATURE, *GROUP_PARAMS, *SCALE_PARAMS)]
+    args = runtime.named_args(signature, **_arguments(p, o, b"m" * 128, b"m" * 128, b"m" * 128))
+    assert len(args) == len(signature)
+
+
+@pytest.mark.parametrize(
+    "dtype,tokens,bias,activation,scaled",
+    [("bf16", 64, "bf16", "silu", False), ("bf16", 4096, "f32", None, False),
+     ("e4m3", 64, None, None, True), ("e4m3", 4096, "bf16", "gelu", True)],
+)  # fmt: skip
+def test_fused_grouped_kernels_build_clean(ctx, dtype, tokens, bias, activation, scaled):
+    """The fused chains on both of the rule's tiles: strict-checked,
+    assembled, 0 spills; the scaled kernel takes the two scale pointers
+    last and loads them (f32) in the epilogue."""
+    from dataclasses import replace
+
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm.grouped import SCALE_PARAMS, _build, grouped_chain, grouped_config
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
+    from nvwgmma.tools import find_tool
+
+    config = grouped_config(tokens, 4096, 2048, 8, dtype=dtype, out_dtype="bf16")
+    chain = grouped_chain(bias=bias, activation=activation, scaled=scaled)
+    module, meta = _build(replace(config, fusion=chain))()
+    params = [list(p) for p in SCALE_PARAMS]
+    assert (meta["signature"][-2:] == params) == scaled
+    loads_f32 = re.findall(r"llvm\.load %\S+ : !llvm\.ptr<1> -> f32", str(module))
+    assert bool(loads_f32) == (scaled or bias == "f32")
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
+    if find_tool("ptxas") is not None:
+        messages = run_ptxas(ptx, extra_args=["-v"])
+        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+
+
+def test_a_scale_vector_names_an_extra_parameter():
+    from nvwgmma.kernel.gemm.fusion import ScaleVector, check_chain
+
+    with pytest.raises(ValueError, match="a grouped scale vector runs along columns"):
+        check_chain((ScaleVector("row", "scale_a", grouped=True),), "bf16")
+    with pytest.raises(
+        ValueError, match="a scale vector's param must name an extra kernel parameter"
+    ):
+        check_chain((ScaleVector("row", "not a name"),), "bf16")

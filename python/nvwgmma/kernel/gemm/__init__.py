@@ -35,7 +35,7 @@ The pieces (each its own module, each tested on its own):
 """
 
 from .config import ABLATIONS, PERSISTENT_MAX_K, SHIPPED, GemmConfig
-from .fusion import Activation, Alpha, Bias, Residual, Scale
+from .fusion import Activation, Alpha, Bias, Residual, Scale, ScaleVector
 from .kernel import KERNEL_SIGNATURE, build_gemm
 from .scheduler import grid_size
 from .selector import candidates, select_config
@@ -51,11 +51,13 @@ __all__ = [
     "Residual",
     "SHIPPED",
     "Scale",
+    "ScaleVector",
     "build_gemm",
     "candidates",
     "grid_size",
     "grouped_mm",
     "matmul",
+    "scaled_grouped_mm",
     "select_config",
 ]
 
@@ -65,8 +67,8 @@ def __getattr__(name):
         from .launch import matmul
 
         return matmul
-    if name == "grouped_mm":
-        from .grouped import grouped_mm
+    if name in ("grouped_mm", "scaled_grouped_mm"):
+        from . import grouped
 
-        return grouped_mm
+        return getattr(grouped, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -19,12 +19,19 @@ edge of C reads valid memory; the stores drop those elements.
     Residual(dtype, beta) acc += R[row, col], or beta * R[row, col] with beta
                           (alpha·A·B + beta·C is Alpha(), Residual(beta=True))
     Scale()               acc *= scale (the quantisation scale before an fp8 cast)
+    ScaleVector(axis, param)  acc *= param[row] or param[col] (f32 vectors passed
+                          as the kernel's extra parameter `param`: fp8 row-wise
+                          scales, torch._scaled_mm's scale_a and scale_b)
+
+In a grouped GEMM (`grouped=True` on Bias and ScaleVector) a column vector
+holds one row of N per group, `bias[group, col]`: per-expert biases and
+weight scales.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "ACTIVATIONS",
@@ -35,6 +42,7 @@ __all__ = [
     "Operands",
     "Residual",
     "Scale",
+    "ScaleVector",
     "apply",
     "chain_tag",
     "check_chain",
@@ -64,13 +72,34 @@ class Scale:
 class Bias:
     axis: str = "col"
     dtype: str = "bf16"
+    grouped: bool = False  # a grouped GEMM's bias[group, col]
 
     @property
     def tag(self):
-        return f"bias{self.axis}{self.dtype}"
+        return f"bias{self.axis}{self.dtype}" + ("g" if self.grouped else "")
 
     def emit(self, x, at):
-        return at.add(x, at.bias(self.axis, self.dtype))
+        return at.add(x, at.vector(at.operands.bias, self.axis, self.dtype, self.grouped))
+
+
+@dataclass(frozen=True)
+class ScaleVector:
+    axis: str
+    param: str  # the name of an f32 pointer among the kernel's extra parameters
+    grouped: bool = False
+
+    @property
+    def tag(self):
+        return f"scale{self.axis}{self.param}" + ("g" if self.grouped else "")
+
+    def emit(self, x, at):
+        pointer = at.operands.extra.get(self.param)
+        if pointer is None:
+            raise ValueError(
+                f"a scale vector reads the extra parameter {self.param!r}, but the kernel "
+                f"has only {sorted(at.operands.extra) or 'none'}"
+            )
+        return at.mul(x, at.vector(pointer, self.axis, "f32", self.grouped))
 
 
 @dataclass(frozen=True)
@@ -99,7 +128,7 @@ class Residual:
         return at.add(x, at.mul(r, at.operands.beta) if self.beta else r)
 
 
-EpilogueOp = Alpha | Bias | Activation | Residual | Scale
+EpilogueOp = Alpha | Bias | Activation | Residual | Scale | ScaleVector
 
 
 def transposed_chain(chain) -> tuple:
@@ -108,7 +137,10 @@ def transposed_chain(chain) -> tuple:
     from dataclasses import replace
 
     flip = {"col": "row", "row": "col"}
-    return tuple(replace(op, axis=flip[op.axis]) if isinstance(op, Bias) else op for op in chain)
+    return tuple(
+        replace(op, axis=flip[op.axis]) if isinstance(op, (Bias, ScaleVector)) else op
+        for op in chain
+    )
 
 
 def chain_tag(chain) -> str:
@@ -131,8 +163,20 @@ def check_chain(chain, out_dtype: str) -> None:
             raise ValueError(
                 f"activation must be one of {', '.join(ACTIVATIONS)}, but got {op.name!r}"
             )
-        if isinstance(op, Bias) and op.axis not in ("row", "col"):
-            raise ValueError(f"bias axis must be row or col, but got {op.axis!r}")
+        what = "bias" if isinstance(op, Bias) else "scale vector"
+        if isinstance(op, (Bias, ScaleVector)) and op.axis not in ("row", "col"):
+            raise ValueError(f"{what} axis must be row or col, but got {op.axis!r}")
+        if isinstance(op, (Bias, ScaleVector)) and op.grouped and op.axis != "col":
+            raise ValueError(
+                f"a grouped {what} runs along columns (one row of N per group), so its "
+                f"axis must be col, but got {op.axis!r}"
+            )
+        if isinstance(op, ScaleVector) and not (
+            isinstance(op.param, str) and op.param.isidentifier()
+        ):
+            raise ValueError(
+                f"a scale vector's param must name an extra kernel parameter, but got {op.param!r}"
+            )
         if isinstance(op, (Bias, Residual)) and op.dtype not in _LOADABLE:
             raise ValueError(
                 f"{type(op).__name__.lower()} dtype must be one of {', '.join(_LOADABLE)}, "
@@ -162,6 +206,10 @@ class Operands:
     scale: object
     # C (and so the residual) stored transposed: element (r, c) at c * m + r
     transposed: bool = False
+    # The kernel's extra parameters by name (build_gemm's extra_params).
+    extra: dict = field(default_factory=dict)
+    # A grouped GEMM's group of the tile being stored (i32), else None.
+    group: object = None
 
 
 class _At:
@@ -224,14 +272,23 @@ class _At:
         value = llvm.load(elem, gep(ptr, index, elem))
         return value if dtype == "f32" else arith.extf(F32Type.get(), value)
 
-    def bias(self, axis, dtype):
-        key = ("bias", axis, self.row() if axis == "row" else self.col())
+    def vector(self, pointer, axis, dtype, grouped=False):
+        """pointer[row] or pointer[col] (grouped: pointer[group * n + col]),
+        the index clamped to the problem."""
+        from ...dialects import arith
+
+        key = ("vector", pointer, axis, self.row() if axis == "row" else self.col())
         if key not in self._cache:
             o = self.operands
-            index = (
-                self._clamped(self.row(), o.m) if axis == "row" else self._clamped(self.col(), o.n)
-            )
-            self._cache[key] = self._load(o.bias, index, dtype)
+            if axis == "row":
+                index = self._clamped(self.row(), o.m)
+            else:
+                index = self._clamped(self.col(), o.n)
+                if grouped:
+                    if o.group is None:
+                        raise ValueError("a grouped epilogue vector needs a grouped GEMM's tile")
+                    index = arith.addi(arith.muli(o.group, o.n), index)
+            self._cache[key] = self._load(pointer, index, dtype)
         return self._cache[key]
 
     def residual(self, dtype):

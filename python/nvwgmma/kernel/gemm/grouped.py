@@ -22,6 +22,16 @@ up to R rows per group in a (G, R, K) a, each group's row count on the
 device, clamped to [0, R] by the kernel (scheduler.Masked); out is
 (G, R, N), its rows past the counts not written. No host check is needed.
 
+Fused epilogues: `bias=` (G, N) adds each group's bias row to its rows
+(a per-expert bias), `activation=` applies relu, gelu, gelu_tanh or silu
+after it. fp8 with row-wise scales (`torch._scaled_grouped_mm`'s
+semantics):
+
+    out = scaled_grouped_mm(x8, w8, scale_x, scale_w, offs=offs)
+    # x8 (T, K) e4m3, w8 (G, K, N) e4m3 K-major (a (G, N, K) weight's
+    # transpose), scale_x (T,) f32 per row, scale_w (G, N) f32 per column:
+    # out[r, n] = (x8[r] . w8[g][:, n]) * scale_x[r] * scale_w[g, n], bf16
+
 The configuration: `grouped_config`'s rule on the routed tokens per group
 (bench/gemm/grouped.py measures its candidates). C leaves through TMA but
 for each group's last 64-row block, which the group's end cuts: that one is
@@ -30,18 +40,54 @@ stored from registers, masked.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, replace
 
 from .. import _calls
 from .config import GemmConfig
 from .launch import _ELEMENT_BYTES, _check_aligned, _fail, _map, _matrix, _Tensor
 
-__all__ = ["GROUP_PARAMS", "grouped_config", "grouped_key", "grouped_mm", "prepare_grouped"]
+__all__ = [
+    "GROUP_PARAMS",
+    "grouped_config",
+    "grouped_key",
+    "grouped_mm",
+    "prepare_grouped",
+    "scaled_grouped_mm",
+]
 
 # The kernel's parameters after KERNEL_SIGNATURE: the groups' row ends (or,
 # masked, their token counts) and their count; masked, the rows per group.
 GROUP_PARAMS = (("offs", "!llvm.ptr<1>"), ("groups", "i32"))
 MASKED_PARAMS = (*GROUP_PARAMS, ("max_rows", "i32"))
+# fp8 row-wise scales: A's per row, B's per group and column (f32).
+SCALE_PARAMS = (("scale_a", "!llvm.ptr<1>"), ("scale_b", "!llvm.ptr<1>"))
+
+
+def _params(masked: bool, scaled: bool) -> tuple:
+    return (MASKED_PARAMS if masked else GROUP_PARAMS) + (SCALE_PARAMS if scaled else ())
+
+
+def _scaled(config: GemmConfig) -> bool:
+    from .fusion import ScaleVector
+
+    return any(isinstance(op, ScaleVector) for op in config.fusion)
+
+
+def grouped_chain(*, bias=None, activation=None, scaled=False) -> tuple:
+    """grouped_mm's epilogue chain, in its order: the fp8 row-wise scales
+    (A's rows, then B's columns per group), the per-group bias (`bias`:
+    its dtype, or None), the activation."""
+    from .fusion import Activation, Bias, ScaleVector
+
+    chain = []
+    if scaled:
+        chain += [ScaleVector("row", "scale_a"), ScaleVector("col", "scale_b", grouped=True)]
+    if bias is not None:
+        chain.append(Bias("col", bias, grouped=True))
+    if activation is not None:
+        chain.append(Activation(activation))
+    return tuple(chain)
 
 
 def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", out_dtype=None,
@@ -69,7 +115,7 @@ def grouped_key(config: GemmConfig, masked: bool = False) -> str:
     from .. import cache
     from .kernel import KERNEL_SIGNATURE
 
-    params = MASKED_PARAMS if masked else GROUP_PARAMS
+    params = _params(masked, _scaled(config))
     return cache.key(("gemm_masked_" if masked else "gemm_grouped_") + config.name,
                      (asdict(config), KERNEL_SIGNATURE, params))  # fmt: skip
 
@@ -91,9 +137,9 @@ def _masked_scheduler(config, args, rank):
 def _build(config: GemmConfig, masked: bool = False):
     from .kernel import build_gemm
 
-    if masked:
-        return lambda: build_gemm(config, scheduler=_masked_scheduler, extra_params=MASKED_PARAMS)
-    return lambda: build_gemm(config, scheduler=_scheduler, extra_params=GROUP_PARAMS)
+    params = _params(masked, _scaled(config))
+    scheduler = _masked_scheduler if masked else _scheduler
+    return lambda: build_gemm(config, scheduler=scheduler, extra_params=params)
 
 
 def write_grouped(directory: str, config: GemmConfig, masked: bool = False) -> str:
@@ -118,7 +164,22 @@ def _capturing(value) -> bool:
     return torch.cuda.is_current_stream_capturing()
 
 
-def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None):
+def _vector(t, name, dtypes, shape, device):
+    """A contiguous epilogue operand (a bias, scales), checked."""
+    v = _Tensor(t, name)
+    if v.device != device:
+        _fail(f"{name} must be on a's device, but got {v.device_name}")
+    if v.dtype not in dtypes:
+        _fail(f"{name}'s dtype must be {' or '.join(dtypes)}, but got {v.dtype}")
+    contiguous = tuple(math.prod(shape[i + 1 :]) for i in range(len(shape)))
+    if tuple(v.shape) != tuple(shape) or tuple(v.strides) != contiguous:
+        _fail(f"{name} must be a contiguous {' x '.join(map(str, shape))} tensor, but got "
+              f"shape {v.shape}, strides {v.strides}")  # fmt: skip
+    return v
+
+
+def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, scale_a=None,
+          scale_b=None):  # fmt: skip
     if (offs is None) == (counts is None):
         _fail("grouped_mm needs offs= (a 2-D a: row ends) or counts= (a 3-D a: rows per "
               "group), exactly one, but got " + ("both" if offs is not None else "neither"))  # fmt: skip
@@ -131,8 +192,13 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None):
     for t in (tb, to):
         if t.device != ta.device:
             _fail(f"{t.what} must be on a's device {ta.device_name}, but got {t.device_name}")
-    if ta.dtype not in ("bf16", "f16"):
-        _fail(f"a's dtype must be bf16 or f16, but got {ta.dtype}")
+    scaled = scale_a is not None or scale_b is not None
+    if scaled and (scale_a is None or scale_b is None):
+        _fail("fp8 row-wise scaling needs scale_a and scale_b, both, but got one")
+    if scaled and ta.dtype not in ("e4m3", "e5m2"):
+        _fail(f"a's dtype must be e4m3 or e5m2 with row-wise scales, but got {ta.dtype}")
+    if not scaled and ta.dtype not in ("bf16", "f16"):
+        _fail(f"a's dtype must be bf16 or f16 (fp8 takes scaled_grouped_mm), but got {ta.dtype}")
     if tb.dtype != ta.dtype:
         _fail(f"b's dtype must be a's ({ta.dtype}), but got {tb.dtype}")
     if len(ta.shape) != (3 if masked else 2):
@@ -144,6 +210,9 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None):
     groups, k_b, n, b_row, b_lead, b_bstride = _matrix(tb)
     if not a_row:
         _fail(f"a must be row-major (K contiguous), but got strides {ta.strides}")
+    if scaled and b_row:
+        _fail("fp8 b must be K-major (wgmma transposes only 16-bit operands): a (G, N, K) "
+              f"weight's .transpose(-2, -1), but got strides {tb.strides}")  # fmt: skip
     if masked and a_groups != groups:
         _fail(f"a's groups must be b's {groups}, but got a {ta.shape}")
     if masked and a_groups > 1 and a_bstride != max_rows * a_lead:
@@ -170,7 +239,14 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None):
             _fail(f"offs must be non-decreasing row ends from 0, but got {ends}")
         if ends and ends[-1] > tokens:
             _fail(f"offs must end at most at a's {tokens} rows, but got {ends[-1]}")
-    out_dtype = out_dtype or (_Tensor(out, "out").dtype if out is not None else ta.dtype)
+    default = "bf16" if scaled else ta.dtype
+    out_dtype = out_dtype or (_Tensor(out, "out").dtype if out is not None else default)
+    if bias is not None:
+        bias = _vector(bias, "bias", ("bf16", "f16", "f32"), (groups, n), ta.device)
+    if scaled:
+        rows_shape = (groups, max_rows) if masked else (tokens,)
+        scale_a = _vector(scale_a, "scale_a", ("f32",), rows_shape, ta.device)
+        scale_b = _vector(scale_b, "scale_b", ("f32",), (groups, n), ta.device)
     if out_dtype not in ("bf16", "f16", "f32"):
         _fail(f"out_dtype must be bf16, f16 or f32, but got {out_dtype!r}")
     shape = (groups, max_rows, n) if masked else (tokens, n)
@@ -185,35 +261,49 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None):
             masked and groups > 1 and tc.strides[0] != max_rows * n):  # fmt: skip
         _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
     operands = dict(a=ta, b=tb, c=tc, offs=to, a_lead=a_lead, b_lead=b_lead,
-                    b_bstride=b_bstride, new_out=new_out)  # fmt: skip
+                    b_bstride=b_bstride, new_out=new_out, bias=bias, scale_a=scale_a,
+                    scale_b=scale_b)  # fmt: skip
     problem = dict(tokens=tokens, n=n, k=k, groups=groups, dtype=ta.dtype, out_dtype=out_dtype,
-                   b_major="N" if b_row else "K", max_rows=max_rows if masked else None)  # fmt: skip
+                   b_major="N" if b_row else "K", max_rows=max_rows if masked else None,
+                   bias=bias.dtype if bias is not None else None, scaled=scaled)  # fmt: skip
     return problem, operands, out
 
 
 def _arguments(p, o, tm_a, tm_b, tm_c) -> dict:
     """The kernel's arguments by name (GROUP_PARAMS or MASKED_PARAMS last)."""
     c = o["c"].address
+    bias = o["bias"].address if o["bias"] is not None else c
     args = dict(tmA=tm_a, tmB=tm_b, C=c, tmC=tm_c, M=p["tokens"], N=p["n"], K=p["k"], batch=1,
-                bias=c, R=c, alpha=1.0, beta=0.0, scale=1.0, workspace=0, flags=0,
+                bias=bias, R=c, alpha=1.0, beta=0.0, scale=1.0, workspace=0, flags=0,
                 offs=o["offs"].address, groups=p["groups"])  # fmt: skip
     if p["max_rows"] is not None:
         args["max_rows"] = p["max_rows"]
+    if p["scaled"]:
+        args.update(scale_a=o["scale_a"].address, scale_b=o["scale_b"].address)
     return args
 
 
 def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
-                    config=None, check_offsets=None):  # fmt: skip
-    """(launch, out) for a grouped_mm call: checked once, `launch()`
-    repeats it (a benchmark, a CUDA graph capture); None for no rows."""
+                    config=None, check_offsets=None, bias=None, activation=None, scale_a=None,
+                    scale_b=None):  # fmt: skip
+    """(launch, out) for a grouped_mm or scaled_grouped_mm call: checked
+    once, `launch()` repeats it (a benchmark, a CUDA graph capture); None
+    for no rows."""
     from .. import runtime
+    from .fusion import ACTIVATIONS
 
     if offs is None and counts is None and len(_Tensor(a, "a").shape) == 3:
+        if bias is not None or activation is not None or scale_a is not None:
+            _fail("the 3-D x 3-D form is a batched matmul: bias, activation and scales "
+                  "need offs= or counts=")  # fmt: skip
         # torch._grouped_mm's 3-D x 3-D form: a batched matmul.
         from .launch import prepare
 
         return prepare(a, b, out=out, out_dtype=out_dtype, stream=stream, config=config)
-    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets, counts)
+    if activation is not None and activation not in ACTIVATIONS:
+        _fail(f"activation must be one of {', '.join(ACTIVATIONS)}, but got {activation!r}")
+    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets, counts, bias, scale_a, scale_b)
+    chain = grouped_chain(bias=p["bias"], activation=activation, scaled=p["scaled"])
     masked = p["max_rows"] is not None
     if p["tokens"] == 0:
         return None, out
@@ -223,6 +313,9 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         config = grouped_config(p["tokens"], p["n"], p["k"], p["groups"], dtype=p["dtype"],
                                 out_dtype=p["out_dtype"], b_major=p["b_major"],
                                 epilogue="tma" if aligned else "registers")  # fmt: skip
+        config = replace(config, fusion=chain)
+    if config.fusion != chain:
+        _fail(f"config.fusion must be this call's epilogue {chain!r}, but got {config.fusion!r}")
     for field in ("dtype", "out_dtype", "b_major"):
         if getattr(config, field) != p[field]:
             _fail(f"config.{field} must be this call's {p[field]!r}, but got "
@@ -256,7 +349,7 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
 
 
 def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
-               config=None, check_offsets=None):  # fmt: skip
+               config=None, check_offsets=None, bias=None, activation=None):  # fmt: skip
     """out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g] for every group
     g (see the module docstring); returns out. With `counts` instead (the
     masked layout): out[g, :counts[g]] = a[g, :counts[g]] @ b[g]. With
@@ -274,17 +367,48 @@ def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream
     out_dtype  bf16, f16 or f32 (default: a's)
     check_offsets  check the offsets on the host first (default: yes,
             except inside a CUDA graph capture)
+    bias    (G, N) bf16, f16 or f32: group g's row added to its rows
+    activation  relu, gelu, gelu_tanh or silu, after the bias
 
     Under torch.compile and torch.export the call becomes the custom op
     `torch.ops.nvwgmma.grouped_mm` (nvwgmma.kernel.torch_ops).
     """
     if _calls.compiling():
+        if bias is not None or activation is not None:
+            _fail("grouped_mm's bias and activation are not traced by torch.compile yet: "
+                  "call it outside the compiled region")  # fmt: skip
         from ..torch_ops import traced_grouped_mm
 
         return traced_grouped_mm(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                  stream=stream, config=config)  # fmt: skip
     launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
-                                  stream=stream, config=config, check_offsets=check_offsets)  # fmt: skip
+                                  stream=stream, config=config, check_offsets=check_offsets,
+                                  bias=bias, activation=activation)  # fmt: skip
+    if launch is not None:
+        launch()
+    return out
+
+
+def scaled_grouped_mm(a, b, scale_a, scale_b, *, offs=None, counts=None, out=None,
+                      out_dtype="bf16", stream=None, config=None, check_offsets=None, bias=None,
+                      activation=None):  # fmt: skip
+    """fp8 grouped_mm with row-wise scales, torch._scaled_grouped_mm's
+    semantics: out[r, n] = (a[r] . b[g][:, n]) * scale_a[r] * scale_b[g, n]
+    for the rows r of group g; returns out.
+
+    a        (T, K) e4m3 or e5m2, row-major (masked layout: (G, R, K))
+    b        (G, K, N) fp8 of a's type, K-major: a (G, N, K) weight's
+             .transpose(-2, -1)
+    scale_a  (T,) f32 (masked: (G, R)): one scale per row of a
+    scale_b  (G, N) f32: one scale per group and column of b
+    offs, counts, out, stream, config, check_offsets, bias, activation:
+             as grouped_mm's (bias and activation after the scales)
+    out_dtype  bf16 (default), f16 or f32
+    """
+    launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
+                                  stream=stream, config=config, check_offsets=check_offsets,
+                                  bias=bias, activation=activation, scale_a=scale_a,
+                                  scale_b=scale_b)  # fmt: skip
     if launch is not None:
         launch()
     return out

@@ -144,6 +144,9 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     return module, meta
 
 
+_BASE_NAMES = frozenset(name for name, _ in KERNEL_SIGNATURE)
+
+
 def _extra(params) -> tuple:
     """`extra_params` checked: (name, type) string pairs, new names."""
     taken = {name for name, _ in KERNEL_SIGNATURE}
@@ -202,5 +205,6 @@ def _values(c, args, base, staging_at):
             beta=args["beta"],
             scale=args["scale"],
             transposed=c.store_transposed,
+            extra={name: value for name, value in args.items() if name not in _BASE_NAMES},
         ),
     )

@@ -217,7 +217,8 @@ class _Roles:
                 self.epilogue.store(acc, row=row_b, col=work.col, thread=thread,
                                     staging=self.staging, barrier=barrier, tm_c=v.tm_c,
                                     c_ptr=v.c_ptr, operands=v.operands, batch=work.batch,
-                                    block=b, limits=(work.rows, work.cols))  # fmt: skip
+                                    block=b, limits=(work.rows, work.cols),
+                                    group=work.b_batch)  # fmt: skip
 
             if self.workspace is None:
                 store(acc)

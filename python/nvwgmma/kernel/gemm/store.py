@@ -54,12 +54,13 @@ class Epilogue:
             self.box = tile_geometry(c.out_dtype, rows=64, k=128, major="K").tma()
 
     def store(self, acc, *, row, col, batch, thread, staging, barrier, tm_c, c_ptr, operands,
-              block=0, limits=(None, None)):  # fmt: skip
+              block=0, limits=(None, None), group=None):  # fmt: skip
         """Store a consumer warpgroup's m64 x tile_n accumulator `acc` (its
         64-row `block`), whose first element is C[batch, row, col] (i32
         Values), clipped to the operands' m x n and to `limits` (rows, cols:
         i32 Values or None, Work.rows / Work.cols). Under the TMA epilogue a
-        64-row block the limits cut leaves from registers."""
+        64-row block the limits cut leaves from registers. `group` (i32, a
+        grouped GEMM's Work.b_batch) indexes the grouped epilogue vectors."""
         from ...dialects import arith, scf
         from ...ir import InsertionPoint
 
@@ -81,6 +82,8 @@ class Epilogue:
             operands = replace(
                 operands, residual=_offset(operands.residual, offset, residual.dtype)
             )
+        if group is not None:
+            operands = replace(operands, group=group)
         acc = fusion.apply(c.fusion, acc, row=row, col=col, thread=thread, operands=operands)
 
         def from_registers():

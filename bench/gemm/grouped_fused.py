@@ -1,0 +1,208 @@
+"""grouped_mm's fused epilogues and fp8 row-wise scaling on the
+mixture-of-experts layers of bench/gemm/grouped.py, each checked first:
+
+- fp8 e4m3 with row-wise scales (`scaled_grouped_mm`) against
+  `torch._scaled_grouped_mm`, paired per round in one process; both checked
+  against the dequantised product in float32;
+- a per-expert bias and SiLU fused (`grouped_mm(..., bias=, activation=)`)
+  against torch's `_grouped_mm` followed by the same bias and SiLU in torch.
+
+    # here (nvwgmma built): the PTX of the rule's configurations, fused
+    python bench/gemm/grouped_fused.py generate .device/grouped_fused
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/gemm/grouped_fused.py run .device/grouped_fused [--out DIR]
+
+The rule (grouped_config) was set on bf16 layers without fusion; nothing
+here was tuned: every row is reported as measured, the TUNED models of
+grouped.py marked as such.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+
+from grouped import ROUTINGS, TOKENS, TUNED, _time, layers, rows_per_group  # noqa: E402
+
+FP8_MAX = 448.0
+
+
+def _chains():
+    from nvwgmma.kernel.gemm.grouped import grouped_chain
+
+    return {
+        "fp8": ("e4m3", grouped_chain(scaled=True)),
+        "fp8_bias_silu": ("e4m3", grouped_chain(scaled=True, bias="bf16", activation="silu")),
+        "bias_silu": ("bf16", grouped_chain(bias="bf16", activation="silu")),
+    }
+
+
+def _rule_configs():
+    """The (tokens, N, K, experts) problems measured."""
+    seen = set()
+    for _model, _layer, e, topk, n, k in layers():
+        for tokens in TOKENS:
+            for routing in ROUTINGS:
+                t = sum(rows_per_group(tokens, e, topk, routing))
+                seen.add((t, n, k, e))
+    return seen
+
+
+def generate(out_dir: str) -> None:
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.grouped import grouped_config, write_grouped
+
+    written = set()
+    for t, n, k, e in _rule_configs():
+        for dtype, chain in _chains().values():
+            config = grouped_config(t, n, k, e, dtype=dtype, out_dtype="bf16")
+            config = replace(config, fusion=chain)
+            if config not in written:
+                written.add(config)
+                print(write_grouped(out_dir, config))
+
+
+def _quantise_rows(x, chunk: int = 1 << 15):
+    """x (R, K) as e4m3 and one f32 scale per row (amax / 448), a chunk of
+    rows at a time (a 256-expert weight is 15 GB in bf16)."""
+    import torch
+
+    q = torch.empty(x.shape, dtype=torch.float8_e4m3fn, device=x.device)
+    scale = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
+    for i in range(0, x.shape[0], chunk):
+        part = x[i : i + chunk].float()
+        s = part.abs().amax(dim=-1).clamp(min=1e-12) / FP8_MAX
+        q[i : i + chunk] = (part / s.unsqueeze(-1)).clamp(-FP8_MAX, FP8_MAX).to(q.dtype)
+        scale[i : i + chunk] = s
+    return q, scale
+
+
+def _dequantised_reference(x8, sx, w8, sw, counts):
+    """Per expert, in float32: (x8 * sx) @ (w8[e] * sw[e]).T, w8 (E, N, K)."""
+    import torch
+
+    out, start = [], 0
+    for e, c in enumerate(counts):
+        xs = x8[start : start + c].float() * sx[start : start + c, None]
+        ws = w8[e].float() * sw[e][:, None]
+        out.append(xs @ ws.T)
+        start += c
+    return torch.cat(out)
+
+
+def _err(got, ref) -> float:
+    return float((got.float() - ref.float()).norm() / ref.float().norm().clamp(min=1e-30))
+
+
+def run(ptx_dir: str, out_dir: str) -> int:
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import torch
+    import torch.nn.functional as F
+
+    os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
+    from nvwgmma.kernel.gemm.grouped import prepare_grouped
+
+    rows, failed = [], 0
+    for model, layer, e, topk, n, k in layers():
+        g = torch.Generator(device="cuda").manual_seed(e + n + k)
+        w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
+        w8, sw = _quantise_rows(w.reshape(e * n, k))
+        w8, sw = w8.reshape(e, n, k), sw.reshape(e, n)
+        bias = torch.randn(e, n, device="cuda", generator=g, dtype=torch.bfloat16)
+        for tokens in TOKENS:
+            for routing in ROUTINGS:
+                counts = rows_per_group(tokens, e, topk, routing)
+                t = sum(counts)
+                x = torch.randn(t, k, device="cuda", generator=g, dtype=torch.bfloat16)
+                x8, sx = _quantise_rows(x)
+                offs = torch.tensor(counts, device="cuda").cumsum(0).to(torch.int32)
+                half = "tuned" if model in TUNED else "held-out"
+                ref8 = _dequantised_reference(x8, sx, w8, sw, counts)
+
+                def torch_fp8(x8=x8, w8=w8, sx=sx, sw=sw, offs=offs):
+                    return torch._scaled_grouped_mm(x8, w8.transpose(-2, -1), sx, sw, offs=offs,
+                                                    out_dtype=torch.bfloat16)  # fmt: skip
+
+                ours8, out8 = prepare_grouped(x8, w8.transpose(-2, -1), offs=offs, scale_a=sx,
+                                              scale_b=sw)  # fmt: skip
+                ours8()
+                try:
+                    theirs8 = torch_fp8()
+                except RuntimeError as error:  # a layout torch refuses on this GPU
+                    print(f"torch._scaled_grouped_mm: {str(error).splitlines()[0]}")
+                    theirs8, torch_fp8 = None, None
+                torch.cuda.synchronize()
+                err_ours = _err(out8, ref8)
+                err_torch = _err(theirs8, ref8) if theirs8 is not None else None
+                # bf16 with a per-expert bias and SiLU, fused vs torch's three ops
+                fused, out_f = prepare_grouped(x, w.transpose(-2, -1), offs=offs, bias=bias,
+                                               activation="silu")  # fmt: skip
+                fused()
+                starts = torch.cat([offs.new_zeros(1), offs[:-1]])
+                expert = torch.repeat_interleave(torch.arange(e, device="cuda"),
+                                                 offs - starts, output_size=t)  # fmt: skip
+
+                def torch_fused(x=x, w=w, offs=offs, expert=expert, bias=bias):
+                    y = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+                    return F.silu(y + bias[expert])
+
+                ref_f = torch_fused()
+                torch.cuda.synchronize()
+                err_fused = _err(out_f, ref_f)
+                ok = err_ours <= max(2 * (err_torch or 0), 2e-2) and err_fused < 2e-2
+                failed += not ok
+                calls = {"fp8": ours8, "torch_bias_silu": torch_fused, "bias_silu": fused}
+                if torch_fp8 is not None:
+                    calls["torch_fp8"] = torch_fp8
+                times = _time(calls)
+                ratio_fp8 = statistics.median(
+                    a / b for a, b in zip(times["torch_fp8"], times["fp8"])
+                ) if torch_fp8 is not None else None  # fmt: skip
+                ratio_fused = statistics.median(
+                    a / b for a, b in zip(times["torch_bias_silu"], times["bias_silu"]))  # fmt: skip
+                ms = {name: statistics.median(v) for name, v in times.items()}
+                row = dict(model=model, layer=layer, experts=e, topk=topk, n=n, k=k,
+                           tokens=tokens, routing=routing, rows=t, half=half, ok=ok,
+                           fp8_rel_err=err_ours, torch_fp8_rel_err=err_torch,
+                           bias_silu_rel_err=err_fused, ms=ms, fp8_over_torch=ratio_fp8,
+                           bias_silu_over_torch=ratio_fused,
+                           fp8_tflops=2 * t * n * k / ms["fp8"] / 1e9)  # fmt: skip
+                rows.append(row)
+                print(f"{'ok ' if ok else 'BAD'} {model} {layer} T={tokens} {routing}: fp8 "
+                      f"{ratio_fp8 or 0:.2f}x (err {err_ours:.1e} vs torch {err_torch or 0:.1e}),"
+                      f" bias+silu {ratio_fused:.2f}x", flush=True)  # fmt: skip
+        del w, w8
+        torch.cuda.empty_cache()
+    from run import _gpu_info
+
+    info = _gpu_info()
+    for half in ("tuned", "held-out"):
+        for what in ("fp8_over_torch", "bias_silu_over_torch"):
+            r = [x[what] for x in rows if x["half"] == half and x[what]]
+            if r:
+                info[f"{half}_{what}_geomean"] = statistics.geometric_mean(r)
+                info[f"{half}_{what}_min"] = min(r)
+                print(f"{half} {what}: geomean {statistics.geometric_mean(r):.3f}, "
+                      f"min {min(r):.3f}")  # fmt: skip
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "grouped-fused-bench.json"), "w") as f:
+        json.dump({"info": info, "rows": rows}, f, indent=1)
+    print(f"{len(rows) - failed} correct, {failed} wrong")
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    from two_step import main as two_step
+
+    return two_step(__doc__, generate, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
