@@ -5,7 +5,10 @@ mixture-of-experts layers of bench/gemm/grouped.py, each checked first:
   `torch._scaled_grouped_mm`, paired per round in one process; both checked
   against the dequantised product in float32;
 - a per-expert bias and SiLU fused (`grouped_mm(..., bias=, activation=)`)
-  against torch's `_grouped_mm` followed by the same bias and SiLU in torch.
+  against torch's `_grouped_mm` followed by the same bias and SiLU in torch;
+- on the gate/up layers, SwiGLU fused (`grouped_mm(..., gate="silu")` on
+  the interleaved weight: half the output written) against `_grouped_mm`
+  followed by silu(gate) * up in torch.
 
     # here (nvwgmma built): the PTX of the rule's configurations, fused
     python bench/gemm/grouped_fused.py generate .device/grouped_fused
@@ -60,10 +63,13 @@ def generate(out_dir: str) -> None:
     from nvwgmma.kernel.gemm.grouped import grouped_config, write_grouped
 
     written = set()
+    gate_up = {(n, k) for _m, layer, _e, _t, n, k in layers() if layer == "gate/up"}
     for t, n, k, e in _rule_configs():
-        for dtype, chain in _chains().values():
-            config = grouped_config(t, n, k, e, dtype=dtype, out_dtype="bf16")
-            config = replace(config, fusion=chain)
+        configs = [replace(grouped_config(t, n, k, e, dtype=dtype, out_dtype="bf16"), fusion=chain)
+                   for dtype, chain in _chains().values()]  # fmt: skip
+        if (n, k) in gate_up:
+            configs.append(replace(grouped_config(t, n, k, e, epilogue="registers"), gate="silu"))
+        for config in configs:
             if config not in written:
                 written.add(config)
                 print(write_grouped(out_dir, config))
@@ -107,7 +113,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
     import torch.nn.functional as F
 
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
-    from nvwgmma.kernel.gemm.grouped import prepare_grouped
+    from nvwgmma.kernel.gemm.grouped import interleave_gate_up, prepare_grouped
 
     rows, failed = [], 0
     for model, layer, e, topk, n, k in layers():
@@ -116,6 +122,9 @@ def run(ptx_dir: str, out_dir: str) -> int:
         w8, sw = _quantise_rows(w.reshape(e * n, k))
         w8, sw = w8.reshape(e, n, k), sw.reshape(e, n)
         bias = torch.randn(e, n, device="cuda", generator=g, dtype=torch.bfloat16)
+        inter = n // 2  # the gate/up width
+        gated_w = (interleave_gate_up(w[:, :inter], w[:, inter:]) if layer == "gate/up"
+                   else None)  # fmt: skip
         for tokens in TOKENS:
             for routing in ROUTINGS:
                 counts = rows_per_group(tokens, e, topk, routing)
@@ -156,9 +165,22 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 ref_f = torch_fused()
                 torch.cuda.synchronize()
                 err_fused = _err(out_f, ref_f)
-                ok = err_ours <= max(2 * (err_torch or 0), 2e-2) and err_fused < 2e-2
-                failed += not ok
                 calls = {"fp8": ours8, "torch_bias_silu": torch_fused, "bias_silu": fused}
+                err_gated = 0.0
+                if gated_w is not None:
+                    gated, out_g = prepare_grouped(x, gated_w.transpose(-2, -1), offs=offs,
+                                                   gate="silu")  # fmt: skip
+                    gated()
+
+                    def torch_gated(x=x, w=w, offs=offs, inter=inter):
+                        y = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+                        return F.silu(y[:, :inter]) * y[:, inter:]
+
+                    err_gated = _err(out_g, torch_gated())
+                    calls.update(swiglu=gated, torch_swiglu=torch_gated)
+                ok = (err_ours <= max(2 * (err_torch or 0), 2e-2) and err_fused < 2e-2
+                      and err_gated < 2e-2)  # fmt: skip
+                failed += not ok
                 if torch_fp8 is not None:
                     calls["torch_fp8"] = torch_fp8
                 times = _time(calls)
@@ -167,24 +189,29 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 ) if torch_fp8 is not None else None  # fmt: skip
                 ratio_fused = statistics.median(
                     a / b for a, b in zip(times["torch_bias_silu"], times["bias_silu"]))  # fmt: skip
+                ratio_gated = statistics.median(
+                    a / b for a, b in zip(times["torch_swiglu"], times["swiglu"])
+                ) if gated_w is not None else None  # fmt: skip
                 ms = {name: statistics.median(v) for name, v in times.items()}
                 row = dict(model=model, layer=layer, experts=e, topk=topk, n=n, k=k,
                            tokens=tokens, routing=routing, rows=t, half=half, ok=ok,
                            fp8_rel_err=err_ours, torch_fp8_rel_err=err_torch,
                            bias_silu_rel_err=err_fused, ms=ms, fp8_over_torch=ratio_fp8,
-                           bias_silu_over_torch=ratio_fused,
+                           bias_silu_over_torch=ratio_fused, swiglu_rel_err=err_gated,
+                           swiglu_over_torch=ratio_gated,
                            fp8_tflops=2 * t * n * k / ms["fp8"] / 1e9)  # fmt: skip
                 rows.append(row)
                 print(f"{'ok ' if ok else 'BAD'} {model} {layer} T={tokens} {routing}: fp8 "
                       f"{ratio_fp8 or 0:.2f}x (err {err_ours:.1e} vs torch {err_torch or 0:.1e}),"
-                      f" bias+silu {ratio_fused:.2f}x", flush=True)  # fmt: skip
-        del w, w8
+                      f" bias+silu {ratio_fused:.2f}x, swiglu {ratio_gated or 0:.2f}x",
+                      flush=True)  # fmt: skip
+        del w, w8, gated_w
         torch.cuda.empty_cache()
     from run import _gpu_info
 
     info = _gpu_info()
     for half in ("tuned", "held-out"):
-        for what in ("fp8_over_torch", "bias_silu_over_torch"):
+        for what in ("fp8_over_torch", "bias_silu_over_torch", "swiglu_over_torch"):
             r = [x[what] for x in rows if x["half"] == half and x[what]]
             if r:
                 info[f"{half}_{what}_geomean"] = statistics.geometric_mean(r)

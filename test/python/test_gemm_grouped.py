@@ -58,7 +58,8 @@ def test_a_good_call_reduces_to_its_problem():
     problem, operands, out = _plan(X, W_NK, Offsets([0, 10, 10, 100]), out=Array((100, 32)),
                                    check_offsets=True)  # fmt: skip
     assert problem == dict(tokens=100, n=32, k=64, groups=4, dtype="f16", out_dtype="f16",
-                           b_major="K", max_rows=None, bias=None, scaled=False)  # fmt: skip
+                           b_major="K", max_rows=None, bias=None, scaled=False,
+                           gate=None)  # fmt: skip
     assert operands["b_bstride"] == 32 * 64 and operands["b_lead"] == 64
     w_kn = Array((4, 64, 32))  # row-major K x N per group: N-major
     assert _plan(X, w_kn, Offsets([100] * 4), out=Array((100, 32)))[0]["b_major"] == "N"
@@ -325,3 +326,74 @@ def test_a_scale_vector_names_an_extra_parameter():
         ValueError, match="a scale vector's param must name an extra kernel parameter"
     ):
         check_chain((ScaleVector("row", "not a name"),), "bf16")
+
+
+# -- a gated output: act(gate) * up from a weight of alternating 64-column blocks
+
+
+def test_interleave_gate_up_alternates_64_column_blocks():
+    np = pytest.importorskip("numpy")
+    from nvwgmma.kernel.gemm.grouped import interleave_gate_up
+
+    gate = np.arange(2 * 128 * 3).reshape(2, 128, 3)
+    up = -gate
+    w = interleave_gate_up(gate, up)
+    assert w.shape == (2, 256, 3)
+    assert (w[:, 0:64] == gate[:, 0:64]).all() and (w[:, 64:128] == up[:, 0:64]).all()
+    assert (w[:, 128:192] == gate[:, 64:128]).all() and (w[:, 192:256] == up[:, 64:128]).all()
+    with pytest.raises(ValueError, match="the gate/up width N must be a multiple of 64"):
+        interleave_gate_up(gate[:, :96], up[:, :96])
+
+
+def test_a_gated_call_halves_the_output():
+    from nvwgmma.kernel.gemm.grouped import _plan
+
+    w = Array((4, 64, 256), strides=(2 * 256 * 64, 2, 2 * 64))
+    problem, _, _ = _plan(X, w, Offsets([100] * 4), Array((100, 128)), None, False, gate="silu")
+    assert problem["gate"] == "silu" and problem["n"] == 256
+    with pytest.raises(ValueError, match=r"out must be f16 of shape \(100, 128\)"):
+        _plan(X, w, Offsets([100] * 4), Array((100, 256)), None, False, gate="silu")
+    narrow = Array((4, 64, 192), strides=(2 * 192 * 64, 2, 2 * 64))
+    with pytest.raises(ValueError, match="a gated output needs b's N in whole gate/up pairs"):
+        _plan(X, narrow, Offsets([100] * 4), None, None, False, gate="silu")
+
+
+def test_a_gated_config_needs_the_registers_epilogue():
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.config import check_config
+
+    with pytest.raises(ValueError, match="a gated output needs the registers epilogue"):
+        check_config(GemmConfig(gate="silu"))
+    with pytest.raises(ValueError, match="gate must be one of relu, gelu, gelu_tanh, silu"):
+        check_config(GemmConfig(gate="tanh", epilogue="registers"))
+
+
+@pytest.mark.parametrize("tokens,dtype", [(64, "bf16"), (4096, "bf16"), (4096, "e4m3")])
+def test_gated_grouped_kernels_build_clean(ctx, tokens, dtype):
+    """A gated kernel on the rule's tiles: strict-checked, assembled, 0
+    spills; it stores half of B's columns (N / 2, a divide by 2)."""
+    from dataclasses import replace
+
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm.grouped import _build, grouped_chain, grouped_config
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
+    from nvwgmma.tools import find_tool
+
+    config = grouped_config(tokens, 4096, 2048, 8, dtype=dtype, epilogue="registers")
+    config = replace(config, fusion=grouped_chain(scaled=dtype == "e4m3"))
+    stores = {}
+    for gate in (None, "silu"):
+        module, _ = _build(replace(config, gate=gate))()
+        PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(
+            module.operation
+        )
+        ptx = compile_to_ptx(module)
+        require_clean_ptx(ptx)
+        stores[gate] = (len(re.findall(r"st\.global", ptx)), len(re.findall(r"ex2\.approx", ptx)))
+    # Half the columns stored; one SiLU exponential per stored element.
+    assert stores["silu"][0] * 2 == stores[None][0] and stores[None][1] == 0
+    assert stores["silu"][1] == config.tile_n // 4 * (config.tile_m // 64 // config.consumers)
+    if find_tool("ptxas") is not None:
+        messages = run_ptxas(ptx, extra_args=["-v"])
+        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ... import _checks
 from ...layouts import ELEMENT_BITS
-from .fusion import EpilogueOp, chain_tag, check_chain
+from .fusion import ACTIVATIONS, EpilogueOp, chain_tag, check_chain
 
 __all__ = ["ABLATIONS", "GemmConfig", "INPUTS", "OUTPUTS", "PERSISTENT_MAX_K", "SHIPPED"]
 
@@ -72,6 +72,11 @@ class GemmConfig:
     # The epilogue chain applied to the f32 accumulator before the store
     # (nvwgmma.kernel.gemm.fusion): e.g. (Bias(), Activation("gelu")).
     fusion: tuple[EpilogueOp, ...] = field(default=())
+    # A gated output, act(gate) * up (a gate/up projection with SwiGLU or
+    # GeGLU after it): B's columns alternate 64 of gate and 64 of up, and C
+    # gets one column per pair, half as many (after the fusion chain; the
+    # registers epilogue). None: C is the product.
+    gate: str | None = None
     # The tile scheduler (nvwgmma.kernel.gemm.scheduler): "persistent"
     # (data-parallel), "split_k" (each tile's K in `splits` parts) or
     # "stream_k" (the tiles' K stages cut evenly among the CTAs); the last
@@ -145,6 +150,7 @@ class GemmConfig:
             + ("" if self.k_order == "serpentine" else "_kfwd")
             + ("" if not self.store_transposed else "_ct")
             + ("" if not self.fusion else "_" + chain_tag(self.fusion))
+            + ("" if self.gate is None else f"_gate{self.gate}")
         )
 
 
@@ -174,6 +180,8 @@ def with_fields(config: GemmConfig, text: str) -> GemmConfig:
             changes[name] = truth
         elif name == "tile_k":
             changes[name] = None if value == "None" else int(value)
+        elif name == "gate":
+            changes[name] = None if value == "None" else value
         else:
             changes[name] = kind(value)
     return replace(config, **changes)
@@ -266,6 +274,14 @@ def check_config(c: GemmConfig) -> GemmConfig:
                 f"{c.epilogue_chunks} chunks of {c.tile_n}"
             )
     check_chain(c.fusion, c.out_dtype)
+    if c.gate is not None:
+        _one_of(c.gate, ACTIVATIONS, "gate")
+        if c.epilogue != "registers" or c.store_transposed or c.tile_n % 128:
+            raise ValueError(
+                f"a gated output needs the registers epilogue, C not transposed and tile_n a "
+                f"multiple of 128 (whole gate/up pairs of 64 columns), but got epilogue "
+                f"{c.epilogue!r}, store_transposed {c.store_transposed}, tile_n {c.tile_n}"
+            )
     _checks.boolean(c.store_transposed, "store_transposed")
     if c.store_transposed and c.epilogue != "registers":
         raise ValueError(

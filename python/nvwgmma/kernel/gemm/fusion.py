@@ -46,6 +46,7 @@ __all__ = [
     "apply",
     "chain_tag",
     "check_chain",
+    "gate_pairs",
 ]
 
 ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu")
@@ -391,3 +392,30 @@ def apply(chain, acc, *, row, col, thread, operands: Operands):
             x = op.emit(x, at)
         result = llvm.insertvalue(result, x, [i])
     return result
+
+
+# A gated tile's B columns alternate GATE_BLOCK of gate and GATE_BLOCK of up.
+GATE_BLOCK = 64
+
+
+def gate_pairs(acc, name, *, row, col, thread, operands):
+    """act(gate) * up of a gated tile: the m64n(N/2) accumulator whose
+    column c is `name`(acc's column 128 (c / 64) + c % 64) times acc's
+    column 64 further (see GemmConfig.gate). Member i of an m64nN
+    accumulator holds column 8 (i / 4) + 2q + i % 2 (row + 8 ((i / 2) % 2)),
+    so both columns of a pair sit in the same thread."""
+    from ...dialects import llvm
+    from ...ir import F32Type
+
+    members = acc.type.body
+    half = len(members) // 2
+    at = _At(operands, row, col, thread)
+    out = llvm.mlir_undef(llvm.StructType.get_literal([F32Type.get()] * half))
+    per_pair = 2 * GATE_BLOCK // 8  # 8-column blocks per gate/up pair
+    for i in range(half):
+        block, r = i // 4, i % 4
+        gate_block = per_pair * (block // (GATE_BLOCK // 8)) + block % (GATE_BLOCK // 8)
+        g = llvm.extractvalue(members[0], acc, [4 * gate_block + r])
+        u = llvm.extractvalue(members[0], acc, [4 * (gate_block + GATE_BLOCK // 8) + r])
+        out = llvm.insertvalue(out, at.mul(getattr(at, name)(g), u), [i])
+    return out

@@ -45,6 +45,7 @@ from dataclasses import asdict, replace
 
 from .. import _calls
 from .config import GemmConfig
+from .fusion import GATE_BLOCK
 from .launch import _ELEMENT_BYTES, _check_aligned, _fail, _map, _matrix, _Tensor
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "grouped_config",
     "grouped_key",
     "grouped_mm",
+    "interleave_gate_up",
     "prepare_grouped",
     "scaled_grouped_mm",
 ]
@@ -179,7 +181,7 @@ def _vector(t, name, dtypes, shape, device):
 
 
 def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, scale_a=None,
-          scale_b=None):  # fmt: skip
+          scale_b=None, gate=None):  # fmt: skip
     if (offs is None) == (counts is None):
         _fail("grouped_mm needs offs= (a 2-D a: row ends) or counts= (a 3-D a: rows per "
               "group), exactly one, but got " + ("both" if offs is not None else "neither"))  # fmt: skip
@@ -249,7 +251,11 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, sca
         scale_b = _vector(scale_b, "scale_b", ("f32",), (groups, n), ta.device)
     if out_dtype not in ("bf16", "f16", "f32"):
         _fail(f"out_dtype must be bf16, f16 or f32, but got {out_dtype!r}")
-    shape = (groups, max_rows, n) if masked else (tokens, n)
+    if gate is not None and n % (2 * GATE_BLOCK):
+        _fail(f"a gated output needs b's N in whole gate/up pairs of {GATE_BLOCK} columns "
+              f"(interleave_gate_up), a multiple of {2 * GATE_BLOCK}, but got {n}")  # fmt: skip
+    n_out = n // 2 if gate is not None else n
+    shape = (groups, max_rows, n_out) if masked else (tokens, n_out)
     new_out = ta.allocator(shape, out_dtype)
     if out is None:
         out = new_out()
@@ -257,15 +263,16 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, sca
     if tc.dtype != out_dtype or tc.shape != shape or tc.device != ta.device:
         _fail(f"out must be {out_dtype} of shape {shape} on {ta.device_name}, but got "
               f"{tc.dtype} of shape {tc.shape} on {tc.device_name}")  # fmt: skip
-    if (tokens > 1 and tc.strides[-2:] != (n, 1)) or tc.address % 16 or (
-            masked and groups > 1 and tc.strides[0] != max_rows * n):  # fmt: skip
+    if (tokens > 1 and tc.strides[-2:] != (n_out, 1)) or tc.address % 16 or (
+            masked and groups > 1 and tc.strides[0] != max_rows * n_out):  # fmt: skip
         _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
     operands = dict(a=ta, b=tb, c=tc, offs=to, a_lead=a_lead, b_lead=b_lead,
                     b_bstride=b_bstride, new_out=new_out, bias=bias, scale_a=scale_a,
                     scale_b=scale_b)  # fmt: skip
     problem = dict(tokens=tokens, n=n, k=k, groups=groups, dtype=ta.dtype, out_dtype=out_dtype,
                    b_major="N" if b_row else "K", max_rows=max_rows if masked else None,
-                   bias=bias.dtype if bias is not None else None, scaled=scaled)  # fmt: skip
+                   bias=bias.dtype if bias is not None else None, scaled=scaled,
+                   gate=gate)  # fmt: skip
     return problem, operands, out
 
 
@@ -285,7 +292,7 @@ def _arguments(p, o, tm_a, tm_b, tm_c) -> dict:
 
 def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
                     config=None, check_offsets=None, bias=None, activation=None, scale_a=None,
-                    scale_b=None):  # fmt: skip
+                    scale_b=None, gate=None):  # fmt: skip
     """(launch, out) for a grouped_mm or scaled_grouped_mm call: checked
     once, `launch()` repeats it (a benchmark, a CUDA graph capture); None
     for no rows."""
@@ -293,29 +300,32 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
     from .fusion import ACTIVATIONS
 
     if offs is None and counts is None and len(_Tensor(a, "a").shape) == 3:
-        if bias is not None or activation is not None or scale_a is not None:
+        if any(x is not None for x in (bias, activation, scale_a, gate)):
             _fail("the 3-D x 3-D form is a batched matmul: bias, activation and scales "
                   "need offs= or counts=")  # fmt: skip
         # torch._grouped_mm's 3-D x 3-D form: a batched matmul.
         from .launch import prepare
 
         return prepare(a, b, out=out, out_dtype=out_dtype, stream=stream, config=config)
-    if activation is not None and activation not in ACTIVATIONS:
-        _fail(f"activation must be one of {', '.join(ACTIVATIONS)}, but got {activation!r}")
-    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets, counts, bias, scale_a, scale_b)
+    for what, name in (("activation", activation), ("gate", gate)):
+        if name is not None and name not in ACTIVATIONS:
+            _fail(f"{what} must be one of {', '.join(ACTIVATIONS)}, but got {name!r}")
+    p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets, counts, bias, scale_a, scale_b,
+                      gate)  # fmt: skip
     chain = grouped_chain(bias=p["bias"], activation=activation, scaled=p["scaled"])
     masked = p["max_rows"] is not None
     if p["tokens"] == 0:
         return None, out
     stream = _calls.stream_of(stream, o["a"].value)
-    aligned = (p["n"] * _ELEMENT_BYTES[p["out_dtype"]]) % 16 == 0
+    aligned = (p["n"] * _ELEMENT_BYTES[p["out_dtype"]]) % 16 == 0 and gate is None
     if config is None:
         config = grouped_config(p["tokens"], p["n"], p["k"], p["groups"], dtype=p["dtype"],
                                 out_dtype=p["out_dtype"], b_major=p["b_major"],
                                 epilogue="tma" if aligned else "registers")  # fmt: skip
-        config = replace(config, fusion=chain)
-    if config.fusion != chain:
-        _fail(f"config.fusion must be this call's epilogue {chain!r}, but got {config.fusion!r}")
+        config = replace(config, fusion=chain, gate=gate)
+    if config.fusion != chain or config.gate != gate:
+        _fail(f"config.fusion and config.gate must be this call's epilogue {chain!r} and gate "
+              f"{gate!r}, but got {config.fusion!r} and {config.gate!r}")  # fmt: skip
     for field in ("dtype", "out_dtype", "b_major"):
         if getattr(config, field) != p[field]:
             _fail(f"config.{field} must be this call's {p[field]!r}, but got "
@@ -349,7 +359,7 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
 
 
 def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
-               config=None, check_offsets=None, bias=None, activation=None):  # fmt: skip
+               config=None, check_offsets=None, bias=None, activation=None, gate=None):  # fmt: skip
     """out[offs[g-1]:offs[g]] = a[offs[g-1]:offs[g]] @ b[g] for every group
     g (see the module docstring); returns out. With `counts` instead (the
     masked layout): out[g, :counts[g]] = a[g, :counts[g]] @ b[g]. With
@@ -369,29 +379,51 @@ def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream
             except inside a CUDA graph capture)
     bias    (G, N) bf16, f16 or f32: group g's row added to its rows
     activation  relu, gelu, gelu_tanh or silu, after the bias
+    gate    relu, gelu, gelu_tanh or silu: a gated output, gate(x W_gate) *
+            (x W_up) -- SwiGLU with "silu" -- from a weight whose N columns
+            alternate 64 of gate and 64 of up (interleave_gate_up); out has
+            N / 2 columns
 
     Under torch.compile and torch.export the call becomes the custom op
     `torch.ops.nvwgmma.grouped_mm` (nvwgmma.kernel.torch_ops).
     """
     if _calls.compiling():
-        if bias is not None or activation is not None:
-            _fail("grouped_mm's bias and activation are not traced by torch.compile yet: "
-                  "call it outside the compiled region")  # fmt: skip
+        if bias is not None or activation is not None or gate is not None:
+            _fail("grouped_mm's bias, activation and gate are not traced by torch.compile "
+                  "yet: call it outside the compiled region")  # fmt: skip
         from ..torch_ops import traced_grouped_mm
 
         return traced_grouped_mm(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                  stream=stream, config=config)  # fmt: skip
     launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                   stream=stream, config=config, check_offsets=check_offsets,
-                                  bias=bias, activation=activation)  # fmt: skip
+                                  bias=bias, activation=activation, gate=gate)  # fmt: skip
     if launch is not None:
         launch()
     return out
 
 
+def interleave_gate_up(w_gate, w_up):
+    """The weight a gated grouped_mm reads: (G, N, K) gate and up weights
+    (torch.nn.Linear's layout) as one (G, 2N, K) weight whose rows alternate
+    64 of gate and 64 of up; pass its .transpose(-2, -1). N must be a
+    multiple of 64. Works on torch tensors (and any array with reshape and
+    a stack of the same module)."""
+    if tuple(w_gate.shape) != tuple(w_up.shape) or len(w_gate.shape) != 3:
+        _fail(f"w_gate and w_up must be (G, N, K) of one shape, but got {tuple(w_gate.shape)} "
+              f"and {tuple(w_up.shape)}")  # fmt: skip
+    g, n, k = w_gate.shape
+    if n % GATE_BLOCK:
+        _fail(f"the gate/up width N must be a multiple of {GATE_BLOCK}, but got {n}")
+    stack = __import__(type(w_gate).__module__.split(".")[0]).stack
+    pairs = stack((w_gate.reshape(g, n // GATE_BLOCK, GATE_BLOCK, k),
+                   w_up.reshape(g, n // GATE_BLOCK, GATE_BLOCK, k)), 2)  # fmt: skip
+    return pairs.reshape(g, 2 * n, k)
+
+
 def scaled_grouped_mm(a, b, scale_a, scale_b, *, offs=None, counts=None, out=None,
                       out_dtype="bf16", stream=None, config=None, check_offsets=None, bias=None,
-                      activation=None):  # fmt: skip
+                      activation=None, gate=None):  # fmt: skip
     """fp8 grouped_mm with row-wise scales, torch._scaled_grouped_mm's
     semantics: out[r, n] = (a[r] . b[g][:, n]) * scale_a[r] * scale_b[g, n]
     for the rows r of group g; returns out.
@@ -401,14 +433,14 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, *, offs=None, counts=None, out=Non
              .transpose(-2, -1)
     scale_a  (T,) f32 (masked: (G, R)): one scale per row of a
     scale_b  (G, N) f32: one scale per group and column of b
-    offs, counts, out, stream, config, check_offsets, bias, activation:
-             as grouped_mm's (bias and activation after the scales)
+    offs, counts, out, stream, config, check_offsets, bias, activation, gate:
+             as grouped_mm's (after the scales)
     out_dtype  bf16 (default), f16 or f32
     """
     launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                   stream=stream, config=config, check_offsets=check_offsets,
                                   bias=bias, activation=activation, scale_a=scale_a,
-                                  scale_b=scale_b)  # fmt: skip
+                                  scale_b=scale_b, gate=gate)  # fmt: skip
     if launch is not None:
         launch()
     return out

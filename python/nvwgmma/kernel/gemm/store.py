@@ -85,19 +85,29 @@ class Epilogue:
         if group is not None:
             operands = replace(operands, group=group)
         acc = fusion.apply(c.fusion, acc, row=row, col=col, thread=thread, operands=operands)
+        tile_n, out_col, out_n, out_bound = c.tile_n, col, n, bound_n
+        if c.gate is not None:
+            # C holds one column per gate/up pair: half of B's.
+            acc = fusion.gate_pairs(acc, c.gate, row=row, col=col, thread=thread,
+                                    operands=operands)  # fmt: skip
+            two = arith.constant(col.type, 2)
+            tile_n, out_col = c.tile_n // 2, arith.divui(col, two)
+            out_n, out_bound = arith.divui(n, two), arith.divui(bound_n, two)
+            if offset is not None:
+                offset = _batch_offset(batch, m, out_n)
 
         def from_registers():
             epilogue.store_accumulator(
                 acc,
                 _offset(c_ptr, offset, c.out_dtype),
-                m if c.store_transposed else n,
+                m if c.store_transposed else out_n,
                 d_type="f32",
-                n=c.tile_n,
+                n=tile_n,
                 out_type=c.out_dtype,
                 row=row,
-                col=col,
+                col=out_col,
                 thread=thread,
-                bounds=(bound_m, bound_n),
+                bounds=(bound_m, out_bound),
                 transposed=c.store_transposed,
             )
 
