@@ -124,3 +124,27 @@ def test_compiled_grouped_mm_becomes_the_op():
     compiled, _ = _compiled(lambda x, w, n: grouped_mm(x, w, counts=n, out_dtype="f32"))
     y = compiled(meta(4, 16, 128), meta(4, 128, 256), meta(4, dtype=torch.int32))
     assert (tuple(y.shape), y.dtype) == ((4, 16, 256), torch.float32)
+
+
+def test_compiled_fused_and_scaled_grouped_mm_become_the_op():
+    """bias, activation, gate and fp8 scales are traced with the op; a
+    gated output has half of b's columns, an fp8 one is bf16."""
+    from nvwgmma.kernel.gemm import scaled_grouped_mm
+
+    offs = meta(4, dtype=torch.int32)
+    compiled, graphs = _compiled(
+        lambda x, w, offs, bias: grouped_mm(
+            x, w, offs=offs, bias=bias, activation="gelu", gate="silu"
+        )  # fmt: skip
+    )
+    y = compiled(meta(100, 128), meta(4, 128, 256), offs, meta(4, 256))
+    assert (tuple(y.shape), y.dtype) == ((100, 128), torch.bfloat16)
+    assert "nvwgmma.grouped_mm" in _ops(graphs[0])
+    fp8 = torch.float8_e4m3fn
+    compiled, graphs = _compiled(
+        lambda x, w, sa, sb, offs: scaled_grouped_mm(x, w, sa, sb, offs=offs)
+    )
+    y = compiled(meta(100, 128, dtype=fp8), meta(4, 128, 256, dtype=fp8),
+                 meta(100, dtype=torch.float32), meta(4, 256, dtype=torch.float32), offs)  # fmt: skip
+    assert (tuple(y.shape), y.dtype) == ((100, 256), torch.bfloat16)
+    assert "nvwgmma.grouped_mm" in _ops(graphs[0])

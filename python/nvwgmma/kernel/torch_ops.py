@@ -18,7 +18,9 @@ kernel. Schemas:
         Tensor? residual, str? out_dtype, float? alpha, float? beta,
         float? scale, str? config) -> Tensor
     nvwgmma::grouped_mm(Tensor a, Tensor b, Tensor? offs, Tensor? counts,
-        str? out_dtype, str? config) -> Tensor
+        str? out_dtype, str? config, Tensor? bias=None, str? activation=None,
+        str? gate=None, Tensor? scale_a=None, Tensor? scale_b=None) -> Tensor
+        (scale_a and scale_b: scaled_grouped_mm's fp8 row-wise scales)
     nvwgmma::attention(Tensor q, Tensor k, Tensor v, bool causal,
         float? scale, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k,
         int? max_seqlen_q, int? max_seqlen_k, float q_descale,
@@ -72,7 +74,8 @@ _LIBRARY.define(
 )
 _LIBRARY.define(
     "grouped_mm(Tensor a, Tensor b, Tensor? offs, Tensor? counts, str? out_dtype, "
-    "str? config) -> Tensor"
+    "str? config, Tensor? bias=None, str? activation=None, str? gate=None, "
+    "Tensor? scale_a=None, Tensor? scale_b=None) -> Tensor"
 )
 _LIBRARY.define(
     "attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
@@ -104,15 +107,21 @@ def _(a, b, bias, activation, residual, out_dtype, alpha, beta, scale, config):
     return a.new_empty(shape, dtype=dtype)
 
 
-def _grouped_mm(a, b, offs, counts, out_dtype, config):
-    from .gemm.grouped import grouped_mm
+def _grouped_mm(a, b, offs, counts, out_dtype, config, bias=None, activation=None, gate=None,
+                scale_a=None, scale_b=None):  # fmt: skip
+    from .gemm.grouped import prepare_grouped
 
-    return grouped_mm(a, b, offs=offs, counts=counts, out_dtype=out_dtype,
-                      config=_config(config))  # fmt: skip
+    launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out_dtype=out_dtype,
+                                  config=_config(config), bias=bias, activation=activation,
+                                  gate=gate, scale_a=scale_a, scale_b=scale_b)  # fmt: skip
+    if launch is not None:
+        launch()
+    return out
 
 
 @torch.library.register_fake("nvwgmma::grouped_mm", lib=_LIBRARY)
-def _(a, b, offs, counts, out_dtype, config):
+def _(a, b, offs, counts, out_dtype, config, bias=None, activation=None, gate=None, scale_a=None,
+      scale_b=None):  # fmt: skip
     if b.dim() != 3:
         raise ValueError(f"b must be 3-D (groups x K x N), but got shape {tuple(b.shape)}")
     if offs is not None and counts is not None:
@@ -123,8 +132,12 @@ def _(a, b, offs, counts, out_dtype, config):
     torch._check(a.shape[-1] == b.shape[-2], lambda: "a's columns and b's rows must agree (K)")
     from .gemm.launch import torch_dtype
 
-    dtype = torch_dtype(out_dtype) if out_dtype else a.dtype
-    return a.new_empty((*a.shape[:-1], b.shape[-1]), dtype=dtype)
+    if (scale_a is None) != (scale_b is None):
+        raise ValueError("fp8 row-wise scaling needs scale_a and scale_b, both, but got one")
+    default = torch.bfloat16 if a.dtype in _FP8 else a.dtype
+    dtype = torch_dtype(out_dtype) if out_dtype else default
+    n = b.shape[-1] // 2 if gate is not None else b.shape[-1]
+    return a.new_empty((*a.shape[:-1], n), dtype=dtype)
 
 
 def _attention(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
@@ -177,11 +190,13 @@ def traced_matmul(a, b, *, bias, activation, residual, out, out_dtype, alpha, be
     return out
 
 
-def traced_grouped_mm(a, b, *, offs, counts, out, out_dtype, stream, config):
-    """grouped_mm while torch traces: the op, then a copy into `out` if
-    given."""
+def traced_grouped_mm(a, b, *, offs, counts, out, out_dtype, stream, config, bias=None,
+                      activation=None, gate=None, scale_a=None, scale_b=None):  # fmt: skip
+    """grouped_mm (or scaled_grouped_mm) while torch traces: the op, then
+    a copy into `out` if given."""
     _no_stream(stream)
-    c = torch.ops.nvwgmma.grouped_mm(a, b, offs, counts, out_dtype, config_token(config))
+    c = torch.ops.nvwgmma.grouped_mm(a, b, offs, counts, out_dtype, config_token(config), bias,
+                                     activation, gate, scale_a, scale_b)  # fmt: skip
     if out is None:
         return c
     out.copy_(c)

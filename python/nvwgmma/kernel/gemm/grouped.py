@@ -385,16 +385,15 @@ def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream
             N / 2 columns
 
     Under torch.compile and torch.export the call becomes the custom op
-    `torch.ops.nvwgmma.grouped_mm` (nvwgmma.kernel.torch_ops).
+    `torch.ops.nvwgmma.grouped_mm` (nvwgmma.kernel.torch_ops), the fused
+    epilogue and scales with it.
     """
     if _calls.compiling():
-        if bias is not None or activation is not None or gate is not None:
-            _fail("grouped_mm's bias, activation and gate are not traced by torch.compile "
-                  "yet: call it outside the compiled region")  # fmt: skip
         from ..torch_ops import traced_grouped_mm
 
         return traced_grouped_mm(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
-                                 stream=stream, config=config)  # fmt: skip
+                                 stream=stream, config=config, bias=bias, activation=activation,
+                                 gate=gate)  # fmt: skip
     launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                   stream=stream, config=config, check_offsets=check_offsets,
                                   bias=bias, activation=activation, gate=gate)  # fmt: skip
@@ -437,6 +436,12 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, *, offs=None, counts=None, out=Non
              as grouped_mm's (after the scales)
     out_dtype  bf16 (default), f16 or f32
     """
+    if _calls.compiling():
+        from ..torch_ops import traced_grouped_mm
+
+        return traced_grouped_mm(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
+                                 stream=stream, config=config, bias=bias, activation=activation,
+                                 gate=gate, scale_a=scale_a, scale_b=scale_b)  # fmt: skip
     launch, out = prepare_grouped(a, b, offs=offs, counts=counts, out=out, out_dtype=out_dtype,
                                   stream=stream, config=config, check_offsets=check_offsets,
                                   bias=bias, activation=activation, scale_a=scale_a,
