@@ -90,7 +90,8 @@ def generate(out_dir: str, which: str = "llama8b") -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     written, plan = {}, []
-    for dtype in ("bf16", "e4m3") if which in ("llama8b", "corpus") else ("bf16",):
+    both = which in ("llama8b", "corpus", "decode", "decode-heldout")
+    for dtype in ("bf16", "e4m3") if both else ("bf16",):
         for label, m, n, k in table(dtype, which):
             chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
             # The corpus measures what the selector picks, nothing else.

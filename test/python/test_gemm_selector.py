@@ -318,3 +318,32 @@ for a, b in (("K", "K"), ("M", "N"), ("K", "N")):
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["224", "256", "256"]
+
+
+def _decode_returnable():
+    """Rule 0's configurations (bf16 and fp8, M <= 32): data-parallel and
+    split about a wave, on Llama-3-8B's projections."""
+    from nvwgmma.kernel.gemm import selector
+
+    found = []
+    for dtype in ("bf16", "e4m3"):
+        for m in (1, 32):
+            for n, k in LLAMA.values():
+                c = selector.select_config(m, n, k, dtype=dtype, out_dtype="bf16")
+                assert c.store_transposed and c.tile_n == 32, (dtype, m, n, k)
+                if c not in found:
+                    found.append(c)
+    return found
+
+
+def test_rule_zero_takes_fp8_decode_too():
+    kinds = {(c.dtype, c.scheduler) for c in _decode_returnable()}
+    assert kinds == {("bf16", "persistent"), ("bf16", "split_k"), ("e4m3", "persistent"),
+                     ("e4m3", "split_k")}  # fmt: skip
+
+
+@pytest.mark.parametrize("index", range(len(_decode_returnable())))
+def test_decode_configuration_assembles_cleanly(ctx, index):
+    from gemm_checks import assert_clean
+
+    assert_clean(_decode_returnable()[index])

@@ -197,8 +197,11 @@ def _out_default(dtype, out_dtype):
 # ran faster on 3 of the 4 Llama-3-8B projections (H100,
 # bench/results/h100/2026-11-27-0042-gemm-decode-candidates.json).
 DECODE_M, DECODE_MIN_N = 32, 256
-# The inputs rule 0 was measured on (fp8 decode keeps rule 4 until it is).
-DECODE_DTYPES = ("bf16", "f16")
+# The inputs rule 0 takes. fp8 (e4m3; e5m2 has the same bytes and tiles)
+# joined after a run timing rule 0's tiles against rule 4 on Llama-3-8B's
+# projections at M <= 32: 1.80x against 1.53x torch._scaled_mm geomean,
+# worst 0.96 against 0.84 (bench/results/h100/2026-11-27-1336-gemm-decode-fp8-candidates.json).
+DECODE_DTYPES = ("bf16", "f16", "e4m3", "e5m2")
 
 
 def _decodes(m: int, n: int, a_major: str, dtype: str) -> bool:
