@@ -61,6 +61,18 @@ def layers():
         yield model, "down", e, topk, hidden, inter
 
 
+def seeded_layers():
+    """(model, layer, experts, top-k, N, K, generator, weights) of every
+    measured GEMM, the weights (E, N, K) bf16 drawn from a generator seeded
+    by the layer (on the GPU)."""
+    import torch
+
+    for model, layer, e, topk, n, k in layers():
+        g = torch.Generator(device="cuda").manual_seed(e + n + k)
+        w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
+        yield model, layer, e, topk, n, k, g, w
+
+
 def rows_per_group(tokens: int, experts: int, topk: int, routing: str) -> list[int]:
     total = tokens * topk
     if routing == "balanced":
@@ -205,9 +217,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
     from nvwgmma.kernel.gemm.grouped import grouped_config, prepare_grouped
 
     rows, failed = [], 0
-    for model, layer, e, topk, n, k in layers():
-        g = torch.Generator(device="cuda").manual_seed(e + n + k)
-        w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
+    for model, layer, e, topk, n, k, g, w in seeded_layers():
         for tokens in TOKENS:
             for routing in ROUTINGS:
                 counts = rows_per_group(tokens, e, topk, routing)

@@ -31,7 +31,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 
-from grouped import ROUTINGS, TOKENS, TUNED, _time, layers, rows_per_group  # noqa: E402
+from grouped import (  # noqa: E402
+    ROUTINGS,
+    TOKENS,
+    TUNED,
+    _time,
+    layers,
+    rows_per_group,
+    seeded_layers,
+)
 
 FP8_MAX = 448.0
 
@@ -116,9 +124,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
     from nvwgmma.kernel.gemm.grouped import interleave_gate_up, prepare_grouped
 
     rows, failed = [], 0
-    for model, layer, e, topk, n, k in layers():
-        g = torch.Generator(device="cuda").manual_seed(e + n + k)
-        w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
+    for model, layer, e, topk, n, k, g, w in seeded_layers():
         w8, sw = _quantise_rows(w.reshape(e * n, k))
         w8, sw = w8.reshape(e, n, k), sw.reshape(e, n)
         bias = torch.randn(e, n, device="cuda", generator=g, dtype=torch.bfloat16)
