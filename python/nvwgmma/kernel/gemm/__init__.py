@@ -52,6 +52,7 @@ __all__ = [
     "SHIPPED",
     "Scale",
     "ScaleVector",
+    "blockwise_mm",
     "build_gemm",
     "candidates",
     "grid_size",
@@ -67,6 +68,10 @@ def __getattr__(name):
         from .launch import matmul
 
         return matmul
+    if name == "blockwise_mm":
+        from .blockwise import blockwise_mm
+
+        return blockwise_mm
     if name in ("grouped_mm", "scaled_grouped_mm"):
         from . import grouped
 

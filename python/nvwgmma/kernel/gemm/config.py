@@ -77,6 +77,11 @@ class GemmConfig:
     # gets one column per pair, half as many (after the fusion chain; the
     # registers epilogue). None: C is the product.
     gate: str | None = None
+    # DeepSeek-style fp8 block scaling: A scaled per 1 x 128 (an M x K/128
+    # f32 `scale_a`), B per 128 x 128 (an N/128 x K/128 f32 `scale_b`), each
+    # 128-deep K block's product promoted into the f32 accumulator with its
+    # scales (the kernel takes the two pointers after its other parameters).
+    block_scales: bool = False
     # The tile scheduler (nvwgmma.kernel.gemm.scheduler): "persistent"
     # (data-parallel), "split_k" (each tile's K in `splits` parts) or
     # "stream_k" (the tiles' K stages cut evenly among the CTAs); the last
@@ -151,6 +156,7 @@ class GemmConfig:
             + ("" if not self.store_transposed else "_ct")
             + ("" if not self.fusion else "_" + chain_tag(self.fusion))
             + ("" if self.gate is None else f"_gate{self.gate}")
+            + ("_blockscaled" if self.block_scales else "")
         )
 
 
@@ -274,6 +280,19 @@ def check_config(c: GemmConfig) -> GemmConfig:
                 f"{c.epilogue_chunks} chunks of {c.tile_n}"
             )
     check_chain(c.fusion, c.out_dtype)
+    _checks.boolean(c.block_scales, "block_scales")
+    if c.block_scales and (
+        ELEMENT_BITS[c.dtype] != 8 or c.k_tile != 128 or c.tile_n % 128 or c.consumer_rows != 64
+        or c.inflight or c.split_wait or c.k_order != "forward" or c.store_transposed
+    ):  # fmt: skip
+        raise ValueError(
+            "block_scales needs fp8 inputs, 128-deep K tiles, tile_n a multiple of 128, "
+            "64-row consumers, inflight 0 without split_wait, k_order 'forward' and C not "
+            f"transposed (one scale block per K tile), but got {c.dtype}, tile_k {c.k_tile}, "
+            f"tile_n {c.tile_n}, consumer_rows {c.consumer_rows}, inflight {c.inflight}, "
+            f"split_wait {c.split_wait}, k_order {c.k_order!r}, store_transposed "
+            f"{c.store_transposed}"
+        )
     if c.gate is not None:
         _one_of(c.gate, ACTIVATIONS, "gate")
         if c.epilogue != "registers" or c.store_transposed or c.tile_n % 128:

@@ -76,6 +76,8 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
             raise TypeError(f"{what} must be a callable (or None: the library's), but got "
                             f"{type(piece).__name__}")  # fmt: skip
     signature = KERNEL_SIGNATURE + _extra(extra_params)
+    if c.block_scales and not all(p in signature for p in BLOCK_SCALE_PARAMS):
+        signature += _extra(BLOCK_SCALE_PARAMS, taken={name for name, _ in signature})
     mainloop, ep = (mainloop or Mainloop)(c), (epilogue or Epilogue)(c)
     ring_at = c.stages * mainloop.stage_bytes
     align = mainloop.alignment
@@ -147,9 +149,13 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
 _BASE_NAMES = frozenset(name for name, _ in KERNEL_SIGNATURE)
 
 
-def _extra(params) -> tuple:
+# A block-scaled kernel's scales (GemmConfig.block_scales), after the others.
+BLOCK_SCALE_PARAMS = (("scale_a", "!llvm.ptr<1>"), ("scale_b", "!llvm.ptr<1>"))
+
+
+def _extra(params, taken=None) -> tuple:
     """`extra_params` checked: (name, type) string pairs, new names."""
-    taken = {name for name, _ in KERNEL_SIGNATURE}
+    taken = set(taken or {name for name, _ in KERNEL_SIGNATURE})
     found = []
     for pair in params:
         if not (

@@ -1,0 +1,157 @@
+"""fp8 GEMM with DeepSeek-V3-style block scales (`blockwise_mm`) on
+DeepSeek-V3's dense shapes (DeepGEMM's published table: N x K of its
+projections at M = 128 and 4096), checked against the dequantised product
+in float32, timed against torch._scaled_mm with the same block scales where
+this torch supports them on the GPU, and the per-tensor-scaled
+torch._scaled_mm (a faster, less exact baseline) otherwise.
+
+    # here (nvwgmma built): the PTX
+    python bench/gemm/blockwise.py generate .device/blockwise
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/gemm/blockwise.py run .device/blockwise [--out DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+
+# DeepSeek-V3's dense projections, N x K (DeepGEMM's README table).
+SHAPES = [(2112, 7168), (24576, 1536), (32768, 512), (7168, 16384), (4096, 7168), (7168, 2048)]
+TOKENS = (128, 4096)
+FP8_MAX = 448.0
+# Timed besides blockwise_config's pick (GemmConfig fields over it).
+CANDIDATES = [
+    dict(stages=6, epilogue="registers"),
+    dict(cluster_m=2),
+    dict(stages=4, cluster_m=2, group_m=8),
+]
+
+
+def _configs():
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config
+
+    base = blockwise_config(4096, 2112, 7168)
+    return [base] + [replace(base, **fields) for fields in CANDIDATES]
+
+
+def generate(out_dir: str) -> None:
+    from nvwgmma.kernel.gemm.launch import write_kernel
+
+    for config in _configs():
+        print(write_kernel(out_dir, config))
+
+
+def _quantise(x, rows: int, cols: int):
+    """x (R, C) as e4m3 with one f32 scale per rows x cols block."""
+    import torch
+
+    r, c = x.shape
+    pr, pc = -(-r // rows) * rows, -(-c // cols) * cols
+    padded = torch.zeros(pr, pc, dtype=torch.float32, device=x.device)
+    padded[:r, :c] = x.float()
+    blocks = padded.view(pr // rows, rows, pc // cols, cols)
+    scale = blocks.abs().amax(dim=(1, 3)).clamp(min=1e-12) / FP8_MAX
+    q = (blocks / scale[:, None, :, None]).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn)
+    return q.view(pr, pc)[:r, :c].contiguous(), scale
+
+
+def _dequantised(q, scale, rows, cols):
+    s = scale.repeat_interleave(rows, 0).repeat_interleave(cols, 1)
+    return q.float() * s[: q.shape[0], : q.shape[1]]
+
+
+def run(ptx_dir: str, out_dir: str) -> int:
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    import torch
+    from run import _gpu_info, timed
+
+    os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
+    from nvwgmma.kernel.gemm.blockwise import prepare_blockwise
+
+    info, rows, failed = _gpu_info(), [], 0
+    print(info, flush=True)
+    for n, k in SHAPES:
+        g = torch.Generator(device="cuda").manual_seed(n + k)
+        w = torch.randn(n, k, device="cuda", generator=g) * 0.05
+        w8, sw = _quantise(w, 128, 128)
+        for m in TOKENS:
+            x = torch.randn(m, k, device="cuda", generator=g)
+            x8, sx = _quantise(x, 1, 128)
+            ref = _dequantised(x8, sx, 1, 128) @ _dequantised(w8, sw, 128, 128).T
+            ours, out = prepare_blockwise(x8, w8.T, sx, sw)
+            ours()
+            torch.cuda.synchronize()
+            err = float((out.float() - ref).norm() / ref.norm())
+            others = {}
+            for config in _configs()[1:]:
+                launch, other = prepare_blockwise(x8, w8.T, sx, sw, config=config)
+                launch()
+                torch.cuda.synchronize()
+                err = max(err, float((other.float() - ref).norm() / ref.norm()))
+                others[config.name] = launch
+            ok = err < 1e-2
+            failed += not ok
+            one = torch.ones((), device="cuda")
+            calls = {"ours": ours, **others,
+                     "per_tensor": lambda x8=x8, w8=w8, one=one: torch._scaled_mm(
+                         x8, w8.T, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)}  # fmt: skip
+            try:  # torch's blockwise recipe (1 x 128 and 128 x 128), where it has one
+                sa_t = sx.t().contiguous().t()  # M-major, as torch asks
+                blockwise = torch._scaled_mm(x8, w8.T, scale_a=sa_t, scale_b=sw.t(),
+                                             out_dtype=torch.bfloat16)  # fmt: skip
+                torch.cuda.synchronize()
+                torch_err = float((blockwise.float() - ref).norm() / ref.norm())
+                calls["torch_blockwise"] = lambda x8=x8, w8=w8, sa_t=sa_t, sw=sw: torch._scaled_mm(
+                    x8, w8.T, scale_a=sa_t, scale_b=sw.t(), out_dtype=torch.bfloat16
+                )
+            except (RuntimeError, ValueError) as error:
+                torch_err = None
+                note = str(error).splitlines()[0][:120]
+            times = {name: [] for name in calls}
+            for _ in range(5):
+                for name, call in calls.items():
+                    call()
+                    times[name].append(timed(call, 20))
+            ms = {name: statistics.median(v) for name, v in times.items()}
+            tflops = 2 * m * n * k / ms["ours"] / 1e9
+            row = dict(m=m, n=n, k=k, ok=ok, rel_err=err, torch_blockwise_rel_err=torch_err,
+                       ms=ms, tflops=tflops,
+                       over_per_tensor=statistics.median(
+                           p / o for p, o in zip(times["per_tensor"], times["ours"])))  # fmt: skip
+            if "torch_blockwise" in times:
+                row["over_torch_blockwise"] = statistics.median(
+                    t / o for t, o in zip(times["torch_blockwise"], times["ours"])
+                )
+            else:
+                row["torch_blockwise"] = f"not run: {note}"
+            row["candidates_tflops"] = {name: 2 * m * n * k / ms[name] / 1e9 for name in others}
+            rows.append(row)
+            print(f"{'ok ' if ok else 'BAD'} M={m} N={n} K={k}: {tflops:.0f} TFLOP/s, err "
+                  f"{err:.1e}, {row['over_per_tensor']:.2f}x per-tensor _scaled_mm, "
+                  f"{row.get('over_torch_blockwise', 0):.2f}x torch blockwise; others "
+                  + ", ".join(f"{v:.0f}" for v in row["candidates_tflops"].values()),
+                  flush=True)  # fmt: skip
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "blockwise-bench.json"), "w") as f:
+        json.dump({"info": info, "rows": rows}, f, indent=1)
+    print(f"{len(rows) - failed} correct, {failed} wrong")
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    from two_step import main as two_step
+
+    return two_step(__doc__, generate, run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

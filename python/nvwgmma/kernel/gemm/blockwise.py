@@ -1,0 +1,134 @@
+"""fp8 GEMM with DeepSeek-V3-style block scales: activations scaled per
+1 x 128 group along K, weights per 128 x 128 block, each 128-deep K
+block's product promoted into the f32 accumulator with its scales
+(GemmConfig.block_scales; the mainloop is schedule._Roles._block_scaled).
+
+    from nvwgmma.kernel.gemm.blockwise import blockwise_mm
+    out = blockwise_mm(x8, w8.T, scale_x, scale_w)
+    # x8 (M, K) e4m3 row-major, w8 (N, K) e4m3 (a Linear weight; pass w8.T),
+    # scale_x (M, ceil(K / 128)) f32, scale_w (ceil(N / 128), ceil(K / 128)) f32:
+    # out[m, n] = sum over K blocks kb of
+    #             scale_x[m, kb] * scale_w[n / 128, kb] * (x8[m, kb] . w8[n, kb]), bf16
+
+The scales are row-major and contiguous (DeepGEMM's and torch's layouts
+transposed where they differ: pass .contiguous() of the M x K/128 view).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import _calls
+from .config import GemmConfig
+from .launch import _check_aligned, _fail, _map, _matrix, _Tensor, load_kernel
+from .scheduler import grid_size
+
+__all__ = ["blockwise_config", "blockwise_mm", "prepare_blockwise"]
+
+BLOCK = 128
+
+
+def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3",
+                     out_dtype: str = "bf16") -> GemmConfig:  # fmt: skip
+    """128 x 128 tiles of two 64-row consumers (each holds its running and
+    its fresh accumulator: 128 columns keep both in registers), K walked
+    forward (the scales' order), 5 stages of 32 KiB."""
+    return GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
+                      k_order="forward", block_scales=True)  # fmt: skip
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def prepare_blockwise(a, b, scale_a, scale_b, *, out=None, out_dtype="bf16", stream=None,
+                      config=None):  # fmt: skip
+    """(launch, out) for a blockwise_mm call: checked once, `launch()`
+    repeats it."""
+    from .. import runtime
+
+    ta, tb = _Tensor(a, "a"), _Tensor(b, "b")
+    for t in (ta, tb):
+        if t.device is None:
+            _fail(f"{t.what} must be on a CUDA device, but got {t.device_name}")
+        if t.dtype not in ("e4m3", "e5m2"):
+            _fail(f"{t.what}'s dtype must be e4m3 or e5m2, but got {t.dtype}")
+    if tb.device != ta.device or tb.dtype != ta.dtype:
+        _fail(f"b must be a's dtype on a's device, but got {tb.dtype} on {tb.device_name}")
+    if len(ta.shape) != 2 or len(tb.shape) != 2:
+        _fail(f"a and b must be 2-D, but got shapes {ta.shape} and {tb.shape}")
+    _, m, k, a_row, a_lead, _ = _matrix(ta)
+    _, k_b, n, b_row, b_lead, _ = _matrix(tb)
+    if not a_row or b_row:
+        _fail("fp8 operands must be K-major (wgmma transposes only 16-bit ones): a row-major "
+              "(M, K) and b a weight's transpose (w.T of an (N, K) row-major w)")  # fmt: skip
+    if k_b != k or min(m, n, k) < 1:
+        _fail(f"a's columns and b's rows must agree (K), but got a {ta.shape} and b {tb.shape}")
+    _check_aligned("a", ta.address, a_lead, ta.dtype, k)
+    _check_aligned("b", tb.address, b_lead, tb.dtype, k)
+    kb = _ceil(k, BLOCK)
+    for t, what, shape in (
+        (scale_a, "scale_a", (m, kb)),
+        (scale_b, "scale_b", (_ceil(n, BLOCK), kb)),
+    ):
+        s = _Tensor(t, what)
+        if s.device != ta.device or s.dtype != "f32":
+            _fail(f"{what} must be f32 on a's device, but got {s.dtype} on {s.device_name}")
+        if tuple(s.shape) != shape or tuple(s.strides) != (shape[1], 1):
+            _fail(f"{what} must be a contiguous {shape[0]} x {shape[1]} tensor, but got shape "
+                  f"{s.shape}, strides {s.strides}")  # fmt: skip
+    sa, sb = _Tensor(scale_a, "scale_a"), _Tensor(scale_b, "scale_b")
+    if out_dtype not in ("bf16", "f16", "f32"):
+        _fail(f"out_dtype must be bf16, f16 or f32, but got {out_dtype!r}")
+    new_out = ta.allocator((m, n), out_dtype)
+    if out is None:
+        out = new_out()
+    tc = _Tensor(out, "out")
+    if tc.dtype != out_dtype or tc.shape != (m, n) or tc.device != ta.device:
+        _fail(f"out must be {out_dtype} of shape {(m, n)} on {ta.device_name}, but got "
+              f"{tc.dtype} of shape {tc.shape} on {tc.device_name}")  # fmt: skip
+    aligned = (n * {"bf16": 2, "f16": 2, "f32": 4}[out_dtype]) % 16 == 0
+    if (m > 1 and tc.strides != (n, 1)) or tc.address % 16:
+        _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
+    if config is None:
+        config = blockwise_config(m, n, k, dtype=ta.dtype, out_dtype=out_dtype)
+        if not aligned:
+            config = replace(config, epilogue="registers")
+    if not config.block_scales or config.dtype != ta.dtype or config.out_dtype != out_dtype:
+        _fail(f"config must be a block-scaled {ta.dtype} -> {out_dtype} configuration, but got "
+              f"{config.name}")  # fmt: skip
+    stream = _calls.stream_of(stream, ta.value)
+    with runtime.on_device(ta.device):
+        kernel, meta = load_kernel(config)
+        boxes = meta["boxes"]
+        tm_a = _map(ta.address, ta.dtype, a_lead, 0, m, k, 1, boxes["A"])
+        tm_b = _map(tb.address, tb.dtype, b_lead, 0, n, k, 1, boxes["B"])
+        tm_c = (_map(tc.address, out_dtype, n, m * n, m, n, 1, boxes["C"])
+                if config.epilogue == "tma" else tm_a)  # fmt: skip
+        sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
+        args = runtime.named_args(
+            meta["signature"], tmA=tm_a, tmB=tm_b, C=tc.address, tmC=tm_c, M=m, N=n, K=k,
+            batch=1, bias=tc.address, R=tc.address, alpha=1.0, beta=0.0, scale=1.0,
+            workspace=0, flags=0, scale_a=sa.address, scale_b=sb.address)  # fmt: skip
+        grid = grid_size(meta, m, n, k, sms)
+        launch = kernel.launcher(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args,
+                                 stream=stream)  # fmt: skip
+    return launch, out
+
+
+def blockwise_mm(a, b, scale_a, scale_b, *, out=None, out_dtype="bf16", stream=None,
+                 config=None):  # fmt: skip
+    """out = a @ b with DeepSeek-style block scales (the module docstring);
+    returns out.
+
+    a        (M, K) e4m3 or e5m2, row-major
+    b        (K, N) of a's type, K-major: an (N, K) weight's .T
+    scale_a  (M, ceil(K / 128)) f32, contiguous: per row and 128-wide K block
+    scale_b  (ceil(N / 128), ceil(K / 128)) f32, contiguous: per 128 x 128 block
+    out      (M, N) contiguous storage; default: a new tensor
+    out_dtype  bf16 (default), f16 or f32
+    """
+    launch, out = prepare_blockwise(a, b, scale_a, scale_b, out=out, out_dtype=out_dtype,
+                                    stream=stream, config=config)  # fmt: skip
+    launch()
+    return out

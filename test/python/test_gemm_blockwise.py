@@ -1,0 +1,85 @@
+"""The block-scaled fp8 GEMM (DeepSeek-style scales) without a GPU: every
+bad call raises before anything is launched, the configuration's limits
+are enforced, and its kernels assemble strict-clean without spills, taking
+the scales after the other parameters. (The launches run on the GPU:
+bench/gemm/blockwise.py.)"""
+
+import pytest
+from test_gemm_launch import Array
+
+
+@pytest.fixture
+def fp8_bytes(monkeypatch):
+    """One-byte arrays ("|u1") read as e4m3, as torch's float8 tensors are."""
+    from nvwgmma.kernel.gemm.launch import _Tensor
+
+    original = _Tensor.__init__
+
+    def init(self, value, what):
+        original(self, value, what)
+        if self.dtype == "|u1":
+            self.dtype = "e4m3"
+
+    monkeypatch.setattr(_Tensor, "__init__", init)
+
+
+A = Array((256, 512), "|u1")
+B = Array((512, 384), "|u1", strides=(1, 512))  # an (N, K) weight's .T
+SA, SB = Array((256, 4), "<f4"), Array((3, 4), "<f4")
+
+
+def _prepare(a=A, b=B, sa=SA, sb=SB, **kw):
+    from nvwgmma.kernel.gemm.blockwise import prepare_blockwise
+
+    return prepare_blockwise(a, b, sa, sb, **kw)
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"a": Array((256, 512))}, "a's dtype must be e4m3 or e5m2, but got f16"),
+        ({"b": Array((512, 384), "|u1")}, "fp8 operands must be K-major"),
+        ({"b": Array((500, 384), "|u1", strides=(1, 500))}, r"a's columns and b's rows must agree \(K\)"),
+        ({"sa": Array((256, 3), "<f4")}, "scale_a must be a contiguous 256 x 4 tensor"),
+        ({"sb": Array((4, 4), "<f4")}, "scale_b must be a contiguous 3 x 4 tensor"),
+        ({"sb": Array((3, 4))}, "scale_b must be f32 on a's device, but got f16"),
+        ({"out_dtype": "e4m3"}, "out_dtype must be bf16, f16 or f32"),
+        ({"out": Array((256, 383))}, r"out must be bf16 of shape \(256, 384\)"),
+    ],
+)  # fmt: skip
+def test_bad_calls_raise_before_launch(fp8_bytes, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _prepare(**kwargs)
+
+
+def test_block_scales_need_their_tiles():
+    from nvwgmma.kernel.gemm import GemmConfig
+    from nvwgmma.kernel.gemm.config import check_config
+
+    for fields in ({"dtype": "bf16"}, {"k_order": "serpentine"}, {"tile_n": 192},
+                   {"inflight": 1}, {"consumer_rows": 128, "consumers": 1}):  # fmt: skip
+        config = GemmConfig(dtype="e4m3", tile_n=128, k_order="forward", block_scales=True)
+        config = GemmConfig(**{**config.__dict__, **fields})
+        with pytest.raises(ValueError, match="block_scales needs fp8 inputs, 128-deep K tiles"):
+            check_config(config)
+
+
+def _configs():
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config
+
+    base = blockwise_config(4096, 2112, 7168)
+    return [base, replace(base, stages=6, epilogue="registers"), replace(base, cluster_m=2)]
+
+
+@pytest.mark.parametrize("index", range(3))
+def test_block_scaled_kernels_assemble_cleanly(ctx, index):
+    """Strict-checked, 0 spills; the scales are the last two parameters
+    and each K tile's product is waited for (wait_group 0) in the loop."""
+    from gemm_checks import assert_clean
+    from nvwgmma.kernel.gemm.kernel import BLOCK_SCALE_PARAMS
+
+    meta, ptx = assert_clean(_configs()[index])
+    assert meta["signature"][-2:] == [list(p) for p in BLOCK_SCALE_PARAMS]
+    assert "wgmma.wait_group.sync.aligned 0" in ptx
