@@ -411,6 +411,14 @@ struct State {
 
   /// Whether `mma` may still be running, and the wait depth completing it:
   /// the first mma_async of its group (the group's identity), or null.
+  /// In how many of the uncommitted set and the groups `mma` is pending.
+  int instances(Operation *mma) const {
+    int n = uncommitted.contains(mma);
+    for (const PendingSet &g : groups)
+      n += g.contains(mma);
+    return n;
+  }
+
   Operation *pending(Operation *mma, bool &isUncommitted,
                      int64_t &depth) const {
     if (uncommitted.contains(mma)) {
@@ -504,6 +512,10 @@ private:
   DenseMap<Operation *, SmallVector<const OneShotFill *, 1>> oneShotReads;
   /// Value -> mma ops whose registers it may carry.
   DenseMap<Value, OpSet> carries;
+  /// The same, without crossing a loop's back edge: the mma ops whose
+  /// result of the current iteration the value may carry (carries minus
+  /// these: only an earlier iteration's instance).
+  DenseMap<Value, OpSet> sameIteration;
   /// Values whose registers an mma_async reads (acc / A fragment), with
   /// everything forwarded or plumbed into them.
   llvm::DenseSet<Value> mmaInputs;
@@ -517,25 +529,33 @@ private:
   llvm::DenseSet<std::pair<Operation *, Operation *>> seenUses;
 
   void precompute() {
-    // carries: forward from mma results through forwarding and plumbing.
-    bool changed = true;
-    auto merge = [&](Value to, Value from) {
-      auto it = carries.find(from);
-      if (it == carries.end())
-        return;
-      OpSet src = it->second;
-      OpSet &dst = carries[to];
-      size_t before = dst.size();
-      dst.insert(src.begin(), src.end());
-      changed |= dst.size() != before;
-    };
     fn->walk([&](Operation *op) {
       if (!isMma(op))
         return;
       carries[op->getResult(0)].insert(op);
+      sameIteration[op->getResult(0)].insert(op);
       reads[op] = model.readsOf(op);
       oneShotReads[op] = model.oneShotReadsOf(op);
     });
+    propagate(carries, /*backEdges=*/true);
+    propagate(sameIteration, /*backEdges=*/false);
+    precomputeClosures();
+  }
+
+  /// Forward from mma results through forwarding and plumbing; across
+  /// loops' back edges only where `backEdges`.
+  void propagate(DenseMap<Value, OpSet> &map, bool backEdges) {
+    bool changed = true;
+    auto merge = [&](Value to, Value from) {
+      auto it = map.find(from);
+      if (it == map.end())
+        return;
+      OpSet src = it->second;
+      OpSet &dst = map[to];
+      size_t before = dst.size();
+      dst.insert(src.begin(), src.end());
+      changed |= dst.size() != before;
+    };
     while (changed) {
       changed = false;
       fn->walk([&](Operation *op) {
@@ -550,7 +570,8 @@ private:
           auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
           for (auto [i, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
             merge(arg, forOp.getInitArgs()[i]);
-            merge(arg, yield.getOperand(i));
+            if (backEdges)
+              merge(arg, yield.getOperand(i));
             merge(forOp.getResult(i), yield.getOperand(i));
             merge(forOp.getResult(i), forOp.getInitArgs()[i]);
           }
@@ -563,15 +584,20 @@ private:
                 merge(ifOp.getResult(i), v);
         if (auto br = dyn_cast<BranchOpInterface>(op))
           for (unsigned s = 0; s < op->getNumSuccessors(); ++s) {
+            Block *dest = op->getSuccessor(s);
+            if (!backEdges && model.addresses.isBackEdge(op->getBlock(), dest))
+              continue;
             OperandRange fwd =
                 br.getSuccessorOperands(s).getForwardedOperands();
-            Block *dest = op->getSuccessor(s);
             unsigned offset = dest->getNumArguments() - fwd.size();
             for (auto [i, v] : llvm::enumerate(fwd))
               merge(dest->getArgument(offset + i), v);
           }
       });
     }
+  }
+
+  void precomputeClosures() {
     // Closures: backward from each mma's register operands.
     fn->walk([&](Operation *op) {
       if (!isMma(op))
@@ -1105,6 +1131,13 @@ private:
       for (Operation *mma : it->second) {
         bool isUncommitted = false;
         int64_t depth = 0;
+        // Only an earlier iteration's result, where this iteration's
+        // mma_async has run before the use: that instance is the newest
+        // pending one, and the value's is pending only if another is.
+        auto same = sameIteration.find(v);
+        if ((same == sameIteration.end() || !same->second.contains(mma)) &&
+            model.addresses.properlyDominates(mma, op) && s.instances(mma) < 2)
+          continue;
         if (Operation *group = s.pending(mma, isUncommitted, depth)) {
           ProtocolViolation v{ProtocolViolation::EarlyUse, op, mma};
           v.uncommitted = isUncommitted;
