@@ -59,7 +59,7 @@ def test_a_good_call_reduces_to_its_problem():
                                    check_offsets=True)  # fmt: skip
     assert problem == dict(tokens=100, n=32, k=64, groups=4, dtype="f16", out_dtype="f16",
                            b_major="K", max_rows=None, bias=None, scaled=False,
-                           gate=None)  # fmt: skip
+                           gate=None, block=False)  # fmt: skip
     assert operands["b_bstride"] == 32 * 64 and operands["b_lead"] == 64
     w_kn = Array((4, 64, 32))  # row-major K x N per group: N-major
     assert _plan(X, w_kn, Offsets([100] * 4), out=Array((100, 32)))[0]["b_major"] == "N"
@@ -394,6 +394,40 @@ def test_gated_grouped_kernels_build_clean(ctx, tokens, dtype):
     # Half the columns stored; one SiLU exponential per stored element.
     assert stores["silu"][0] * 2 == stores[None][0] and stores[None][1] == 0
     assert stores["silu"][1] == config.tile_n // 4 * (config.tile_m // 64 // config.consumers)
+    if find_tool("ptxas") is not None:
+        messages = run_ptxas(ptx, extra_args=["-v"])
+        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+
+
+def test_a_block_scaled_call_takes_block_scales(fp8_bytes):
+    """(T, K/128) and (G, N/128, K/128) scales make the call block-scaled."""
+    sa, sb = Array((100, 1), "<f4"), Array((4, 1, 1), "<f4")
+    problem, _, _ = _plan_fused(X8, W8, scale_a=sa, scale_b=sb, out=Array((100, 32)))
+    assert problem["scaled"] and problem["block"]
+    with pytest.raises(ValueError, match="scale_b must be a contiguous 4 x 1 x 1 tensor"):
+        _plan_fused(X8, W8, scale_a=sa, scale_b=Array((4, 32), "<f4"))
+
+
+@pytest.mark.parametrize("tokens", [64, 4096])
+def test_block_scaled_grouped_kernels_build_clean(ctx, tokens):
+    """The rule's tiles with block scales: strict-checked, assembled, 0
+    spills, the scales last."""
+    from dataclasses import replace
+
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm.grouped import SCALE_PARAMS, _build, grouped_config
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
+    from nvwgmma.tools import find_tool
+
+    config = grouped_config(tokens, 4096, 2048, 8, dtype="e4m3", out_dtype="bf16")
+    config = replace(config, block_scales=True, k_order="forward",
+                     tile_n=min(config.tile_n, 128))  # fmt: skip
+    module, meta = _build(config)()
+    assert meta["signature"][-2:] == [list(p) for p in SCALE_PARAMS]
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()

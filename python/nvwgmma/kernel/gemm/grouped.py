@@ -71,9 +71,11 @@ def _params(masked: bool, scaled: bool) -> tuple:
 
 
 def _scaled(config: GemmConfig) -> bool:
+    """Whether the kernel takes scale_a and scale_b: row-wise (epilogue
+    vectors) or per block (GemmConfig.block_scales)."""
     from .fusion import ScaleVector
 
-    return any(isinstance(op, ScaleVector) for op in config.fusion)
+    return config.block_scales or any(isinstance(op, ScaleVector) for op in config.fusion)
 
 
 def grouped_chain(*, bias=None, activation=None, scaled=False) -> tuple:
@@ -245,10 +247,16 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, sca
     out_dtype = out_dtype or (_Tensor(out, "out").dtype if out is not None else default)
     if bias is not None:
         bias = _vector(bias, "bias", ("bf16", "f16", "f32"), (groups, n), ta.device)
+    # Row-wise scales are vectors; block scales (1 x 128 for a, 128 x 128
+    # for b) have a K/128 axis more.
+    block = scaled and len(_Tensor(scale_a, "scale_a").shape) == (3 if masked else 2)
     if scaled:
         rows_shape = (groups, max_rows) if masked else (tokens,)
-        scale_a = _vector(scale_a, "scale_a", ("f32",), rows_shape, ta.device)
-        scale_b = _vector(scale_b, "scale_b", ("f32",), (groups, n), ta.device)
+        kb, nb = -(-k // 128), -(-n // 128)
+        a_shape = (*rows_shape, kb) if block else rows_shape
+        scale_a = _vector(scale_a, "scale_a", ("f32",), a_shape, ta.device)
+        b_shape = (groups, nb, kb) if block else (groups, n)
+        scale_b = _vector(scale_b, "scale_b", ("f32",), b_shape, ta.device)
     if out_dtype not in ("bf16", "f16", "f32"):
         _fail(f"out_dtype must be bf16, f16 or f32, but got {out_dtype!r}")
     if gate is not None and n % (2 * GATE_BLOCK):
@@ -272,7 +280,7 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, sca
     problem = dict(tokens=tokens, n=n, k=k, groups=groups, dtype=ta.dtype, out_dtype=out_dtype,
                    b_major="N" if b_row else "K", max_rows=max_rows if masked else None,
                    bias=bias.dtype if bias is not None else None, scaled=scaled,
-                   gate=gate)  # fmt: skip
+                   gate=gate, block=block)  # fmt: skip
     return problem, operands, out
 
 
@@ -312,7 +320,8 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
             _fail(f"{what} must be one of {', '.join(ACTIVATIONS)}, but got {name!r}")
     p, o, out = _plan(a, b, offs, out, out_dtype, check_offsets, counts, bias, scale_a, scale_b,
                       gate)  # fmt: skip
-    chain = grouped_chain(bias=p["bias"], activation=activation, scaled=p["scaled"])
+    chain = grouped_chain(bias=p["bias"], activation=activation,
+                          scaled=p["scaled"] and not p["block"])  # fmt: skip
     masked = p["max_rows"] is not None
     if p["tokens"] == 0:
         return None, out
@@ -323,6 +332,12 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
                                 out_dtype=p["out_dtype"], b_major=p["b_major"],
                                 epilogue="tma" if aligned else "registers")  # fmt: skip
         config = replace(config, fusion=chain, gate=gate)
+        if p["block"]:  # one scale block per 128-deep K tile, K walked forward
+            config = replace(config, block_scales=True, k_order="forward",
+                             tile_n=min(config.tile_n, 128))  # fmt: skip
+    if config.block_scales != p["block"]:
+        _fail(f"config.block_scales must be {p['block']} for this call's scales, but got "
+              f"{config.block_scales}")  # fmt: skip
     if config.fusion != chain or config.gate != gate:
         _fail(f"config.fusion and config.gate must be this call's epilogue {chain!r} and gate "
               f"{gate!r}, but got {config.fusion!r} and {config.gate!r}")  # fmt: skip
@@ -430,8 +445,11 @@ def scaled_grouped_mm(a, b, scale_a, scale_b, *, offs=None, counts=None, out=Non
     a        (T, K) e4m3 or e5m2, row-major (masked layout: (G, R, K))
     b        (G, K, N) fp8 of a's type, K-major: a (G, N, K) weight's
              .transpose(-2, -1)
-    scale_a  (T,) f32 (masked: (G, R)): one scale per row of a
-    scale_b  (G, N) f32: one scale per group and column of b
+    scale_a  (T,) f32 (masked: (G, R)): one scale per row of a; or, block
+             scales (DeepSeek-V3's), (T, ceil(K / 128)): per row and
+             128-wide K block
+    scale_b  (G, N) f32: one scale per group and column of b; or, block
+             scales, (G, ceil(N / 128), ceil(K / 128)): per 128 x 128 block
     offs, counts, out, stream, config, check_offsets, bias, activation, gate:
              as grouped_mm's (after the scales)
     out_dtype  bf16 (default), f16 or f32

@@ -173,6 +173,10 @@ class _Roles:
         col_block = arith.divui(work.col, const(128))
         blocks = [arith.minui(arith.addi(col_block, const(j)), last_block)
                   for j in range(c.tile_n // 128)]  # fmt: skip
+        if work.b_batch is not None:
+            # A grouped GEMM: B's scales are one (N/128 x K/128) table per group.
+            per_group = arith.muli(work.b_batch, arith.addi(last_block, const(1)))
+            blocks = [arith.addi(b, per_group) for b in blocks]
 
         def scale(ptr, index, kt):
             return llvm.load(f32, gep(ptr, arith.addi(arith.muli(index, k_blocks), kt), f32))
