@@ -13,7 +13,6 @@ torch._scaled_mm (a faster, less exact baseline) otherwise.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -159,7 +158,7 @@ def _dequantised(q, scale, rows, cols):
 def run(ptx_dir: str, out_dir: str) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
-    from run import _gpu_info, timed
+    from run import _gpu_info, failures, timed, write_results
 
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
     from nvwgmma.kernel.gemm.blockwise import prepare_blockwise
@@ -230,11 +229,9 @@ def run(ptx_dir: str, out_dir: str) -> int:
     grouped_rows, grouped_failed = run_grouped()
     failed += grouped_failed
     rows += grouped_rows
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "blockwise-bench.json"), "w") as f:
-        json.dump({"info": info, "rows": rows}, f, indent=1)
-    print(f"{len(rows) - failed} correct, {failed} wrong")
-    return 1 if failed else 0
+    write_results(out_dir, "blockwise-bench.json", {"info": info, "rows": rows})
+    print(f"{len(rows) - failed} correct")
+    return failures(failed)
 
 
 def main(argv=None) -> int:

@@ -22,7 +22,6 @@ grouped.py marked as such.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -213,7 +212,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
                       flush=True)  # fmt: skip
         del w, w8, gated_w
         torch.cuda.empty_cache()
-    from run import _gpu_info
+    from run import _gpu_info, failures, write_results
 
     info = _gpu_info()
     for half in ("tuned", "held-out"):
@@ -224,11 +223,9 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 info[f"{half}_{what}_min"] = min(r)
                 print(f"{half} {what}: geomean {statistics.geometric_mean(r):.3f}, "
                       f"min {min(r):.3f}")  # fmt: skip
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "grouped-fused-bench.json"), "w") as f:
-        json.dump({"info": info, "rows": rows}, f, indent=1)
-    print(f"{len(rows) - failed} correct, {failed} wrong")
-    return 1 if failed else 0
+    write_results(out_dir, "grouped-fused-bench.json", {"info": info, "rows": rows})
+    print(f"{len(rows) - failed} correct")
+    return failures(failed)
 
 
 def main(argv=None) -> int:

@@ -52,3 +52,18 @@ def nvwgmma_opt():
     if tool is None:
         pytest.skip("nvwgmma-opt is not installed next to this Python")
     return tool
+
+
+@pytest.fixture
+def fp8_bytes(monkeypatch):
+    """One-byte arrays ("|u1") read as e4m3, as torch's float8 tensors are."""
+    from nvwgmma.kernel.gemm.launch import _Tensor
+
+    original = _Tensor.__init__
+
+    def init(self, value, what):
+        original(self, value, what)
+        if self.dtype == "|u1":
+            self.dtype = "e4m3"
+
+    monkeypatch.setattr(_Tensor, "__init__", init)

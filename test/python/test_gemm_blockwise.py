@@ -7,22 +7,6 @@ bench/gemm/blockwise.py.)"""
 import pytest
 from test_gemm_launch import Array
 
-
-@pytest.fixture
-def fp8_bytes(monkeypatch):
-    """One-byte arrays ("|u1") read as e4m3, as torch's float8 tensors are."""
-    from nvwgmma.kernel.gemm.launch import _Tensor
-
-    original = _Tensor.__init__
-
-    def init(self, value, what):
-        original(self, value, what)
-        if self.dtype == "|u1":
-            self.dtype = "e4m3"
-
-    monkeypatch.setattr(_Tensor, "__init__", init)
-
-
 A = Array((256, 512), "|u1")
 B = Array((512, 384), "|u1", strides=(1, 512))  # an (N, K) weight's .T
 SA, SB = Array((256, 4), "<f4"), Array((3, 4), "<f4")

@@ -212,22 +212,24 @@ def test_the_arguments_name_every_kernel_parameter(masked):
     assert len(args) == len(signature)
 
 
+def _assert_kernel_clean(module):
+    """Strict-checked, through the PTX checker, and (with ptxas) assembled
+    without spills or serialised wgmmas; the PTX."""
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
+    from nvwgmma.tools import find_tool
+
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
+    if find_tool("ptxas") is not None:
+        messages = run_ptxas(ptx, extra_args=["-v"])
+        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+    return ptx
+
+
 # -- fused epilogues: a per-group bias, an activation, fp8 row-wise scales
-
-
-@pytest.fixture
-def fp8_bytes(monkeypatch):
-    """One-byte arrays ("|u1") read as e4m3, as torch's float8 tensors are."""
-    from nvwgmma.kernel.gemm.launch import _Tensor
-
-    original = _Tensor.__init__
-
-    def init(self, value, what):
-        original(self, value, what)
-        if self.dtype == "|u1":
-            self.dtype = "e4m3"
-
-    monkeypatch.setattr(_Tensor, "__init__", init)
 
 
 X8 = Array((100, 64), "|u1")
@@ -296,11 +298,7 @@ def test_fused_grouped_kernels_build_clean(ctx, dtype, tokens, bias, activation,
     last and loads them (f32) in the epilogue."""
     from dataclasses import replace
 
-    from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import SCALE_PARAMS, _build, grouped_chain, grouped_config
-    from nvwgmma.passmanager import PassManager
-    from nvwgmma.ptx_check import require_clean_ptx
-    from nvwgmma.tools import find_tool
 
     config = grouped_config(tokens, 4096, 2048, 8, dtype=dtype, out_dtype="bf16")
     chain = grouped_chain(bias=bias, activation=activation, scaled=scaled)
@@ -309,12 +307,7 @@ def test_fused_grouped_kernels_build_clean(ctx, dtype, tokens, bias, activation,
     assert (meta["signature"][-2:] == params) == scaled
     loads_f32 = re.findall(r"llvm\.load %\S+ : !llvm\.ptr<1> -> f32", str(module))
     assert bool(loads_f32) == (scaled or bias == "f32")
-    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
-    ptx = compile_to_ptx(module)
-    require_clean_ptx(ptx)
-    if find_tool("ptxas") is not None:
-        messages = run_ptxas(ptx, extra_args=["-v"])
-        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+    _assert_kernel_clean(module)
 
 
 def test_a_scale_vector_names_an_extra_parameter():
@@ -414,20 +407,11 @@ def test_block_scaled_grouped_kernels_build_clean(ctx, tokens):
     spills, the scales last."""
     from dataclasses import replace
 
-    from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import SCALE_PARAMS, _build, grouped_config
-    from nvwgmma.passmanager import PassManager
-    from nvwgmma.ptx_check import require_clean_ptx
-    from nvwgmma.tools import find_tool
 
     config = grouped_config(tokens, 4096, 2048, 8, dtype="e4m3", out_dtype="bf16")
     config = replace(config, block_scales=True, k_order="forward",
                      tile_n=min(config.tile_n, 128))  # fmt: skip
     module, meta = _build(config)()
     assert meta["signature"][-2:] == [list(p) for p in SCALE_PARAMS]
-    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
-    ptx = compile_to_ptx(module)
-    require_clean_ptx(ptx)
-    if find_tool("ptxas") is not None:
-        messages = run_ptxas(ptx, extra_args=["-v"])
-        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+    _assert_kernel_clean(module)
