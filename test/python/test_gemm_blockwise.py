@@ -4,6 +4,8 @@ are enforced, and its kernels assemble strict-clean without spills, taking
 the scales after the other parameters. (The launches run on the GPU:
 bench/gemm/blockwise.py.)"""
 
+import re
+
 import pytest
 from test_gemm_launch import Array
 
@@ -59,11 +61,14 @@ def _configs():
 
 @pytest.mark.parametrize("index", range(3))
 def test_block_scaled_kernels_assemble_cleanly(ctx, index):
-    """Strict-checked, 0 spills; the scales are the last two parameters
-    and each K tile's product is waited for (wait_group 0) in the loop."""
+    """Strict-checked, 0 spills; the scales are the last two parameters,
+    each K tile's product is waited for (wait_group 0) in the loop and
+    promoted by FMAs."""
     from gemm_checks import assert_clean
     from nvwgmma.kernel.gemm.kernel import BLOCK_SCALE_PARAMS
 
     meta, ptx = assert_clean(_configs()[index])
     assert meta["signature"][-2:] == [list(p) for p in BLOCK_SCALE_PARAMS]
     assert "wgmma.wait_group.sync.aligned 0" in ptx
+    # The promotion: one FMA per accumulator register (64 of a 64 x 128 block).
+    assert len(re.findall(r"\bfma\.rn\.f32", ptx)) >= 64

@@ -147,7 +147,8 @@ class _Roles:
         """The mainloop of GemmConfig.block_scales: each K tile's product in
         fresh accumulators, waited for, then added to the running ones times
         the thread's row scales, scale_a[row, kt], and the column block's,
-        scale_b[col / 128, kt] (DeepSeek's promotion). The scales are loaded
+        scale_b[col / 128, kt] (DeepSeek's promotion), one FMA per element
+        (a multiply and an add are two instructions). The scales are loaded
         before the stage's wait: their latency hides behind it and the
         wgmmas."""
         from ...dialects import arith, llvm, scf
@@ -212,7 +213,7 @@ class _Roles:
                     s = both[(i // 2) % 2][(8 * (i // 4)) // 128]
                     x = llvm.extractvalue(members[i], part, [i])
                     y = llvm.extractvalue(members[i], acc, [i])
-                    out = llvm.insertvalue(out, arith.addf(y, arith.mulf(x, s)), [i])
+                    out = llvm.insertvalue(out, llvm.intr_fma(x, s, y), [i])
                 promoted.append(out)
             scf.YieldOp([*promoted, *fresh, arith.addi(it, const(1))])
         results = list(main.results)
