@@ -78,10 +78,9 @@ def run_grouped() -> tuple[list, int]:
     checked against the dequantised product per expert, timed against our
     and torch's row-wise scaled grouped GEMM (less exact, for scale)."""
     import torch
-    from grouped import rows_per_group
+    from grouped import _time, rows_per_group
     from grouped_fused import _quantise_rows
     from nvwgmma.kernel.gemm.grouped import prepare_grouped
-    from run import timed
 
     rows, failed = [], 0
     for name, e, topk, n, k in GROUPED:
@@ -118,11 +117,7 @@ def run_grouped() -> tuple[list, int]:
                      "torch_rowwise": lambda x8r=x8r, w8r=w8r, sxr=sxr, swr=swr, offs=offs:
                      torch._scaled_grouped_mm(x8r, w8r.transpose(-2, -1), sxr, swr, offs=offs,
                                               out_dtype=torch.bfloat16)}  # fmt: skip
-            times = {c: [] for c in calls}
-            for _ in range(5):
-                for c, call in calls.items():
-                    call()
-                    times[c].append(timed(call, 10))
+            times = _time(calls, inner=10)
             ms = {c: statistics.median(v) for c, v in times.items()}
             row = dict(layer=name, experts=e, tokens=tokens, rows=t, n=n, k=k, ok=ok,
                        rel_err=err, ms=ms, tflops=2 * t * n * k / ms["block"] / 1e9)  # fmt: skip
@@ -158,7 +153,8 @@ def _dequantised(q, scale, rows, cols):
 def run(ptx_dir: str, out_dir: str) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
-    from run import _gpu_info, failures, timed, write_results
+    from grouped import _time
+    from run import _gpu_info, failures, write_results
 
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
     from nvwgmma.kernel.gemm.blockwise import prepare_blockwise
@@ -202,11 +198,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
             except (RuntimeError, ValueError) as error:
                 torch_err = None
                 note = str(error).splitlines()[0][:120]
-            times = {name: [] for name in calls}
-            for _ in range(5):
-                for name, call in calls.items():
-                    call()
-                    times[name].append(timed(call, 20))
+            times = _time(calls, inner=20)
             ms = {name: statistics.median(v) for name, v in times.items()}
             tflops = 2 * m * n * k / ms["ours"] / 1e9
             row = dict(m=m, n=n, k=k, ok=ok, rel_err=err, torch_blockwise_rel_err=torch_err,

@@ -789,17 +789,22 @@ std::optional<int64_t> PipelineModel::bytesReadThrough(int barrier) {
   return result;
 }
 
+CFGLoopInfo &PipelineModel::loopInfoOf(Region *region) {
+  std::unique_ptr<CFGLoopInfo> &info = loopInfos[region];
+  if (!info)
+    info = std::make_unique<CFGLoopInfo>(
+        addresses.dominanceInfo().getDomTree(region));
+  return *info;
+}
+
 const void *PipelineModel::innermostLoop(Operation *op) {
   for (; op; op = op->getParentOp()) {
     Region *region = op->getParentRegion();
     if (!region)
       return nullptr;
     if (!region->hasOneBlock()) {
-      auto &info = loopInfos[region];
-      if (!info)
-        info = std::make_unique<CFGLoopInfo>(
-            addresses.dominanceInfo().getDomTree(region));
-      if (CFGLoop *loop = info->getLoopFor(op->getBlock()))
+      CFGLoopInfo &info = loopInfoOf(region);
+      if (CFGLoop *loop = info.getLoopFor(op->getBlock()))
         return loop;
     }
     if (isa<LoopLikeOpInterface>(op->getParentOp()))
@@ -820,11 +825,8 @@ bool PipelineModel::fillsFirstRound(Operation *load, const StageExpr &stage) {
     return header->getParent()->isAncestor(load->getParentRegion()) &&
            !innermostLoop(loopOp);
   Region *region = header->getParent();
-  auto &info = loopInfos[region];
-  if (!info)
-    info = std::make_unique<CFGLoopInfo>(
-        addresses.dominanceInfo().getDomTree(region));
-  CFGLoop *loop = info->getLoopFor(header);
+  CFGLoopInfo &info = loopInfoOf(region);
+  CFGLoop *loop = info.getLoopFor(header);
   return loop && loop->getHeader() == header && !loop->getParentLoop() &&
          loop->contains(load->getBlock()) && !innermostLoop(loopOp);
 }
@@ -859,9 +861,7 @@ SmallVector<Operation *> PipelineModel::loadsOfRound(Operation *expect,
     return found;
   Block *header = nullptr;
   if (const void *loop = innermostLoop(expect)) {
-    auto &info = loopInfos[region];
-    if (CFGLoop *cfg = info ? info->getLoopFor(block) : nullptr;
-        cfg && cfg == loop)
+    if (CFGLoop *cfg = loopInfoOf(region).getLoopFor(block); cfg && cfg == loop)
       header = cfg->getHeader();
   }
   SmallVector<Block *> work(block->getSuccessors());
@@ -1148,11 +1148,8 @@ bool PipelineModel::runsBefore(Operation *a, Operation *b) {
   Region *region = at->getParentRegion();
   if (region->hasOneBlock())
     return false;
-  auto &info = loopInfos[region];
-  if (!info)
-    info = std::make_unique<CFGLoopInfo>(
-        addresses.dominanceInfo().getDomTree(region));
-  CFGLoop *loop = info->getLoopFor(at->getBlock());
+  CFGLoopInfo &info = loopInfoOf(region);
+  CFGLoop *loop = info.getLoopFor(at->getBlock());
   Operation *bAt = b;
   while (bAt && bAt->getParentRegion() != region)
     bAt = bAt->getParentOp();

@@ -172,6 +172,8 @@ private:
   /// or a loop op; null outside loops.
   const void *innermostLoop(Operation *op);
   llvm::DenseMap<Region *, std::unique_ptr<CFGLoopInfo>> loopInfos;
+  /// The natural loops of a multi-block region, built once.
+  CFGLoopInfo &loopInfoOf(Region *region);
 
   /// One id per barrier array shape: its base, slot stride and slots.
   int barrierId(const Linear &base, int64_t stride, int64_t stages);
