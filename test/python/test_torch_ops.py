@@ -148,3 +148,14 @@ def test_compiled_fused_and_scaled_grouped_mm_become_the_op():
                  meta(100, dtype=torch.float32), meta(4, 256, dtype=torch.float32), offs)  # fmt: skip
     assert (tuple(y.shape), y.dtype) == ((100, 256), torch.bfloat16)
     assert "nvwgmma.grouped_mm" in _ops(graphs[0])
+
+
+def test_compiled_blockwise_mm_becomes_the_op():
+    from nvwgmma.kernel.gemm import blockwise_mm
+
+    fp8 = torch.float8_e4m3fn
+    compiled, graphs = _compiled(lambda a, b, sa, sb: blockwise_mm(a, b, sa, sb))
+    y = compiled(meta(256, 512, dtype=fp8), meta(512, 384, dtype=fp8),
+                 meta(256, 4, dtype=torch.float32), meta(3, 4, dtype=torch.float32))  # fmt: skip
+    assert (tuple(y.shape), y.dtype) == ((256, 384), torch.bfloat16)
+    assert "nvwgmma.blockwise_mm" in _ops(graphs[0])

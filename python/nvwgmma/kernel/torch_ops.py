@@ -21,6 +21,8 @@ kernel. Schemas:
         str? out_dtype, str? config, Tensor? bias=None, str? activation=None,
         str? gate=None, Tensor? scale_a=None, Tensor? scale_b=None) -> Tensor
         (scale_a and scale_b: scaled_grouped_mm's fp8 row-wise scales)
+    nvwgmma::blockwise_mm(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b,
+        str? out_dtype, str? config) -> Tensor
     nvwgmma::attention(Tensor q, Tensor k, Tensor v, bool causal,
         float? scale, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k,
         int? max_seqlen_q, int? max_seqlen_k, float q_descale,
@@ -34,7 +36,13 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["config_token", "traced_attention", "traced_grouped_mm", "traced_matmul"]
+__all__ = [
+    "config_token",
+    "traced_attention",
+    "traced_blockwise_mm",
+    "traced_grouped_mm",
+    "traced_matmul",
+]
 
 _configs: dict = {}  # token -> configuration
 
@@ -76,6 +84,10 @@ _LIBRARY.define(
     "grouped_mm(Tensor a, Tensor b, Tensor? offs, Tensor? counts, str? out_dtype, "
     "str? config, Tensor? bias=None, str? activation=None, str? gate=None, "
     "Tensor? scale_a=None, Tensor? scale_b=None) -> Tensor"
+)
+_LIBRARY.define(
+    "blockwise_mm(Tensor a, Tensor b, Tensor scale_a, Tensor scale_b, str? out_dtype, "
+    "str? config) -> Tensor"
 )
 _LIBRARY.define(
     "attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
@@ -140,6 +152,25 @@ def _(a, b, offs, counts, out_dtype, config, bias=None, activation=None, gate=No
     return a.new_empty((*a.shape[:-1], n), dtype=dtype)
 
 
+def _blockwise_mm(a, b, scale_a, scale_b, out_dtype, config):
+    from .gemm.blockwise import prepare_blockwise
+
+    launch, out = prepare_blockwise(a, b, scale_a, scale_b, out_dtype=out_dtype or "bf16",
+                                    config=_config(config))  # fmt: skip
+    launch()
+    return out
+
+
+@torch.library.register_fake("nvwgmma::blockwise_mm", lib=_LIBRARY)
+def _(a, b, scale_a, scale_b, out_dtype, config):
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"a and b must be 2-D, but got shapes {a.shape} and {b.shape}")
+    torch._check(a.shape[-1] == b.shape[-2], lambda: "a's columns and b's rows must agree (K)")
+    from .gemm.launch import torch_dtype
+
+    return a.new_empty((a.shape[0], b.shape[1]), dtype=torch_dtype(out_dtype or "bf16"))
+
+
 def _attention(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                q_descale, k_descale, v_descale, config):  # fmt: skip
     from .attention.launch import attention
@@ -167,6 +198,7 @@ def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
 
 _LIBRARY.impl("matmul", _matmul, "CUDA")
 _LIBRARY.impl("grouped_mm", _grouped_mm, "CUDA")
+_LIBRARY.impl("blockwise_mm", _blockwise_mm, "CUDA")
 _LIBRARY.impl("attention", _attention, "CUDA")
 
 
@@ -197,6 +229,17 @@ def traced_grouped_mm(a, b, *, offs, counts, out, out_dtype, stream, config, bia
     _no_stream(stream)
     c = torch.ops.nvwgmma.grouped_mm(a, b, offs, counts, out_dtype, config_token(config), bias,
                                      activation, gate, scale_a, scale_b)  # fmt: skip
+    if out is None:
+        return c
+    out.copy_(c)
+    return out
+
+
+def traced_blockwise_mm(a, b, scale_a, scale_b, *, out, out_dtype, stream, config):
+    """blockwise_mm while torch traces: the op, then a copy into `out` if
+    given."""
+    _no_stream(stream)
+    c = torch.ops.nvwgmma.blockwise_mm(a, b, scale_a, scale_b, out_dtype, config_token(config))
     if out is None:
         return c
     out.copy_(c)

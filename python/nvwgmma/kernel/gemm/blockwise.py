@@ -127,7 +127,15 @@ def blockwise_mm(a, b, scale_a, scale_b, *, out=None, out_dtype="bf16", stream=N
     scale_b  (ceil(N / 128), ceil(K / 128)) f32, contiguous: per 128 x 128 block
     out      (M, N) contiguous storage; default: a new tensor
     out_dtype  bf16 (default), f16 or f32
+
+    Under torch.compile and torch.export the call becomes the custom op
+    `torch.ops.nvwgmma.blockwise_mm` (nvwgmma.kernel.torch_ops).
     """
+    if _calls.compiling():  # torch.compile / torch.export: the traceable torch op
+        from ..torch_ops import traced_blockwise_mm
+
+        return traced_blockwise_mm(a, b, scale_a, scale_b, out=out, out_dtype=out_dtype,
+                                   stream=stream, config=config)  # fmt: skip
     launch, out = prepare_blockwise(a, b, scale_a, scale_b, out=out, out_dtype=out_dtype,
                                     stream=stream, config=config)  # fmt: skip
     launch()
