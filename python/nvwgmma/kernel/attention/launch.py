@@ -170,6 +170,21 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
                                 return_lse=return_lse, stream=stream, config=config,
                                 q_descale=q_descale, k_descale=k_descale,
                                 v_descale=v_descale)  # fmt: skip
+    from .autograd import needs_grad
+
+    if needs_grad(q, k, v):  # training: the differentiable op (attention.autograd)
+        if out is not None or lse is not None or config is not None or (
+                q_descale, k_descale, v_descale) != (1.0, 1.0, 1.0):  # fmt: skip
+            _fail(
+                "attention with inputs that require grad takes no out, lse, config or "
+                "descales (the backward needs its own saved O and LSE)"
+            )
+        from .autograd import differentiable_attention
+
+        return differentiable_attention(q, k, v, causal=causal, scale=scale,
+                                        cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                                        max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
+                                        return_lse=return_lse)  # fmt: skip
     s = _calls.stream_of(stream, q)
     key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
                       bool(causal), scale, s, config, out, lse, q_descale, k_descale,

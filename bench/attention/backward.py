@@ -1,0 +1,144 @@
+"""Attention backward speed: the gradients of nvwgmma's `attention`
+(torch autograd: D and LSE preparation, the kernel, dQ's conversion)
+against SDPA's cuDNN and flash backends' backward, same process, same
+inputs, paired per round, on FlashAttention-3's grid -- 16k tokens
+(batch = 16384 / S), hidden 2048 (heads = 2048 / head dim), S = 512 ...
+16k, head dims 64 and 128, causal and not -- plus GQA rows. Each row's
+gradients are first checked against a float32 reference on one batch entry.
+
+    # here (nvwgmma built): the PTX
+    python bench/attention/backward.py generate .device/attention
+    # on the GPU (torch, cuda-python; no nvwgmma build)
+    python bench/attention/backward.py run .device/attention [--quick]
+
+TFLOP/s count the backward as 2.5 forwards (FlashAttention's convention:
+4 b h S² d per forward, half of it causal). Results, with GPU, clocks and
+driver, go to $OUT/attention-backward-results.json (or the directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gemm"))
+sys.path.insert(0, os.path.join(ROOT, "test", "gpu"))
+
+SEQS = (512, 1024, 2048, 4096, 8192, 16384)
+HEAD_DIMS = (64, 128)
+
+
+def grid(quick: bool = False):
+    """(label, batch, S, heads, kv heads, head dim, causal) of every row."""
+    rows = []
+    for d in HEAD_DIMS:
+        for s in SEQS if not quick else (1024, 8192):
+            for causal in (False, True):
+                rows.append((f"d{d} S={s}{' causal' if causal else ''}", 16384 // s, s,
+                             2048 // d, 2048 // d, d, causal))  # fmt: skip
+    rows.append(("GQA d128 S=4096 32q/8kv", 4, 4096, 32, 8, 128, False))
+    rows.append(("GQA d128 S=4096 32q/8kv causal", 4, 4096, 32, 8, 128, True))
+    return rows
+
+
+def generate(directory: str) -> None:
+    from attention_backward import generate as kernels
+
+    kernels(directory)
+
+
+def run(directory: str, quick: bool) -> None:
+    import torch
+    from attention_backward import reference
+    from run import _gpu_info, _time, _use_source_tree, write_results
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+    _use_source_tree(directory)
+    from nvwgmma.kernel.attention import attention
+
+    info = _gpu_info()
+    print(json.dumps(info), flush=True)
+    results = {"info": info, "rows": []}
+    torch.manual_seed(0)
+    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
+    for label, b, s, h, hkv, d, causal in grid(quick):
+        q, k, v, do = (torch.randn(b, s, x, d, device="cuda", dtype=torch.bfloat16)
+                       for x in (h, hkv, hkv, h))  # fmt: skip
+        row = {"label": label, "batch": b, "seq": s, "heads": h, "kv_heads": hkv, "d": d,
+               "causal": causal}  # fmt: skip
+        leaves = [x.requires_grad_(True) for x in (q, k, v)]
+        gqa = {"enable_gqa": True} if hkv != h else {}
+        outs = {"ours": attention(*leaves, causal=causal)}
+        for name, backend in backends.items():
+            try:
+                with sdpa_kernel(backend):
+                    outs[name] = sdpa(*(x.transpose(1, 2) for x in leaves), is_causal=causal,
+                                      **gqa).transpose(1, 2)  # fmt: skip
+                    torch.autograd.grad(outs[name], leaves, do, retain_graph=True)
+            except RuntimeError as error:
+                outs.pop(name, None)
+                row[f"{name}_error"] = str(error)[:200]
+        # Correctness on the first batch entry: every gradient against float32.
+        one = [x[:1].detach().float().requires_grad_(True) for x in (q, k, v)]
+        ref = torch.autograd.grad(reference(*one, causal, 1 / math.sqrt(d)), one, do[:1].float())
+        row["max_abs_error"] = {}
+        for name, o in outs.items():
+            grads = torch.autograd.grad(o, leaves, do, retain_graph=True)
+            row["max_abs_error"][name] = max((g[:1].float() - r).abs().max().item()
+                                             for g, r in zip(grads, ref))  # fmt: skip
+        flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
+        rounds = {n: [] for n in outs}
+        for _ in range(3 if quick else 5):
+            for name, o in outs.items():
+                rounds[name].append(_time(lambda o=o, a=leaves, g=do: torch.autograd.grad(
+                    o, a, g, retain_graph=True)))  # fmt: skip
+        row["ms"] = {n: statistics.median(ts) for n, ts in rounds.items()}
+        row["tflops"] = {n: flops / (ms * 1e9) for n, ms in row["ms"].items()}
+        for name in outs:
+            if name != "ours":
+                ratios = [x / o for o, x in zip(rounds["ours"], rounds[name])]
+                row[f"vs_{name}"] = statistics.median(ratios)  # >1: ours faster
+        results["rows"].append(row)
+        print(f"{label:32s} vs cudnn {row.get('vs_cudnn', 0):.3f} vs flash "
+              f"{row.get('vs_flash', 0):.3f}  ours {row['tflops']['ours']:.0f} TFLOP/s "
+              f"({row['ms']['ours']:.3f} ms), err {row['max_abs_error']['ours']:.1e} "
+              f"(cudnn {row['max_abs_error'].get('cudnn', math.nan):.1e})", flush=True)  # fmt: skip
+        write_results(directory, "attention-backward-results.json", results)
+        del q, k, v, do, leaves, outs
+    summary = {}
+    for name in backends:
+        for d in HEAD_DIMS:
+            values = [r[f"vs_{name}"] for r in results["rows"]
+                      if r["d"] == d and f"vs_{name}" in r and r["kv_heads"] == r["heads"]]  # fmt: skip
+            if values:
+                summary[f"d{d} vs {name}"] = {
+                    "geomean": math.exp(sum(map(math.log, values)) / len(values)),
+                    "min": min(values),
+                }
+    results["summary"] = summary
+    print(json.dumps(summary, indent=1))
+    write_results(directory, "attention-backward-results.json", results)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/attention/backward.py")
+    parser.add_argument("action", choices=("generate", "run"))
+    parser.add_argument("directory")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if args.action == "generate":
+        generate(args.directory)
+    else:
+        run(args.directory, args.quick)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

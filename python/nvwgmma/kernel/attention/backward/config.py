@@ -1,0 +1,139 @@
+"""What an attention backward kernel is built for: head dim, dtype,
+masking, the query block, ring depth and register budgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+__all__ = ["BackwardConfig", "check_backward_config", "default_backward_config"]
+
+_SMEM_LIMIT = 227 * 1024
+KEYS_PER_CONSUMER = 64  # a consumer warpgroup's rows of K and V (one m64 wgmma)
+
+
+@dataclass(frozen=True)
+class BackwardConfig:
+    """One backward-attention kernel (dQ, dK, dV from Q, K, V, dO, the
+    forward's log-sum-exp and D = rowsum(dO * O)).
+
+    A CTA owns `block_n` = 64 x `consumers` keys of one K/V head and keeps
+    their dK and dV in registers; it walks the query blocks of every query
+    head of its group (GQA: dK and dV summed over the group in registers,
+    no atomics) and adds each block's dQ into an f32 buffer.
+
+    head_dim       64 or 128
+    dtype          bf16 or f16 (inputs, dK and dV)
+    causal         key j is seen by query i when j <= i + Sk - Sq
+                   (bottom-right aligned, as the forward)
+    varlen         sequences packed along tokens, cumulative offsets
+    stages         Q / dO ring depth
+    consumers      consumer warpgroups, 64 keys each (2)
+    consumer_regs / producer_regs   setmaxnreg budgets
+
+    Per query block a consumer computes Sᵀ = K Qᵀ and dPᵀ = V dOᵀ (keys on
+    wgmma's M, so Pᵀ and dSᵀ are A fragments in registers), dV += Pᵀ dO and
+    dK += dSᵀ Q from registers, and writes dSᵀ to shared memory, where both
+    consumers read it as dS (an MN-major A) for dQ = dS K."""
+
+    head_dim: int = 128
+    dtype: str = "bf16"
+    causal: bool = False
+    varlen: bool = False
+    stages: int = 2
+    consumers: int = 2
+    consumer_regs: int = 240
+    producer_regs: int = 24
+
+    @property
+    def block_m(self) -> int:
+        """Queries per iteration: one m64 dQ block, its head dims split
+        between the two consumers."""
+        return 64
+
+    @property
+    def block_n(self) -> int:
+        return KEYS_PER_CONSUMER * self.consumers
+
+    @property
+    def threads(self) -> int:
+        return 128 * (1 + self.consumers)
+
+    @property
+    def name(self) -> str:
+        parts = [f"attn_bwd_d{self.head_dim}_{self.dtype}_m{self.block_m}_s{self.stages}"]
+        parts += [flag for flag in ("causal", "varlen") if getattr(self, flag)]
+        return "_".join(parts)
+
+    @property
+    def stage_bytes(self) -> int:
+        """One ring stage: Q and dO tiles, the block's LSE and D (f32),
+        rounded up to the tiles' 1024-byte alignment."""
+        from ..config import tile
+
+        q = tile(self.dtype, self.block_m, self.head_dim, "K").tile_bytes
+        return -(-(2 * q + 8 * self.block_m) // 1024) * 1024
+
+    @property
+    def kv_tile_bytes(self) -> int:
+        from ..config import tile
+
+        return tile(self.dtype, KEYS_PER_CONSUMER, self.head_dim, "K").tile_bytes
+
+    @property
+    def ds_bytes(self) -> int:
+        """One consumer's dSᵀ (64 keys x block_m queries, 16-bit)."""
+        return KEYS_PER_CONSUMER * self.block_m * 2
+
+    @property
+    def barrier_bytes(self) -> int:
+        """K/V's one-shot barrier and the ring's full and empty barriers."""
+        return 8 * (1 + 2 * self.stages)
+
+    @property
+    def shared_memory_bytes(self) -> int:
+        """K and V, the ring, two dSᵀ buffers per consumer, the barriers."""
+        return (2 * self.consumers * self.kv_tile_bytes + self.stages * self.stage_bytes
+                + 2 * self.consumers * self.ds_bytes + self.barrier_bytes + 1024 - 16)  # fmt: skip
+
+    def replace(self, **changes) -> BackwardConfig:
+        return replace(self, **changes)
+
+
+def default_backward_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
+    """The backward for a head dim: 128 keys per CTA, two Q/dO stages.
+    (128-query blocks at head dim 64, FlashAttention-3's, spill with dS
+    from P in f32; from P rounded to bf16 its dK error was 1.8x SDPA's.)"""
+    return BackwardConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen)
+
+
+def check_backward_config(c: BackwardConfig) -> None:
+    """Raise ValueError naming the first field a kernel cannot be built
+    for."""
+    from ..._ir import launch_registers
+
+    if not isinstance(c, BackwardConfig):
+        raise TypeError(f"config must be a BackwardConfig, but got {type(c).__name__}")
+    for f in fields(c):
+        value = getattr(c, f.name)
+        if f.type == "bool" and not isinstance(value, bool):
+            raise TypeError(f"{f.name} must be a bool, but got {value!r}")
+    if c.head_dim not in (64, 128):
+        raise ValueError(f"head_dim must be 64 or 128 for the backward, but got {c.head_dim}")
+    if c.dtype not in ("bf16", "f16"):
+        raise ValueError(f"dtype must be bf16 or f16 for the backward, but got {c.dtype!r}")
+    if c.consumers != 2:
+        raise ValueError(f"consumers must be 2 (128 keys per CTA), but got {c.consumers}")
+    if not 1 <= c.stages <= 4:
+        raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
+    launch = launch_registers(c.threads)
+    limit = (1 + c.consumers) * launch
+    if (c.consumers * c.consumer_regs + c.producer_regs > limit or c.consumer_regs % 8
+            or c.producer_regs % 8):  # fmt: skip
+        raise ValueError(
+            f"registers must be multiples of 8 within what the CTA launches with "
+            f"({c.consumers} x consumer + producer <= {limit}), but got {c.consumer_regs} and "
+            f"{c.producer_regs}"
+        )
+    if c.shared_memory_bytes > _SMEM_LIMIT:
+        raise ValueError(f"K, V, {c.stages} Q/dO stages and dS must fit 227 KiB of shared memory, "
+                         f"but need {c.shared_memory_bytes} bytes")  # fmt: skip

@@ -1,0 +1,540 @@
+"""`build_attention_backward`: dQ, dK and dV of softmax attention,
+FlashAttention-3's structure from the kernel layer's pieces.
+
+A CTA owns 128 keys of one K/V head (grid: key blocks x K/V heads x
+batch). Warpgroup 0 is the producer: one thread loads the CTA's K and V
+once, then Q, dO, LSE and D of each query block, of each query head of
+the group, into a ring. Consumer w (of 2) owns keys 64w .. 64w + 63 and
+keeps their dK and dV (f32) in registers for the whole walk. Per query
+block it issues
+
+    Sᵀ  = K_w Qᵀ            dPᵀ = V_w dOᵀ          (keys on wgmma's M)
+    Pᵀ  = exp2(Sᵀ scale log2 e - LSE log2 e)       dSᵀ = Pᵀ (dPᵀ - D)
+    dV += Pᵀ dO              dK += dSᵀ Q           (A from registers)
+
+writes dSᵀ to shared memory (stmatrix), and after a barrier of both
+consumers computes its half of dQ = dS K (dS read as an MN-major A) and
+adds it into the f32 dQ buffer (`epilogue.reduce_accumulator`). dK is
+scaled by the softmax scale when stored; dQ by the launcher's pass that
+converts the buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from ..._ir import TENSOR_MAP_PARAM
+from .config import KEYS_PER_CONSUMER, BackwardConfig, check_backward_config
+
+__all__ = ["SIGNATURE", "build_attention_backward"]
+
+SIGNATURE = (
+    ("tmQ", TENSOR_MAP_PARAM),  # 4-D maps (head dim, heads, tokens, batch)
+    ("tmK", TENSOR_MAP_PARAM),
+    ("tmV", TENSOR_MAP_PARAM),
+    ("tmdO", TENSOR_MAP_PARAM),
+    ("tmLSE", TENSOR_MAP_PARAM),  # 3-D f32 maps (padded queries, query heads, batch
+    # entries), LSE in log2 units
+    ("tmD", TENSOR_MAP_PARAM),
+    ("dQacc", "!llvm.ptr<1>"),  # f32, strided like Q over the padded queries
+    ("dK", "!llvm.ptr<1>"),  # like K (contiguous)
+    ("dV", "!llvm.ptr<1>"),
+    ("cuQ", "!llvm.ptr<1>"),  # varlen: i32 cumulative offsets (batch + 1)
+    ("cuK", "!llvm.ptr<1>"),
+    ("Sq", "i32"),
+    ("Sk", "i32"),
+    ("group", "i32"),  # query heads per K/V head
+    ("dq_batch", "i64"),  # dQacc strides in elements
+    ("dq_row", "i32"),
+    ("dq_head", "i32"),
+    ("kv_batch", "i64"),  # dK / dV strides in elements
+    ("kv_row", "i32"),
+    ("kv_head", "i32"),
+    ("scale_log2", "f32"),  # softmax scale x log2(e)
+    ("scale", "f32"),  # softmax scale (dK's factor)
+)
+
+CONSUMERS_BARRIER = 1  # named barrier: both consumers wrote their dSᵀ
+
+
+def _wide(v):
+    from ....dialects import arith
+    from ....ir import IntegerType
+
+    return arith.extsi(IntegerType.get_signless(64), v)
+
+
+class _Kernel:
+    def __init__(self, c: BackwardConfig):
+        from ..config import tile
+
+        self.c = c
+        d, bm = c.head_dim, c.block_m
+        self.kv = tile(c.dtype, KEYS_PER_CONSUMER, d, "K")  # A of Sᵀ and dPᵀ
+        self.q = tile(c.dtype, bm, d, "K")  # B of Sᵀ / dPᵀ (Q, dO)
+        self.q_mn = tile(c.dtype, d, bm, "MN")  # the same bytes as B of dK / dV
+        self.ds_a = tile(c.dtype, 64, 64, "MN")  # 64 queries x 64 keys of dS (A of dQ)
+        # 64 keys x 64 head dims of K (B of dQ; at head dim 64 an n32 reads half)
+        self.k_b = tile(c.dtype, 64, 64, "MN")
+        assert self.q_mn.tile_bytes == self.q.tile_bytes
+        self.k_at = 0
+        self.v_at = c.consumers * c.kv_tile_bytes
+        self.ring_at = 2 * c.consumers * c.kv_tile_bytes
+        self.do_at = self.q.tile_bytes  # within a stage
+        self.lse_at = 2 * self.q.tile_bytes
+        self.dd_at = self.lse_at + 4 * bm
+        self.ds_at = self.ring_at + c.stages * c.stage_bytes
+        self.barriers_at = self.ds_at + 2 * c.consumers * c.ds_bytes
+
+    def const(self, v):
+        from ..._ir import i32_constant
+
+        return i32_constant(v)
+
+    def smem(self, offset):
+        from ..._ir import gep
+
+        return gep(self.base, offset)
+
+    def build(self, args):
+        from ....dialects import arith, llvm, nvvm, scf
+        from ....ir import InsertionPoint, IntegerType
+        from ... import pipeline, smem
+
+        c, const = self.c, self.const
+        i32 = IntegerType.get_signless(32)
+        self.args = args
+        self.base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), 1024)
+        self.kvbar = pipeline.Barriers(self.smem(self.barriers_at), 1)
+        self.ring = pipeline.Ring(self.smem(self.barriers_at + 8), c.stages, c.consumers)
+        tid = nvvm.read_ptx_sreg_tid_x(i32)
+        self.warpgroup = arith.divui(tid, const(128))
+        self.wg_thread = arith.remui(tid, const(128))
+        self.key_block = nvvm.read_ptx_sreg_ctaid_x(i32)
+        self.kv_head_index = nvvm.read_ptx_sreg_ctaid_y(i32)
+        self.batch = nvvm.read_ptx_sreg_ctaid_z(i32)
+        self._sequence()
+        self.k0 = arith.muli(self.key_block, const(c.block_n))
+        self._walk()
+        valid = arith.cmpi(arith.CmpIPredicate.slt, self.k0, self.sk)
+        work = scf.IfOp(valid)
+        with InsertionPoint(work.then_block):
+            first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
+            init = scf.IfOp(first)
+            with InsertionPoint(init.then_block):
+                self.kvbar.init(1)
+                self.ring.init()
+                scf.YieldOp([])
+            nvvm.barrier0()
+            roles = scf.IfOp(
+                arith.cmpi(arith.CmpIPredicate.eq, self.warpgroup, const(0)), has_else=True
+            )
+            with InsertionPoint(roles.then_block):
+                self.producer()
+                scf.YieldOp([])
+            with InsertionPoint(roles.else_block):
+                self.consumer(arith.subi(self.warpgroup, const(1)))
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    def _sequence(self):
+        """This batch entry's query/key start and length."""
+        from ....dialects import arith, llvm
+        from ....ir import IntegerType
+        from ..._ir import gep
+
+        args, const = self.args, self.const
+        i32 = IntegerType.get_signless(32)
+        if not self.c.varlen:
+            self.q_start = self.k_start = const(0)
+            self.sq, self.sk = args["Sq"], args["Sk"]
+            self.tb = self.batch
+            return
+
+        def offsets(cu):
+            start = llvm.load(i32, gep(cu, self.batch, i32))
+            end = llvm.load(i32, gep(cu, arith.addi(self.batch, const(1)), i32))
+            return start, arith.subi(end, start)
+
+        self.q_start, self.sq = offsets(args["cuQ"])
+        self.k_start, self.sk = offsets(args["cuK"])
+        self.tb = const(0)
+
+    def _walk(self):
+        """The query blocks this CTA visits: per query head of the group,
+        blocks `first` .. n_q - 1 (causal: from the first that sees a key of
+        the block); `total` iterations in all."""
+        from ....dialects import arith
+
+        c, const = self.c, self.const
+        bm = const(c.block_m)
+        self.diag = arith.subi(self.sk, self.sq)
+        self.n_q = arith.divui(arith.addi(self.sq, const(c.block_m - 1)), bm)
+        first = const(0)
+        if c.causal:  # query q sees key k when k <= q + diag
+            lowest = arith.maxsi(arith.subi(self.k0, self.diag), const(0))
+            first = arith.minsi(arith.divsi(lowest, bm), self.n_q)
+        self.first = first
+        self.count = arith.subi(self.n_q, first)
+        self.total = arith.muli(self.count, self.args["group"])
+
+    def _block(self, it):
+        """(query head, first query) of iteration `it`."""
+        from ....dialects import arith
+
+        count = arith.maxsi(self.count, self.const(1))
+        member = arith.divsi(it, count)
+        block = arith.addi(self.first, arith.remsi(it, count))
+        head = arith.addi(arith.muli(self.kv_head_index, self.args["group"]), member)
+        return head, arith.muli(block, self.const(self.c.block_m))
+
+    # ------------------------------------------------------------ producer
+    def _load(self, tensor_map, geometry, at, token, head, barrier_or_ring, stage=None):
+        from ....dialects import arith
+        from ... import pipeline
+
+        box = geometry.tma()
+        for offset, inner, outer in geometry.tma_placements():
+            dst = self.smem(arith.addi(at, self.const(offset)) if not isinstance(at, int)
+                            else at + offset)  # fmt: skip
+            coords = (self.const(inner), head, arith.addi(token, self.const(outer)), self.tb)
+            if stage is None:
+                pipeline.load_tile(tensor_map, dst, coords, barrier_or_ring, bytes=box.bytes)
+            else:
+                barrier_or_ring.load(tensor_map, dst, coords, stage, bytes=box.bytes)
+
+    def producer(self):
+        from ....dialects import arith, nvvm, scf
+        from ....ir import IndexType, InsertionPoint, IntegerType
+        from ... import pipeline
+
+        c, const, args = self.c, self.const, self.args
+        nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
+        issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
+        with InsertionPoint(issuer.then_block):
+            pipeline.expect_tx(self.kvbar.at(0), 2 * c.consumers * c.kv_tile_bytes)
+            for w in range(c.consumers):
+                token = arith.addi(arith.addi(self.k_start, self.k0), const(64 * w))
+                for tm, at in ((args["tmK"], self.k_at), (args["tmV"], self.v_at)):
+                    self._load(tm, self.kv, at + w * c.kv_tile_bytes, token, self.kv_head_index,
+                               self.kvbar.at(0))  # fmt: skip
+            index, i32 = IndexType.get(), IntegerType.get_signless(32)
+            loads = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.total),
+                              arith.constant(index, 1))  # fmt: skip
+            with InsertionPoint(loads.body):
+                it = arith.index_cast(i32, loads.induction_variable)
+                head, q0 = self._block(it)
+                stage, phase = self.ring.stage_and_phase(it)
+                self.ring.producer_acquire(stage, phase)
+                self.ring.producer_expect(stage, 2 * self.q.tile_bytes + 8 * c.block_m)
+                at = arith.addi(const(self.ring_at), arith.muli(stage, const(c.stage_bytes)))
+                token = arith.addi(self.q_start, q0)
+                self._load(args["tmQ"], self.q, at, token, head, self.ring, stage)
+                self._load(args["tmdO"], self.q, arith.addi(at, const(self.do_at)), token, head,
+                           self.ring, stage)  # fmt: skip
+                # LSE and D lie per (batch entry, head), varlen too: a
+                # box's innermost coordinate must start 16-byte aligned.
+                for tm, offset in ((args["tmLSE"], self.lse_at), (args["tmD"], self.dd_at)):
+                    self.ring.load(tm, self.smem(arith.addi(at, const(offset))),
+                                   (q0, head, self.batch), stage, bytes=4 * c.block_m)  # fmt: skip
+                scf.YieldOp([])
+            scf.YieldOp([])
+
+    # ------------------------------------------------------------ consumer
+    def consumer(self, index):
+        from ....dialects import arith, nvvm, scf
+        from ....dialects import nvwgmma as wg
+        from ....ir import IndexType, InsertionPoint, IntegerType
+        from ... import pipeline, smem
+
+        c, const = self.c, self.const
+        nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
+        self.index = index
+        i32, index_t = IntegerType.get_signless(32), IndexType.get()
+        kv_off = arith.muli(index, const(c.kv_tile_bytes))
+        self.k_desc = smem.tile_descriptor(self.smem(arith.addi(const(self.k_at), kv_off)),
+                                           self.kv)  # fmt: skip
+        self.v_desc = smem.tile_descriptor(self.smem(arith.addi(const(self.v_at), kv_off)),
+                                           self.kv)  # fmt: skip
+        self.releaser = arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0))
+        self.key0 = arith.addi(self.k0, arith.muli(index, const(KEYS_PER_CONSUMER)))
+        # Where this consumer's half of the head dims starts in a K row:
+        # the next swizzle atom (128), 64 bytes into the atom (64). (A
+        # select, not index x bytes: the protocol checker bounds it.)
+        self.half_offset = arith.select(arith.cmpi(arith.CmpIPredicate.eq, index, const(0)),
+                                        const(0), const(c.head_dim * 64 if c.head_dim == 128
+                                                        else c.head_dim))  # fmt: skip
+        pipeline.wait_parity(self.kvbar.at(0), 0)
+        dv = wg.zero_accumulator("f32", c.head_dim)
+        dk = wg.zero_accumulator("f32", c.head_dim)
+        loop = scf.ForOp(arith.constant(index_t, 0), arith.index_cast(index_t, self.total),
+                         arith.constant(index_t, 1), [dv, dk])  # fmt: skip
+        with InsertionPoint(loop.body):
+            it = arith.index_cast(i32, loop.induction_variable)
+            dv, dk = self._iteration(it, *loop.inner_iter_args)
+            scf.YieldOp([dv, dk])
+        dv, dk = loop.results
+        self._store(dv, dk)
+
+    def _stage_base(self, stage):
+        from ....dialects import arith
+
+        return arith.addi(
+            self.const(self.ring_at), arith.muli(stage, self.const(self.c.stage_bytes))
+        )
+
+    def _iteration(self, it, dv, dk):
+        """One query block: (dV, dK) after it."""
+        from ....dialects import arith, nvvm, scf
+        from ....dialects import nvwgmma as wg
+        from ....ir import InsertionPoint
+        from ... import barrier, epilogue, fragment, smem
+
+        c, const = self.c, self.const
+        head, q0 = self._block(it)
+        stage, phase = self.ring.stage_and_phase(it)
+        self.ring.consumer_wait(stage, phase)
+        at = self._stage_base(stage)
+        q_desc = smem.tile_descriptor(self.smem(at), self.q)
+        do_desc = smem.tile_descriptor(self.smem(arith.addi(at, const(self.do_at))), self.q)
+        s = wg.zero_accumulator("f32", c.block_m)
+        dp = wg.zero_accumulator("f32", c.block_m)
+        wg.fence()
+        for step in range(self.kv.k_steps):
+            s = wg.mma_async(s, smem.step_descriptor(self.k_desc, self.kv, k_step=step),
+                             smem.step_descriptor(q_desc, self.q, k_step=step),
+                             shape=(64, c.block_m, 16), a_type=c.dtype, d_type="f32",
+                             scale_d=step > 0)  # fmt: skip
+        wg.commit_group()
+        for step in range(self.kv.k_steps):
+            dp = wg.mma_async(dp, smem.step_descriptor(self.v_desc, self.kv, k_step=step),
+                              smem.step_descriptor(do_desc, self.q, k_step=step),
+                              shape=(64, c.block_m, 16), a_type=c.dtype, d_type="f32",
+                              scale_d=step > 0)  # fmt: skip
+        wg.commit_group()
+        (s,) = wg.wait_group(1, s).results
+        at_ = fragment.Coordinates(c.block_m, row=self.key0, col=q0, thread=self.wg_thread)
+        p = self._probabilities(fragment.unpack(s), at_, at, q0)
+        (dp,) = wg.wait_group(0, dp).results
+        dd = self._per_query(at, self.dd_at)
+        ds = [
+            _mul(pv, _sub(x, dd[at_.offsets(e)[1] // 8 * 2 + e % 2]))
+            for e, (pv, x) in enumerate(zip(p, fragment.unpack(dp)))
+        ]
+        # dSᵀ to shared memory for dQ (this iteration's buffer of two), made
+        # visible to the async proxy. (Before dV and dK: stmatrix reads the
+        # registers their A fragments are, which must not change -- nor be
+        # read -- while those wgmmas run.)
+        ds_buffer = arith.addi(
+            const(self.ds_at),
+            arith.muli(arith.andi(it, const(1)), const(c.consumers * c.ds_bytes)),
+        )
+        epilogue.stage_accumulator(fragment.pack(ds), self.smem(arith.addi(
+            ds_buffer, arith.muli(self.index, const(c.ds_bytes)))), d_type="f32", n=c.block_m,
+            out_type=c.dtype, thread=self.wg_thread)  # fmt: skip
+        nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+        p_a = fragment.to_a_fragments(p, c.dtype)
+        ds_a = fragment.to_a_fragments(ds, c.dtype)
+        q_b = smem.tile_descriptor(self.smem(at), self.q_mn)
+        do_b = smem.tile_descriptor(self.smem(arith.addi(at, const(self.do_at))), self.q_mn)
+        wg.fence()
+        for step, frag in enumerate(p_a):
+            dv = wg.mma_async(dv, frag, smem.step_descriptor(do_b, self.q_mn, k_step=step),
+                              shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
+                              transpose_b=True)  # fmt: skip
+        for step, frag in enumerate(ds_a):
+            dk = wg.mma_async(dk, frag, smem.step_descriptor(q_b, self.q_mn, k_step=step),
+                              shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
+                              transpose_b=True)  # fmt: skip
+        wg.commit_group()
+        # Both consumers' dSᵀ written.
+        barrier.sync(CONSUMERS_BARRIER, 128 * c.consumers)
+        half = c.head_dim // 2  # this consumer's head dims of dQ: half x w ..
+        dq = wg.zero_accumulator("f32", half)
+        wg.fence()
+        for step in range(c.block_n // 16):
+            owner, within = divmod(step, 4)  # whose dSᵀ and K rows hold these 16 keys
+            a_at = arith.addi(ds_buffer, const(owner * c.ds_bytes + within * 2048))
+            b_at = arith.addi(const(self.k_at + owner * c.kv_tile_bytes + within * 2048),
+                              self.half_offset)  # fmt: skip
+            dq = wg.mma_async(dq, smem.tile_descriptor(self.smem(a_at), self.ds_a),
+                              smem.tile_descriptor(self.smem(b_at), self.k_b),
+                              shape=(64, half, 16), a_type=c.dtype, d_type="f32",
+                              transpose_a=True, transpose_b=True,
+                              scale_d=step > 0)  # fmt: skip
+        wg.commit_group()
+        dv, dk, dq, *_ = wg.wait_group(0, dv, dk, dq, *p_a, *ds_a).results
+        rel = scf.IfOp(self.releaser)
+        with InsertionPoint(rel.then_block):
+            self.ring.consumer_release(stage)
+            scf.YieldOp([])
+        self._add_dq(dq, head, q0)
+        return dv, dk
+
+    def _per_query(self, stage_at, offset):
+        """The f32 values of this thread's query columns from the stage's
+        LSE or D block: [pair j's first, second] for j = 0 .. block_m/8 - 1
+        (column 8j + 2q + {0, 1})."""
+        from ....dialects import arith, llvm
+        from ....ir import F32Type
+        from ..._ir import gep
+
+        f32 = F32Type.get()
+        q = arith.andi(self.wg_thread, self.const(3))
+        base = self.smem(arith.addi(arith.addi(stage_at, self.const(offset)),
+                                    arith.muli(q, self.const(8))))  # fmt: skip
+        out = []
+        for j in range(self.c.block_m // 8):
+            for lane in (0, 1):
+                out.append(llvm.load(f32, gep(base, self.const(8 * j + lane), f32)))
+        return out
+
+    def _probabilities(self, values, at, stage_at, q0):
+        """Pᵀ: exp2(s scale log2 e - LSE log2 e) of the scores, masked to 0
+        where a key is past the query's diagonal (causal) or past the
+        sequence (keys; varlen also queries)."""
+        from ....dialects import arith, llvm, scf
+        from ....ir import InsertionPoint
+        from ... import fastmath
+
+        c, const, args = self.c, self.const, self.args
+        lse = self._per_query(stage_at, self.lse_at)
+        needs = arith.cmpi(arith.CmpIPredicate.sgt, arith.addi(self.k0, const(c.block_n)),
+                           self.sk)  # fmt: skip
+        if c.causal:  # the block's last key lies past its first query's diagonal
+            needs = arith.ori(needs, arith.cmpi(
+                arith.CmpIPredicate.sgt, arith.addi(self.k0, const(c.block_n - 1)),
+                arith.addi(q0, self.diag)))  # fmt: skip
+        if c.varlen:
+            needs = arith.ori(needs, arith.cmpi(
+                arith.CmpIPredicate.sgt, arith.addi(q0, const(c.block_m)), self.sq))  # fmt: skip
+        branch = scf.IfOp(needs, [v.type for v in values], has_else=True)
+        with InsertionPoint(branch.then_block):
+            scf.YieldOp(self._mask(values, at))
+        with InsertionPoint(branch.else_block):
+            scf.YieldOp(values)
+        values = list(branch.results)
+        scale = args["scale_log2"]
+        return [
+            fastmath.exp2(fastmath.fma(v, scale, llvm.fneg(lse[at.offsets(e)[1] // 8 * 2 + e % 2])))
+            for e, v in enumerate(values)
+        ]
+
+    def _mask(self, values, at):
+        """-inf where key (row) > query (column) + diag (causal), key >= Sk,
+        or (varlen) query >= Sq."""
+        from ....dialects import llvm
+        from ... import fragment
+        from ..._ir import i32_constant
+
+        c = self.c
+        none = llvm.IntegerOverflowFlags.none
+        key_room = llvm.sub(self.sk, at.row_base, none)  # keep: dr < key_room
+        query_room = llvm.sub(self.sq, at.col_base, none)
+        # causal keep: row_base + dr <= col_base + dc + diag  <=>  dr - dc <= slack
+        slack = llvm.sub(llvm.add(at.col_base, self.diag, none), at.row_base, none)
+
+        def keep(e):
+            dr, dc = at.offsets(e)
+            k = llvm.icmp(llvm.ICmpPredicate.sgt, key_room, i32_constant(dr))
+            if c.causal:
+                k = llvm.and_(k, llvm.icmp(llvm.ICmpPredicate.sge, slack, i32_constant(dr - dc)))
+            if c.varlen:
+                k = llvm.and_(k, llvm.icmp(llvm.ICmpPredicate.sgt, query_room, i32_constant(dc)))
+            return k
+
+        return fragment.mask(values, keep)
+
+    def _add_dq(self, dq, head, q0):
+        """This consumer's 64 x 64 block of dQ added into dQacc."""
+        from ....dialects import arith
+        from ... import epilogue
+        from ..._ir import element_type, gep
+
+        c, const, args = self.c, self.const, self.args
+        half = c.head_dim // 2
+        col = arith.muli(self.index, const(half))
+        offset = arith.addi(
+            arith.addi(arith.muli(_wide(self.batch), args["dq_batch"]),
+                       arith.muli(_wide(self.q_start), _wide(args["dq_row"]))),
+            _wide(arith.muli(head, args["dq_head"])),
+        )  # fmt: skip
+        base = gep(args["dQacc"], offset, element_type("f32"))
+        epilogue.reduce_accumulator(dq, base, args["dq_row"], n=half, row=q0, col=col,
+                                    thread=self.wg_thread)  # fmt: skip
+
+    def _store(self, dv, dk):
+        """dK (times the softmax scale) and dV of this consumer's keys."""
+        from ....dialects import arith
+        from ... import epilogue, fragment
+        from ..._ir import element_type, gep
+
+        c, args = self.c, self.args
+        dk = fragment.pack(fragment.scale_rows(fragment.unpack(dk), [args["scale"]] * 2))
+        offset = arith.addi(
+            arith.addi(arith.muli(_wide(self.batch), args["kv_batch"]),
+                       arith.muli(_wide(self.k_start), _wide(args["kv_row"]))),
+            _wide(arith.muli(self.kv_head_index, args["kv_head"])),
+        )  # fmt: skip
+        for acc, name in ((dv, "dV"), (dk, "dK")):
+            base = gep(args[name], offset, element_type(c.dtype))
+            epilogue.store_accumulator(acc, base, args["kv_row"], d_type="f32", n=c.head_dim,
+                                       out_type=c.dtype, row=self.key0, col=0,
+                                       thread=self.wg_thread,
+                                       bounds=(self.sk, self.const(c.head_dim)))  # fmt: skip
+
+
+def _mul(a, b):
+    from ....dialects import llvm
+
+    return llvm.fmul(a, b)
+
+
+def _sub(a, b):
+    from ....dialects import llvm
+
+    return llvm.fsub(a, b)
+
+
+def build_attention_backward(config: BackwardConfig | None = None):
+    """(module, meta) for `config`: the kernel `attention_backward` with
+    the parameters of SIGNATURE; meta: block, dynamic shared memory, the
+    TMA boxes of Q/dO, K/V and LSE/D."""
+    from ....ir import InsertionPoint, Location
+    from ..._ir import kernel_shell
+
+    c = BackwardConfig() if config is None else config
+    check_backward_config(c)
+    kernel = _Kernel(c)
+    # The share stated (state_entry): at head dim 64 ptxas could not tell
+    # it and ignored setmaxnreg (C7508), spilling under 168 registers.
+    module, entry, args = kernel_shell("attention_backward", SIGNATURE, c.threads,
+                                       setmaxnreg=c.consumer_regs, state_entry=True)  # fmt: skip
+    with Location.unknown():
+        with InsertionPoint(entry.operations[0]):
+            kernel.build(args)
+    module.operation.verify()
+    dynamic_smem = kernel.barriers_at + c.barrier_bytes + 1024 - 16
+    assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
+
+    def box(geometry):
+        b = geometry.tma()
+        return {"box": [b.box[0], 1, b.box[1], 1], "swizzle": b.swizzle, "data_type": b.data_type}
+
+    meta = {
+        "kernel": "attention_backward",
+        "name": c.name,
+        "config": asdict(c),
+        "block": [c.threads, 1, 1],
+        "grid": f"(ceil(max key length / {c.block_n}), K/V heads, batch)",
+        "block_m": c.block_m,
+        "block_n": c.block_n,
+        "dynamic_smem": dynamic_smem,
+        "boxes": {
+            "Q": box(kernel.q),
+            "K": box(kernel.kv),
+            "row": {"box": [c.block_m, 1, 1], "swizzle": "none", "data_type": "FLOAT32"},
+        },
+        "signature": [list(p) for p in SIGNATURE],
+    }
+    return module, meta

@@ -1,0 +1,209 @@
+"""`attention_backward(do, q, k, v, o, lse, ...)` on torch tensors: the
+gradients of `attention` with respect to q, k and v.
+
+    o, lse = attention(q, k, v, causal=True, return_lse=True)
+    dq, dk, dv = attention_backward(do, q, k, v, o, lse, causal=True)
+
+Three steps on the tensors' stream: D = rowsum(dO * O) and LSE in log2
+units laid out per query block (torch); the kernel (dK, dV written, dQ
+added into an f32 buffer); dQ = scale x that buffer in q's dtype (torch).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+__all__ = ["attention_backward", "backward_configs", "load_backward", "write_backward"]
+
+_LOG2E = 1.4426950408889634
+_PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
+
+
+@lru_cache(maxsize=256)
+def backward_key(config) -> str:
+    from dataclasses import asdict
+
+    from ... import cache
+    from .kernel import SIGNATURE
+
+    return cache.key(config.name, (asdict(config), SIGNATURE))
+
+
+def _build(config):
+    from .kernel import build_attention_backward
+
+    return lambda: build_attention_backward(config)
+
+
+def write_backward(directory: str, config) -> str:
+    from ... import cache
+
+    return cache.write(directory, backward_key(config), _build(config))
+
+
+def load_backward(config):
+    from ... import cache
+
+    return cache.load(backward_key(config), _build(config), _PRECOMPILE)
+
+
+def backward_configs():
+    """Every configuration `attention_backward` can pick."""
+    from .config import default_backward_config
+
+    return [default_backward_config(d, dtype=t, causal=c, varlen=v)
+            for d in (64, 128) for t in ("bf16", "f16") for c in (False, True)
+            for v in (False, True)]  # fmt: skip
+
+
+def _fail(message):
+    raise ValueError(message)
+
+
+def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seqlens_q=None,
+                       cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
+                       config=None):  # fmt: skip
+    """(dq, dk, dv) of O = attention(q, k, v, causal, scale, ...) for the
+    output gradient `do`, given the forward's O and its f32 log-sum-exp
+    (`attention(..., return_lse=True)`). Shapes as `attention`'s: dense
+    q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), lse (batch, Hq, Sq);
+    varlen (tokens, heads, D) with cu_seqlens and lse (Hq, total_q). dk and
+    dv are summed over the query heads sharing a K/V head. bf16 or f16,
+    head dim 64 or 128. The gradients come back contiguous in q's dtype."""
+    import torch
+
+    from ... import runtime
+    from ..launch import plan
+    from .config import default_backward_config
+
+    p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+             max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)  # fmt: skip
+    if p.q.dtype not in ("bf16", "f16"):
+        _fail(f"the backward takes bf16 or f16, but got {p.q.dtype}")
+    d = q.shape[-1]
+    if d not in (64, 128):
+        _fail(f"the backward takes head dim 64 or 128, but got {d}")
+    for t, name in ((do, "do"), (o, "o")):
+        if tuple(t.shape) != tuple(q.shape) or t.dtype != q.dtype or t.device != q.device:
+            _fail(f"{name} must be {q.dtype} of q's shape {tuple(q.shape)} on {q.device}, but got "
+                  f"{t.dtype} {tuple(t.shape)} on {t.device}")  # fmt: skip
+    hq = q.shape[-2]
+    lse_shape = (hq, q.shape[0]) if p.varlen else (p.batch, hq, p.sq)
+    if tuple(lse.shape) != lse_shape or lse.dtype != torch.float32 or lse.device != q.device:
+        _fail(f"lse must be float32 of shape {lse_shape} on {q.device}, but got {lse.dtype} "
+              f"{tuple(lse.shape)} on {lse.device}")  # fmt: skip
+    c = config or default_backward_config(d, dtype=p.q.dtype, causal=bool(causal),
+                                          varlen=p.varlen)  # fmt: skip
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    with runtime.on_device(q.device.index):
+        return _run(c, p, do, q, k, v, o, lse, scale)
+
+
+def _rows(x, p, bm, fill):
+    """A per-query f32 tensor (dense (batch, Hq, Sq); varlen (Hq, total))
+    as (batch, Hq, padded) with `fill` past each sequence's queries: the
+    kernel's LSE / D blocks, each starting 16-byte aligned (TMA's rule
+    for the innermost coordinate)."""
+    import torch
+
+    padded = -(-p.sq // bm) * bm
+    if not p.varlen:
+        out = torch.full((*x.shape[:-1], padded), fill, dtype=torch.float32, device=x.device)
+        out[..., : x.shape[-1]] = x
+        return out
+    cu = p.cu_q.value
+    tokens = torch.arange(x.shape[-1], device=x.device)
+    sequence = torch.searchsorted(cu[1:].long(), tokens, right=True)  # no host sync
+    out = torch.full((p.batch, x.shape[0], padded), fill, dtype=torch.float32, device=x.device)
+    out[sequence, :, tokens - cu[sequence]] = x.T
+    return out
+
+
+def _run(c, p, do, q, k, v, o, lse, scale):
+    import torch
+
+    from ... import runtime
+    from ...gemm.launch import _ELEMENT_BYTES
+
+    kernel, meta = load_kernel_for(c)
+    bm = c.block_m
+    do = do if do.stride(-1) == 1 else do.contiguous()
+    # D = rowsum(dO * O), per (batch, head, query); LSE in log2 units, +inf
+    # where a row saw no key (its P is 0, not NaN).
+    dd = (do.float() * o.float()).sum(-1)
+    dd = dd.permute(0, 2, 1) if not p.varlen else dd.permute(1, 0)
+    lse2 = torch.where(torch.isneginf(lse), torch.inf, lse * _LOG2E)
+    lse_rows, dd_rows = _rows(lse2, p, bm, math.inf), _rows(dd, p, bm, 0.0)
+    hq, hkv, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    if p.varlen:
+        tokens = q.shape[0]
+        dq_acc = torch.zeros((tokens + bm, hq, d), dtype=torch.float32, device=q.device)
+        dq_strides = (0, hq * d, d)
+    else:
+        padded = -(-p.sq // bm) * bm
+        dq_acc = torch.zeros((p.batch, padded, hq, d), dtype=torch.float32, device=q.device)
+        dq_strides = dq_acc.stride()[:3]
+    dk = torch.empty(k.shape, dtype=q.dtype, device=q.device)
+    dv = torch.empty(v.shape, dtype=q.dtype, device=q.device)
+    kv_strides = (0, *dk.stride()[:2]) if p.varlen else dk.stride()[:3]
+
+    def map_of(t, name):
+        box, e = meta["boxes"][name], _ELEMENT_BYTES[p.q.dtype]
+        shape, strides = tuple(t.shape), tuple(t.stride())
+        if len(shape) == 3:  # varlen (tokens, heads, d): one batch entry
+            span = -(-max(x * n for x, n in zip(strides, shape)) * e // 16) * 16 // e
+            strides, shape = (span, *strides), (1, *shape)
+        sb, ss, sh, _ = (x * e for x in strides)
+        return runtime.encode_map(t.data_ptr(), box["data_type"],
+                                  sizes=(shape[3], shape[2], shape[1], shape[0]),
+                                  strides=(sh, ss, sb), box=box["box"],
+                                  swizzle=box["swizzle"])  # fmt: skip
+
+    def rows_map(t):
+        b, h, n = t.shape
+        return runtime.encode_map(t.data_ptr(), "FLOAT32", sizes=(n, h, b),
+                                  strides=(n * 4, h * n * 4), box=meta["boxes"]["row"]["box"],
+                                  swizzle="none")  # fmt: skip
+
+    cq = p.cu_q.address if p.varlen else 0
+    ck = p.cu_k.address if p.varlen else 0
+    longest_k = p.max_k if p.varlen else p.sk
+    if p.varlen and not longest_k:
+        longest_k = int((p.cu_k.value[1:] - p.cu_k.value[:-1]).max())
+    args = [
+        ("map", map_of(q, "Q")),
+        ("map", map_of(k, "K")),
+        ("map", map_of(v, "K")),
+        ("map", map_of(do, "Q")),
+        ("map", rows_map(lse_rows)),
+        ("map", rows_map(dd_rows)),
+        ("u64", dq_acc.data_ptr()),
+        ("u64", dk.data_ptr()),
+        ("u64", dv.data_ptr()),
+        ("u64", cq),
+        ("u64", ck),
+        ("i32", p.sq),
+        ("i32", p.sk),
+        ("i32", hq // hkv),
+        ("i64", dq_strides[0]),
+        ("i32", dq_strides[1]),
+        ("i32", dq_strides[2]),
+        ("i64", kv_strides[0]),
+        ("i32", kv_strides[1]),
+        ("i32", kv_strides[2]),
+        ("f32", scale * _LOG2E),
+        ("f32", scale),
+    ]
+    grid = (-(-longest_k // c.block_n), hkv, p.batch)
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)
+    launch()
+    # The inputs stay alive until the kernel has read them (the caching
+    # allocator may hand their memory on only after this stream's work).
+    dq = dq_acc[: q.shape[0]] if p.varlen else dq_acc[:, : p.sq]
+    return (dq * scale).to(q.dtype), dk, dv
+
+
+def load_kernel_for(config):
+    return load_backward(config)

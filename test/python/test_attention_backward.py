@@ -1,0 +1,152 @@
+"""nvwgmma.kernel.attention.backward without a GPU: every configuration
+the launcher picks builds, passes the strict protocol checker (IR and
+PTX) and assembles with 0 spills, setmaxnreg applied and no wgmma
+serialisation; configurations it cannot build are refused by name;
+epilogue.reduce_accumulator adds each accumulator element once, where
+the thread holding it lies; `attention` on inputs that require grad
+refuses what its differentiable path cannot honour. (Gradients on the
+GPU: test/gpu/attention_backward.py; speed: bench/attention/backward.py.)"""
+
+import numpy as np
+import pytest
+from ir_interpret import evaluate
+
+
+def _configs():
+    from nvwgmma.kernel.attention.backward.launch import backward_configs
+
+    return backward_configs()
+
+
+@pytest.mark.parametrize("config", _configs(), ids=lambda c: c.name)
+def test_every_configuration_is_clean(ctx, config):
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.attention.backward import build_attention_backward
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
+    from nvwgmma.tools import find_tool
+
+    module, meta = build_attention_backward(config)
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
+    assert meta["dynamic_smem"] == config.shared_memory_bytes <= 227 * 1024
+    assert meta["block"] == [384, 1, 1] and meta["block_n"] == 128
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    messages = run_ptxas(ptx, extra_args=["-v"])
+    assert "0 bytes spill stores, 0 bytes spill loads" in messages, messages
+    for bad in ("serialized", "injected", "C7508"):  # C7508: setmaxnreg ignored
+        assert bad not in messages, messages
+
+
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        ({"head_dim": 256}, r"head_dim must be 64 or 128 for the backward, but got 256"),
+        ({"dtype": "e4m3"}, r"dtype must be bf16 or f16 for the backward, but got 'e4m3'"),
+        ({"consumers": 3}, r"consumers must be 2 \(128 keys per CTA\), but got 3"),
+        ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
+        ({"consumer_regs": 248}, r"registers must be multiples of 8 within .* 248 and 24"),
+        ({"causal": 1}, r"causal must be a bool, but got 1"),
+    ],
+)
+def test_refuses_what_it_cannot_build(changes, message):
+    from nvwgmma.kernel.attention.backward import BackwardConfig, check_backward_config
+
+    with pytest.raises((ValueError, TypeError), match=message):
+        check_backward_config(BackwardConfig().replace(**changes))
+
+
+def test_shared_memory_plan():
+    """K and V (two 64-key tiles each), two Q/dO/LSE/D stages, two dSᵀ
+    buffers per consumer, the barriers, the alignment slack."""
+    from nvwgmma.kernel.attention.backward import BackwardConfig
+
+    c = BackwardConfig(head_dim=128)
+    assert c.kv_tile_bytes == 16384 and c.stage_bytes == 33792 and c.ds_bytes == 8192
+    assert c.shared_memory_bytes == 4 * 16384 + 2 * 33792 + 4 * 8192 + 40 + 1008
+    assert BackwardConfig(head_dim=64).stage_bytes == 17408  # 2 x 8192 + 512, 1024-aligned
+
+
+def _reduce_kernel(n):
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%c: !llvm.ptr<1>, %ld: i32, %row: i32, %col: i32, %t: i32) "
+        "attributes {nvvm.kernel} { llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    c, ld, row, col, t = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        epilogue.reduce_accumulator(wg.zero_accumulator("f32", n), c, ld, n=n, row=row, col=col,
+                                    thread=t)  # fmt: skip
+    module.operation.verify()
+    return module
+
+
+def test_reduce_accumulator_adds_each_element_once(ctx):
+    """One relaxed device-scope fadd per element, at (row + r) * ld + col +
+    c for the (r, c) the thread holds (nvwgmma.layouts.accumulator_map)."""
+    from nvwgmma.layouts import accumulator_map
+
+    n = 32
+    module = _reduce_kernel(n)
+    fn = module.body.operations[0]
+    c, ld, row, col, t = fn.regions[0].blocks[0].arguments
+    adds = [op for op in fn.regions[0].blocks[0].operations if op.name == "llvm.atomicrmw"]
+    assert len(adds) == n // 2
+    assert all("fadd" in str(op) and "monotonic" in str(op) for op in adds)
+    thread_of = accumulator_map("f32", n)[0]
+    hit = np.zeros((64, n), int)
+    ldv, rowv, colv = 96, 64, 32
+    for thread in range(128):
+        env = {ld: ldv, row: rowv, col: colv, t: thread}
+        for op in adds:
+            index = evaluate(op.operands[0].owner.operands[1], env)
+            r, cc = divmod(index, ldv)
+            assert thread_of[r - rowv, cc - colv] == thread
+            hit[r - rowv, cc - colv] += 1
+    assert (hit == 1).all()
+
+
+@pytest.mark.ptxas
+def test_reduce_accumulator_is_one_global_atomic_add_per_element(ctx):
+    from nvwgmma.compile import compile_to_ptx
+
+    ptx = compile_to_ptx(_reduce_kernel(16))
+    assert ptx.count("atom.global.add.f32") == 8, ptx
+
+
+def test_refuses_a_bad_accumulator(ctx):
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%c: !llvm.ptr<3>) attributes {nvvm.kernel} { llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    with ir.InsertionPoint(block.operations[0]):
+        with pytest.raises(TypeError, match=r"acc must be the !llvm.struct of 16 registers"):
+            epilogue.reduce_accumulator(wg.zero_accumulator("f32", 16), block.arguments[0], 8,
+                                        n=32)  # fmt: skip
+        with pytest.raises(TypeError, match=r"ptr must be an !llvm.ptr<1>, but got !llvm.ptr<3>"):
+            epilogue.reduce_accumulator(wg.zero_accumulator("f32", 16), block.arguments[0], 8,
+                                        n=16)  # fmt: skip
+
+
+def test_differentiable_attention_refuses_outputs_and_configs():
+    """Inputs that require grad take the autograd path, which saves its own
+    O and LSE: a preallocated out, lse, a config or descales are refused
+    before anything runs."""
+    torch = pytest.importorskip("torch")
+    from nvwgmma.kernel.attention import attention
+
+    q = torch.zeros(1, 64, 2, 128, dtype=torch.bfloat16, requires_grad=True)
+    for extra in ({"out": torch.empty(1)}, {"lse": torch.empty(1)}, {"config": object()},
+                  {"v_descale": 2.0}):  # fmt: skip
+        with pytest.raises(ValueError, match=r"attention with inputs that require grad takes no"):
+            attention(q, q, q, **extra)
