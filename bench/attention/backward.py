@@ -85,14 +85,21 @@ def run(directory: str, quick: bool) -> None:
             except RuntimeError as error:
                 outs.pop(name, None)
                 row[f"{name}_error"] = str(error)[:200]
-        # Correctness on the first batch entry: every gradient against float32.
-        one = [x[:1].detach().float().requires_grad_(True) for x in (q, k, v)]
-        ref = torch.autograd.grad(reference(*one, causal, 1 / math.sqrt(d)), one, do[:1].float())
+        # Correctness on the first batch entry's first K/V head and its query
+        # heads: every gradient against float32.
+        g = h // hkv
+        parts = (slice(0, 1), slice(None), slice(0, g)), (slice(0, 1), slice(None), slice(0, 1))
+        one = [x[part].detach().float().requires_grad_(True)
+               for x, part in zip((q, k, v), (parts[0], parts[1], parts[1]))]  # fmt: skip
+        ref = torch.autograd.grad(reference(*one, causal, 1 / math.sqrt(d)), one,
+                                  do[parts[0]].float())  # fmt: skip
         row["max_abs_error"] = {}
         for name, o in outs.items():
             grads = torch.autograd.grad(o, leaves, do, retain_graph=True)
-            row["max_abs_error"][name] = max((g[:1].float() - r).abs().max().item()
-                                             for g, r in zip(grads, ref))  # fmt: skip
+            row["max_abs_error"][name] = max(
+                (x[part].float() - r).abs().max().item()
+                for x, r, part in zip(grads, ref, (parts[0], parts[1], parts[1])))  # fmt: skip
+            del grads
         flops = 2.5 * 4 * b * h * s * s * d / (2 if causal else 1)
         rounds = {n: [] for n in outs}
         for _ in range(3 if quick else 5):

@@ -45,11 +45,10 @@ VARLEN = [  # (sequence lengths, Hq, Hkv, D, causal)
 
 def generate(directory):
     from nvwgmma.kernel.attention import default_config
-    from nvwgmma.kernel.attention.backward.launch import backward_configs, write_backward
+    from nvwgmma.kernel.attention.backward.launch import precompile
     from nvwgmma.kernel.attention.launch import write_kernel
 
-    for c in backward_configs():
-        write_backward(directory, c)
+    precompile(directory)
     for d in (64, 128):
         for t in ("bf16", "f16"):
             for causal in (False, True):

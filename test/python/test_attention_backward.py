@@ -65,7 +65,8 @@ def test_shared_memory_plan():
 
     c = BackwardConfig(head_dim=128)
     assert c.kv_tile_bytes == 16384 and c.stage_bytes == 33792 and c.ds_bytes == 8192
-    assert c.shared_memory_bytes == 4 * 16384 + 2 * 33792 + 4 * 8192 + 40 + 1008
+    assert c.dq_bytes == 16384  # 64 queries x 64 head dims, f32
+    assert c.shared_memory_bytes == 4 * 16384 + 2 * 33792 + 4 * 8192 + 2 * 16384 + 40 + 1008
     assert BackwardConfig(head_dim=64).stage_bytes == 17408  # 2 x 8192 + 512, 1024-aligned
 
 
@@ -150,3 +151,31 @@ def test_differentiable_attention_refuses_outputs_and_configs():
                   {"v_descale": 2.0}):  # fmt: skip
         with pytest.raises(ValueError, match=r"attention with inputs that require grad takes no"):
             attention(q, q, q, **extra)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("varlen", [False, True])
+def test_preparation_pass_assembles(ctx, head_dim, varlen):
+    """D, LSE in log2 units and dQ's zeroed rows: one 256-thread kernel per
+    head dim and layout, no spills."""
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.attention.backward import prepare
+    from nvwgmma.tools import find_tool
+
+    module, meta = prepare.build_prepare(prepare.PrepareConfig(head_dim, "bf16", varlen))
+    ptx = compile_to_ptx(module)
+    assert meta["block"] == [256, 1, 1] and meta["rows_per_cta"] == 64
+    assert ptx.count("shfl.sync.bfly") == 5 * 8  # a warp reduces each of its 8 rows
+    if find_tool("ptxas") is None:
+        pytest.skip("ptxas not found")
+    assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])
+
+
+def test_precompile_covers_every_launch(tmp_path):
+    """The backward's precompiled set: each configuration the launcher can
+    pick and the preparation pass of each head dim, dtype and layout."""
+    from nvwgmma.kernel.attention.backward.launch import backward_configs, precompile
+
+    paths = precompile(str(tmp_path))
+    assert len(paths) == len(backward_configs()) + 2 * 2 * 2
+    assert all(p.endswith(".ptx") for p in paths)

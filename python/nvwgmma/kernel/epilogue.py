@@ -576,6 +576,7 @@ def tma_store(
     batch=None,
     between=(),
     swizzle: int = 128,
+    reduce: bool = False,
     loc=None,
     ip=None,
 ):
@@ -591,7 +592,10 @@ def tma_store(
     again (and before the kernel exits). `batch` (an int or i32 Value)
     adds a last coordinate, for a tensor map of a batch of matrices;
     `between` (ints or i32 Values) are coordinates between the column and
-    the row (the head of a (head dim, heads, tokens, batch) map)."""
+    the row (the head of a (head dim, heads, tokens, batch) map).
+    `reduce`: add the tile into global memory instead
+    (`cp.reduce.async.bulk.tensor .add`, element-wise atomic in L2: CTAs
+    may add into the same block, in any order)."""
     from ..dialects import llvm, nvvm, scf
     from ..ir import InsertionPoint
 
@@ -601,6 +605,7 @@ def tma_store(
     smem = _checks.value(smem, "smem")
     barrier_id = _named_barrier_id(barrier_id, loc, ip)
     wait_read = _checks.boolean(wait_read, "wait_read")
+    reduce = _checks.boolean(reduce, "reduce")
     row, col = (
         as_i32(row, "row", wide=True, loc=loc, ip=ip),
         as_i32(col, "col", wide=True, loc=loc, ip=ip),
@@ -622,9 +627,13 @@ def tma_store(
             x = llvm.add(
                 col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
             )
-            nvvm.cp_async_bulk_tensor_global_shared_cta(
-                tensor_map, src, [x, *middle, row, *extra], loc=loc
-            )
+            if reduce:
+                nvvm.cp_async_bulk_tensor_reduce(tensor_map, src, nvvm.TMAReduxKind.ADD,
+                                                 [x, *middle, row, *extra], loc=loc)  # fmt: skip
+            else:
+                nvvm.cp_async_bulk_tensor_global_shared_cta(
+                    tensor_map, src, [x, *middle, row, *extra], loc=loc
+                )
         nvvm.cp_async_bulk_commit_group(loc=loc)
         if wait_read:
             nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)

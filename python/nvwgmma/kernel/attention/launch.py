@@ -76,11 +76,17 @@ def shipped_configs():
 
 def precompile(directory: str, configs=None) -> list[str]:
     """The PTX of `configs` (default: every shipped one) and, by default,
-    of the fp8 Vᵀ copies (vcopy) they launch."""
+    of the fp8 Vᵀ copies (vcopy) they launch and of the backward's kernels
+    (attention.backward)."""
     from . import vcopy
+    from .backward import launch as backward
 
     paths = [write_kernel(directory, c) for c in (configs or shipped_configs())]
-    return paths + ([] if configs else [vcopy.write(directory, c) for c in vcopy.CONFIGS])
+    if configs:
+        return paths
+    return (
+        paths + [vcopy.write(directory, c) for c in vcopy.CONFIGS] + backward.precompile(directory)
+    )
 
 
 @dataclass(frozen=True)

@@ -85,15 +85,24 @@ class BackwardConfig:
         return KEYS_PER_CONSUMER * self.block_m * 2
 
     @property
+    def dq_bytes(self) -> int:
+        """One consumer's dQ staging (64 queries x head_dim/2, f32)."""
+        from ... import epilogue
+
+        return epilogue.staging_bytes(self.head_dim // 2, "f32")
+
+    @property
     def barrier_bytes(self) -> int:
         """K/V's one-shot barrier and the ring's full and empty barriers."""
         return 8 * (1 + 2 * self.stages)
 
     @property
     def shared_memory_bytes(self) -> int:
-        """K and V, the ring, two dSᵀ buffers per consumer, the barriers."""
+        """K and V, the ring, two dSᵀ buffers and a dQ staging per consumer,
+        the barriers."""
         return (2 * self.consumers * self.kv_tile_bytes + self.stages * self.stage_bytes
-                + 2 * self.consumers * self.ds_bytes + self.barrier_bytes + 1024 - 16)  # fmt: skip
+                + self.consumers * (2 * self.ds_bytes + self.dq_bytes) + self.barrier_bytes
+                + 1024 - 16)  # fmt: skip
 
     def replace(self, **changes) -> BackwardConfig:
         return replace(self, **changes)

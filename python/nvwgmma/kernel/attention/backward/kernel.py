@@ -14,9 +14,9 @@ block it issues
 
 writes dSᵀ to shared memory (stmatrix), and after a barrier of both
 consumers computes its half of dQ = dS K (dS read as an MN-major A) and
-adds it into the f32 dQ buffer (`epilogue.reduce_accumulator`). dK is
-scaled by the softmax scale when stored; dQ by the launcher's pass that
-converts the buffer.
+adds it, times the softmax scale, into the f32 dQ buffer (a TMA
+reduce-add of a staged tile, `epilogue.tma_store(reduce=True)`). dK is
+scaled when stored.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SIGNATURE = (
     ("tmLSE", TENSOR_MAP_PARAM),  # 3-D f32 maps (padded queries, query heads, batch
     # entries), LSE in log2 units
     ("tmD", TENSOR_MAP_PARAM),
-    ("dQacc", "!llvm.ptr<1>"),  # f32, strided like Q over the padded queries
+    ("tmdQ", TENSOR_MAP_PARAM),  # 4-D f32 map of dQ's buffer, like Q's over padded queries
     ("dK", "!llvm.ptr<1>"),  # like K (contiguous)
     ("dV", "!llvm.ptr<1>"),
     ("cuQ", "!llvm.ptr<1>"),  # varlen: i32 cumulative offsets (batch + 1)
@@ -44,14 +44,11 @@ SIGNATURE = (
     ("Sq", "i32"),
     ("Sk", "i32"),
     ("group", "i32"),  # query heads per K/V head
-    ("dq_batch", "i64"),  # dQacc strides in elements
-    ("dq_row", "i32"),
-    ("dq_head", "i32"),
     ("kv_batch", "i64"),  # dK / dV strides in elements
     ("kv_row", "i32"),
     ("kv_head", "i32"),
     ("scale_log2", "f32"),  # softmax scale x log2(e)
-    ("scale", "f32"),  # softmax scale (dK's factor)
+    ("scale", "f32"),  # softmax scale (dK's and dQ's factor)
 )
 
 CONSUMERS_BARRIER = 1  # named barrier: both consumers wrote their dSᵀ
@@ -84,7 +81,8 @@ class _Kernel:
         self.lse_at = 2 * self.q.tile_bytes
         self.dd_at = self.lse_at + 4 * bm
         self.ds_at = self.ring_at + c.stages * c.stage_bytes
-        self.barriers_at = self.ds_at + 2 * c.consumers * c.ds_bytes
+        self.dq_at = self.ds_at + 2 * c.consumers * c.ds_bytes
+        self.barriers_at = self.dq_at + c.consumers * c.dq_bytes
 
     def const(self, v):
         from ..._ir import i32_constant
@@ -271,10 +269,29 @@ class _Kernel:
                          arith.constant(index_t, 1), [dv, dk])  # fmt: skip
         with InsertionPoint(loop.body):
             it = arith.index_cast(i32, loop.induction_variable)
-            dv, dk = self._iteration(it, *loop.inner_iter_args)
-            scf.YieldOp([dv, dk])
+            scf.YieldOp(self._iteration(it, *loop.inner_iter_args))
         dv, dk = loop.results
+        self._finish(dv, dk)
+
+    def _finish(self, dv, dk):
+        from ... import epilogue
+
+        # The TMA reductions have read the staging before the CTA exits.
+        self._each_consumer(lambda barrier_id: epilogue.wait_store_read(
+            barrier_id=barrier_id, thread=self.wg_thread))  # fmt: skip
         self._store(dv, dk)
+
+    def _each_consumer(self, emit):
+        """emit(named barrier id) in this consumer's branch: its own
+        warpgroup barrier, as an immediate."""
+        from ....dialects import arith, scf
+        from ....ir import InsertionPoint
+
+        for i in range(self.c.consumers):
+            mine = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.index, self.const(i)))
+            with InsertionPoint(mine.then_block):
+                emit(CONSUMERS_BARRIER + 1 + i)
+                scf.YieldOp([])
 
     def _stage_base(self, stage):
         from ....dialects import arith
@@ -283,12 +300,46 @@ class _Kernel:
             self.const(self.ring_at), arith.muli(stage, self.const(self.c.stage_bytes))
         )
 
+    def _ds_buffer(self, it):
+        """The dSᵀ buffer of iteration `it` (two, alternating)."""
+        from ....dialects import arith
+
+        c, const = self.c, self.const
+        return arith.addi(const(self.ds_at),
+                          arith.muli(arith.andi(it, const(1)), const(c.consumers * c.ds_bytes)))  # fmt: skip
+
+    def _dq(self, it):
+        """After both consumers staged iteration `it`'s dSᵀ (a barrier),
+        issue this consumer's half of dQ = dS K (not committed): dS read as
+        an MN-major A, K's rows as an MN-major B."""
+        from ....dialects import arith
+        from ....dialects import nvwgmma as wg
+        from ... import barrier, smem
+
+        c, const = self.c, self.const
+        barrier.sync(CONSUMERS_BARRIER, 128 * c.consumers)
+        half = c.head_dim // 2  # this consumer's head dims of dQ: half x w ..
+        dq = wg.zero_accumulator("f32", half)
+        buffer = self._ds_buffer(it)
+        wg.fence()
+        for step in range(c.block_n // 16):
+            owner, within = divmod(step, 4)  # whose dSᵀ and K rows hold these 16 keys
+            a_at = arith.addi(buffer, const(owner * c.ds_bytes + within * 2048))
+            b_at = arith.addi(const(self.k_at + owner * c.kv_tile_bytes + within * 2048),
+                              self.half_offset)  # fmt: skip
+            dq = wg.mma_async(dq, smem.tile_descriptor(self.smem(a_at), self.ds_a),
+                              smem.tile_descriptor(self.smem(b_at), self.k_b),
+                              shape=(64, half, 16), a_type=c.dtype, d_type="f32",
+                              transpose_a=True, transpose_b=True,
+                              scale_d=step > 0)  # fmt: skip
+        return dq
+
     def _iteration(self, it, dv, dk):
         """One query block: (dV, dK) after it."""
         from ....dialects import arith, nvvm, scf
         from ....dialects import nvwgmma as wg
         from ....ir import InsertionPoint
-        from ... import barrier, epilogue, fragment, smem
+        from ... import epilogue, fragment, smem
 
         c, const = self.c, self.const
         head, q0 = self._block(it)
@@ -321,17 +372,12 @@ class _Kernel:
             _mul(pv, _sub(x, dd[at_.offsets(e)[1] // 8 * 2 + e % 2]))
             for e, (pv, x) in enumerate(zip(p, fragment.unpack(dp)))
         ]
-        # dSᵀ to shared memory for dQ (this iteration's buffer of two), made
-        # visible to the async proxy. (Before dV and dK: stmatrix reads the
-        # registers their A fragments are, which must not change -- nor be
-        # read -- while those wgmmas run.)
-        ds_buffer = arith.addi(
-            const(self.ds_at),
-            arith.muli(arith.andi(it, const(1)), const(c.consumers * c.ds_bytes)),
-        )
+        # dSᵀ to shared memory for dQ, made visible to the async proxy.
+        # (Before dV and dK: stmatrix reads the registers their A fragments
+        # are, which must not change -- nor be read -- while they run.)
         epilogue.stage_accumulator(fragment.pack(ds), self.smem(arith.addi(
-            ds_buffer, arith.muli(self.index, const(c.ds_bytes)))), d_type="f32", n=c.block_m,
-            out_type=c.dtype, thread=self.wg_thread)  # fmt: skip
+            self._ds_buffer(it), arith.muli(self.index, const(c.ds_bytes)))), d_type="f32",
+            n=c.block_m, out_type=c.dtype, thread=self.wg_thread)  # fmt: skip
         nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
         p_a = fragment.to_a_fragments(p, c.dtype)
         ds_a = fragment.to_a_fragments(ds, c.dtype)
@@ -347,29 +393,19 @@ class _Kernel:
                               shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
                               transpose_b=True)  # fmt: skip
         wg.commit_group()
-        # Both consumers' dSᵀ written.
-        barrier.sync(CONSUMERS_BARRIER, 128 * c.consumers)
-        half = c.head_dim // 2  # this consumer's head dims of dQ: half x w ..
-        dq = wg.zero_accumulator("f32", half)
-        wg.fence()
-        for step in range(c.block_n // 16):
-            owner, within = divmod(step, 4)  # whose dSᵀ and K rows hold these 16 keys
-            a_at = arith.addi(ds_buffer, const(owner * c.ds_bytes + within * 2048))
-            b_at = arith.addi(const(self.k_at + owner * c.kv_tile_bytes + within * 2048),
-                              self.half_offset)  # fmt: skip
-            dq = wg.mma_async(dq, smem.tile_descriptor(self.smem(a_at), self.ds_a),
-                              smem.tile_descriptor(self.smem(b_at), self.k_b),
-                              shape=(64, half, 16), a_type=c.dtype, d_type="f32",
-                              transpose_a=True, transpose_b=True,
-                              scale_d=step > 0)  # fmt: skip
+        # This block's dQ beside its dV and dK; Q and dO are free once dV
+        # and dK are done, then dQ goes out through TMA.
+        dq = self._dq(it)
         wg.commit_group()
-        dv, dk, dq, *_ = wg.wait_group(0, dv, dk, dq, *p_a, *ds_a).results
+        dv, dk, *_ = wg.wait_group(1, dv, dk, *p_a, *ds_a).results
         rel = scf.IfOp(self.releaser)
         with InsertionPoint(rel.then_block):
             self.ring.consumer_release(stage)
             scf.YieldOp([])
-        self._add_dq(dq, head, q0)
-        return dv, dk
+        (dq,) = wg.wait_group(0, dq).results
+        dq = fragment.pack(fragment.scale_rows(fragment.unpack(dq), [self.args["scale"]] * 2))
+        self._reduce_dq(dq, head, q0)
+        return [dv, dk]
 
     def _per_query(self, stage_at, offset):
         """The f32 values of this thread's query columns from the stage's
@@ -445,23 +481,30 @@ class _Kernel:
 
         return fragment.mask(values, keep)
 
-    def _add_dq(self, dq, head, q0):
-        """This consumer's 64 x 64 block of dQ added into dQacc."""
+    def _reduce_dq(self, dq, head, q0):
+        """This consumer's 64 x head_dim/2 block of dQ added into dQacc:
+        staged (f32, 128-byte swizzled) once the last reduction read the
+        staging, then one TMA reduce-add per 32 columns."""
         from ....dialects import arith
         from ... import epilogue
-        from ..._ir import element_type, gep
 
-        c, const, args = self.c, self.const, self.args
+        c, const = self.c, self.const
         half = c.head_dim // 2
-        col = arith.muli(self.index, const(half))
-        offset = arith.addi(
-            arith.addi(arith.muli(_wide(self.batch), args["dq_batch"]),
-                       arith.muli(_wide(self.q_start), _wide(args["dq_row"]))),
-            _wide(arith.muli(head, args["dq_head"])),
-        )  # fmt: skip
-        base = gep(args["dQacc"], offset, element_type("f32"))
-        epilogue.reduce_accumulator(dq, base, args["dq_row"], n=half, row=q0, col=col,
-                                    thread=self.wg_thread)  # fmt: skip
+        staging = self.smem(arith.addi(const(self.dq_at),
+                                       arith.muli(self.index, const(c.dq_bytes))))  # fmt: skip
+        row = arith.addi(self.q_start, q0)
+
+        def send(barrier_id):
+            epilogue.wait_store_read(barrier_id=barrier_id, thread=self.wg_thread)
+            epilogue.stage_accumulator(dq, staging, d_type="f32", n=half, out_type="f32",
+                                       thread=self.wg_thread)  # fmt: skip
+            epilogue.tma_store(self.args["tmdQ"], staging, row=row,
+                               col=arith.muli(self.index, const(half)), n=half,
+                               barrier_id=barrier_id, thread=self.wg_thread, wait_read=False,
+                               out_type="f32", batch=self.tb, between=[head],
+                               reduce=True)  # fmt: skip
+
+        self._each_consumer(send)
 
     def _store(self, dv, dk):
         """dK (times the softmax scale) and dV of this consumer's keys."""
@@ -534,6 +577,7 @@ def build_attention_backward(config: BackwardConfig | None = None):
             "Q": box(kernel.q),
             "K": box(kernel.kv),
             "row": {"box": [c.block_m, 1, 1], "swizzle": "none", "data_type": "FLOAT32"},
+            "dQ": {"box": [32, 1, 64, 1], "swizzle": "128B", "data_type": "FLOAT32"},
         },
         "signature": [list(p) for p in SIGNATURE],
     }

@@ -14,7 +14,9 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-__all__ = ["attention_backward", "backward_configs", "load_backward", "write_backward"]
+__all__ = [
+    "attention_backward", "backward_configs", "load_backward", "precompile", "write_backward",
+]  # fmt: skip
 
 _LOG2E = 1.4426950408889634
 _PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
@@ -55,6 +57,16 @@ def backward_configs():
     return [default_backward_config(d, dtype=t, causal=c, varlen=v)
             for d in (64, 128) for t in ("bf16", "f16") for c in (False, True)
             for v in (False, True)]  # fmt: skip
+
+
+def precompile(directory: str) -> list[str]:
+    """The PTX of every backward configuration and of the preparation
+    pass each launches."""
+    from . import prepare
+
+    paths = [write_backward(directory, c) for c in backward_configs()]
+    kinds = sorted({(c.head_dim, c.dtype, c.varlen) for c in backward_configs()})
+    return paths + [prepare.write(directory, prepare.PrepareConfig(*k)) for k in kinds]
 
 
 def _fail(message):
@@ -100,56 +112,52 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
         return _run(c, p, do, q, k, v, o, lse, scale)
 
 
-def _rows(x, p, bm, fill):
-    """A per-query f32 tensor (dense (batch, Hq, Sq); varlen (Hq, total))
-    as (batch, Hq, padded) with `fill` past each sequence's queries: the
-    kernel's LSE / D blocks, each starting 16-byte aligned (TMA's rule
-    for the innermost coordinate)."""
-    import torch
-
-    padded = -(-p.sq // bm) * bm
-    if not p.varlen:
-        out = torch.full((*x.shape[:-1], padded), fill, dtype=torch.float32, device=x.device)
-        out[..., : x.shape[-1]] = x
-        return out
-    cu = p.cu_q.value
-    tokens = torch.arange(x.shape[-1], device=x.device)
-    sequence = torch.searchsorted(cu[1:].long(), tokens, right=True)  # no host sync
-    out = torch.full((p.batch, x.shape[0], padded), fill, dtype=torch.float32, device=x.device)
-    out[sequence, :, tokens - cu[sequence]] = x.T
-    return out
-
-
 def _run(c, p, do, q, k, v, o, lse, scale):
     import torch
 
     from ... import runtime
     from ...gemm.launch import _ELEMENT_BYTES
+    from . import prepare
 
-    kernel, meta = load_kernel_for(c)
+    kernel, meta = load_backward(c)
     bm = c.block_m
     do = do if do.stride(-1) == 1 else do.contiguous()
-    # D = rowsum(dO * O), per (batch, head, query); LSE in log2 units, +inf
-    # where a row saw no key (its P is 0, not NaN).
-    dd = (do.float() * o.float()).sum(-1)
-    dd = dd.permute(0, 2, 1) if not p.varlen else dd.permute(1, 0)
-    lse2 = torch.where(torch.isneginf(lse), torch.inf, lse * _LOG2E)
-    lse_rows, dd_rows = _rows(lse2, p, bm, math.inf), _rows(dd, p, bm, 0.0)
+    o = o if o.stride() == do.stride() else o.contiguous()
+    if do.stride() != o.stride():
+        do = do.contiguous()
     hq, hkv, d = q.shape[-2], k.shape[-2], q.shape[-1]
+    padded = -(-p.sq // bm) * bm
+    # D, LSE in log2 units (batch, Hq, padded) and dQ's f32 buffer, laid out
+    # like q over whole query blocks (a varlen sequence's last block adds
+    # zeros into the next one's rows), zeroed where the kernel adds.
+    rows = {"dtype": torch.float32, "device": q.device}
+    lse2, dd = (torch.empty((p.batch, hq, padded), **rows) for _ in range(2))
     if p.varlen:
-        tokens = q.shape[0]
-        dq_acc = torch.zeros((tokens + bm, hq, d), dtype=torch.float32, device=q.device)
-        dq_strides = (0, hq * d, d)
+        dq_acc = torch.empty((1, q.shape[0] + bm, hq, d), **rows)
+        o_strides, lse_strides = (0, *do.stride()[:2]), (0, lse.stride(0))
     else:
-        padded = -(-p.sq // bm) * bm
-        dq_acc = torch.zeros((p.batch, padded, hq, d), dtype=torch.float32, device=q.device)
-        dq_strides = dq_acc.stride()[:3]
+        dq_acc = torch.empty((p.batch, padded, hq, d), **rows)
+        o_strides, lse_strides = do.stride()[:3], lse.stride()[:2]
+    stream = torch.cuda.current_stream(q.device).cuda_stream
+    prep, prep_meta = prepare.load(prepare.PrepareConfig(d, p.q.dtype, p.varlen))
+    cq = p.cu_q.address if p.varlen else 0
+    prep.launcher(grid=(padded // prepare.ROWS, hq, p.batch), block=prep_meta["block"], args=[
+        ("u64", do.data_ptr()), ("u64", o.data_ptr()), ("u64", lse.data_ptr()),
+        ("u64", lse2.data_ptr()), ("u64", dd.data_ptr()), ("u64", dq_acc.data_ptr()),
+        ("u64", cq), ("i32", p.sq), ("i32", padded), ("i32", hq),
+        ("i64", o_strides[0]), ("i32", o_strides[1]), ("i32", o_strides[2]),
+        ("i64", lse_strides[0]), ("i32", lse_strides[1]),
+        # varlen: every sequence in dQacc's one batch entry, at its offset
+        ("i64", 0 if p.varlen else dq_acc.stride(0)), ("i32", dq_acc.stride(1)),
+        ("i32", dq_acc.stride(2)),
+    ], stream=stream)()  # fmt: skip
     dk = torch.empty(k.shape, dtype=q.dtype, device=q.device)
     dv = torch.empty(v.shape, dtype=q.dtype, device=q.device)
     kv_strides = (0, *dk.stride()[:2]) if p.varlen else dk.stride()[:3]
 
     def map_of(t, name):
-        box, e = meta["boxes"][name], _ELEMENT_BYTES[p.q.dtype]
+        box = meta["boxes"][name]
+        e = 4 if name == "dQ" else _ELEMENT_BYTES[p.q.dtype]
         shape, strides = tuple(t.shape), tuple(t.stride())
         if len(shape) == 3:  # varlen (tokens, heads, d): one batch entry
             span = -(-max(x * n for x, n in zip(strides, shape)) * e // 16) * 16 // e
@@ -166,7 +174,6 @@ def _run(c, p, do, q, k, v, o, lse, scale):
                                   strides=(n * 4, h * n * 4), box=meta["boxes"]["row"]["box"],
                                   swizzle="none")  # fmt: skip
 
-    cq = p.cu_q.address if p.varlen else 0
     ck = p.cu_k.address if p.varlen else 0
     longest_k = p.max_k if p.varlen else p.sk
     if p.varlen and not longest_k:
@@ -176,9 +183,9 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("map", map_of(k, "K")),
         ("map", map_of(v, "K")),
         ("map", map_of(do, "Q")),
-        ("map", rows_map(lse_rows)),
-        ("map", rows_map(dd_rows)),
-        ("u64", dq_acc.data_ptr()),
+        ("map", rows_map(lse2)),
+        ("map", rows_map(dd)),
+        ("map", map_of(dq_acc, "dQ")),
         ("u64", dk.data_ptr()),
         ("u64", dv.data_ptr()),
         ("u64", cq),
@@ -186,9 +193,6 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("i32", p.sq),
         ("i32", p.sk),
         ("i32", hq // hkv),
-        ("i64", dq_strides[0]),
-        ("i32", dq_strides[1]),
-        ("i32", dq_strides[2]),
         ("i64", kv_strides[0]),
         ("i32", kv_strides[1]),
         ("i32", kv_strides[2]),
@@ -196,14 +200,8 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("f32", scale),
     ]
     grid = (-(-longest_k // c.block_n), hkv, p.batch)
-    stream = torch.cuda.current_stream(q.device).cuda_stream
-    launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)
-    launch()
-    # The inputs stay alive until the kernel has read them (the caching
-    # allocator may hand their memory on only after this stream's work).
-    dq = dq_acc[: q.shape[0]] if p.varlen else dq_acc[:, : p.sq]
-    return (dq * scale).to(q.dtype), dk, dv
-
-
-def load_kernel_for(config):
-    return load_backward(config)
+    kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)()
+    # dQ came out scaled: one conversion (the inputs stay alive until the
+    # kernels read them: the caching allocator reuses memory in stream order).
+    dq = dq_acc[0, : q.shape[0]] if p.varlen else dq_acc[:, : p.sq]
+    return dq.to(q.dtype), dk, dv
