@@ -31,6 +31,7 @@ MODULES = [
     ("nvwgmma.kernel.gemm.scheduler", None),
     ("nvwgmma.kernel.gemm.autotune", None),
     ("nvwgmma.kernel.attention", None),
+    ("nvwgmma.kernel.attention.backward", None),
     ("nvwgmma.kernel.cache", None),
     ("nvwgmma.locations", None),
     ("nvwgmma.errors", None),

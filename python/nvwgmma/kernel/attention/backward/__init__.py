@@ -7,11 +7,15 @@ structure from the kernel layer (`nvwgmma.kernel`).
 
 from .config import BackwardConfig, check_backward_config, default_backward_config
 from .kernel import SIGNATURE, build_attention_backward
+from .launch import attention_backward, backward_configs, precompile
 
 __all__ = [
     "SIGNATURE",
     "BackwardConfig",
+    "attention_backward",
+    "backward_configs",
     "build_attention_backward",
     "check_backward_config",
     "default_backward_config",
+    "precompile",
 ]
