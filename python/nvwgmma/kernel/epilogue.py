@@ -19,6 +19,7 @@ from ..layouts import ELEMENT_BITS
 from ._ir import as_i32, element_type, gep, i32_constant
 
 __all__ = [
+    "issue_tma_store",
     "reduce_accumulator",
     "stage_accumulator",
     "staging_bytes",
@@ -622,19 +623,44 @@ def tma_store(
     first = llvm.icmp(llvm.ICmpPredicate.eq, t, i32_constant(0, loc, ip), loc=loc, ip=ip)
     issue = scf.IfOp(first, loc=loc, ip=ip)
     with InsertionPoint(issue.then_block):
-        for block in range(n // columns):
-            src = gep(smem, block * _BLOCK_ROWS * swizzle, loc=loc)
-            x = llvm.add(
-                col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none, loc=loc
-            )
-            if reduce:
-                nvvm.cp_async_bulk_tensor_reduce(tensor_map, src, nvvm.TMAReduxKind.ADD,
-                                                 [x, *middle, row, *extra], loc=loc)  # fmt: skip
-            else:
-                nvvm.cp_async_bulk_tensor_global_shared_cta(
-                    tensor_map, src, [x, *middle, row, *extra], loc=loc
-                )
-        nvvm.cp_async_bulk_commit_group(loc=loc)
+        _issue_boxes(tensor_map, smem, row, col, n, columns, swizzle, middle, extra, reduce, loc)
         if wait_read:
             nvvm.cp_async_bulk_wait_group(0, read=True, loc=loc)
         scf.YieldOp([], loc=loc)
+
+
+def issue_tma_store(tensor_map, smem, *, row, col, n: int, out_type: str = "bf16", batch=None,
+                    between=(), swizzle: int = 128, reduce: bool = False, loc=None, ip=None):  # fmt: skip
+    """tma_store's boxes, issued and committed by the calling thread alone:
+    for a thread that is not of the warpgroup that staged the tile (a
+    dedicated store warp), once the stagers' writes are visible to the
+    async proxy (their fence.proxy.async, then a barrier it waits on).
+    Wait for the reads (`cp.async.bulk.wait_group.read`) before the staging
+    is written again."""
+    staging_bytes(n, out_type, swizzle)
+    row, col = (
+        as_i32(row, "row", wide=True, loc=loc, ip=ip),
+        as_i32(col, "col", wide=True, loc=loc, ip=ip),
+    )
+    extra = [] if batch is None else [as_i32(batch, "batch", wide=True, loc=loc, ip=ip)]
+    middle = [as_i32(x, "between", wide=True, loc=loc, ip=ip) for x in between]
+    _issue_boxes(_checks.value(tensor_map, "tensor_map"), _checks.value(smem, "smem"), row, col,
+                 n, _block_columns(out_type, swizzle), swizzle, middle, extra,
+                 _checks.boolean(reduce, "reduce"), loc)  # fmt: skip
+
+
+def _issue_boxes(tensor_map, smem, row, col, n, columns, swizzle, middle, extra, reduce, loc):
+    """One TMA store (or reduce-add) per column block, then a commit."""
+    from ..dialects import llvm, nvvm
+
+    for block in range(n // columns):
+        src = gep(smem, block * _BLOCK_ROWS * swizzle, loc=loc)
+        x = llvm.add(col, i32_constant(columns * block, loc), llvm.IntegerOverflowFlags.none,
+                     loc=loc)  # fmt: skip
+        if reduce:
+            nvvm.cp_async_bulk_tensor_reduce(tensor_map, src, nvvm.TMAReduxKind.ADD,
+                                             [x, *middle, row, *extra], loc=loc)  # fmt: skip
+        else:
+            nvvm.cp_async_bulk_tensor_global_shared_cta(tensor_map, src,
+                                                        [x, *middle, row, *extra], loc=loc)  # fmt: skip
+    nvvm.cp_async_bulk_commit_group(loc=loc)

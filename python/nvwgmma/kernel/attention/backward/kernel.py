@@ -52,6 +52,9 @@ SIGNATURE = (
 )
 
 CONSUMERS_BARRIER = 1  # named barrier: both consumers wrote their dSᵀ
+# Named barriers between consumer w and the dQ store warp (128 + 32 threads):
+# its dQ staged (DQ_FULL + w), its staging read by the TMA (DQ_EMPTY + w).
+DQ_FULL, DQ_EMPTY, DQ_THREADS = 2, 4, 160
 
 
 def _wide(v):
@@ -203,11 +206,57 @@ class _Kernel:
 
     def producer(self):
         from ....dialects import arith, nvvm, scf
+        from ....ir import InsertionPoint
+
+        c, const = self.c, self.const
+        nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
+        self._loads()
+        warp = arith.divui(self.wg_thread, const(32))
+        store = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, warp, const(1)))
+        with InsertionPoint(store.then_block):
+            self._store_dq_warp()
+            scf.YieldOp([])
+
+    def _store_dq_warp(self):
+        """Warp 1: for every block, each consumer's staged dQ added into
+        dQacc by TMA (lane 0), the staging handed back once read -- the
+        consumers never wait for a store."""
+        from ....dialects import arith, nvvm, scf
+        from ....ir import IndexType, InsertionPoint, IntegerType
+        from ... import barrier, epilogue
+
+        c, const = self.c, self.const
+        index, i32 = IndexType.get(), IntegerType.get_signless(32)
+        half = c.head_dim // 2
+        lane0 = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(self.wg_thread, const(32)),
+                           const(0))  # fmt: skip
+        for w in range(c.consumers):  # every staging starts free
+            barrier.arrive(DQ_EMPTY + w, DQ_THREADS)
+        blocks = scf.ForOp(arith.constant(index, 0), arith.index_cast(index, self.total),
+                           arith.constant(index, 1))  # fmt: skip
+        with InsertionPoint(blocks.body):
+            head, q0 = self._block(arith.index_cast(i32, blocks.induction_variable))
+            row = arith.addi(self.q_start, q0)
+            for w in range(c.consumers):
+                barrier.sync(DQ_FULL + w, DQ_THREADS)
+                issue = scf.IfOp(lane0)
+                with InsertionPoint(issue.then_block):
+                    epilogue.issue_tma_store(self.args["tmdQ"], self.smem(self.dq_at + w * c.dq_bytes),
+                                             row=row, col=w * half, n=half, out_type="f32",
+                                             batch=self.tb, between=[head], reduce=True)  # fmt: skip
+                    nvvm.cp_async_bulk_wait_group(0, read=True)
+                    scf.YieldOp([])
+                nvvm.bar_warp_sync(const(-1))
+                barrier.arrive(DQ_EMPTY + w, DQ_THREADS)
+            scf.YieldOp([])
+
+    def _loads(self):
+        """Warp 0, lane 0: K and V once, then Q, dO, LSE and D per block."""
+        from ....dialects import arith, scf
         from ....ir import IndexType, InsertionPoint, IntegerType
         from ... import pipeline
 
         c, const, args = self.c, self.const, self.args
-        nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
         issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
         with InsertionPoint(issuer.then_block):
             pipeline.expect_tx(self.kvbar.at(0), 2 * c.consumers * c.kv_tile_bytes)
@@ -274,23 +323,22 @@ class _Kernel:
         self._finish(dv, dk)
 
     def _finish(self, dv, dk):
-        from ... import epilogue
+        from ... import barrier
 
-        # The TMA reductions have read the staging before the CTA exits.
-        self._each_consumer(lambda barrier_id: epilogue.wait_store_read(
-            barrier_id=barrier_id, thread=self.wg_thread))  # fmt: skip
+        # The store warp's last hand-back (it arrives once more than blocks).
+        self._each_consumer(lambda w: barrier.sync(DQ_EMPTY + w, DQ_THREADS))
         self._store(dv, dk)
 
     def _each_consumer(self, emit):
-        """emit(named barrier id) in this consumer's branch: its own
-        warpgroup barrier, as an immediate."""
+        """emit(i) in consumer i's branch: its barriers' ids as immediates
+        (ptxas reserves all 16 for an id in a register)."""
         from ....dialects import arith, scf
         from ....ir import InsertionPoint
 
         for i in range(self.c.consumers):
             mine = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.index, self.const(i)))
             with InsertionPoint(mine.then_block):
-                emit(CONSUMERS_BARRIER + 1 + i)
+                emit(i)
                 scf.YieldOp([])
 
     def _stage_base(self, stage):
@@ -383,7 +431,10 @@ class _Kernel:
         ds_a = fragment.to_a_fragments(ds, c.dtype)
         q_b = smem.tile_descriptor(self.smem(at), self.q_mn)
         do_b = smem.tile_descriptor(self.smem(arith.addi(at, const(self.do_at))), self.q_mn)
-        wg.fence()
+        # dQ first (after both consumers' dSᵀ are written), then dV and dK:
+        # dQ's scaling and staging run while dV and dK do.
+        dq = self._dq(it)
+        wg.commit_group()
         for step, frag in enumerate(p_a):
             dv = wg.mma_async(dv, frag, smem.step_descriptor(do_b, self.q_mn, k_step=step),
                               shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
@@ -393,18 +444,15 @@ class _Kernel:
                               shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
                               transpose_b=True)  # fmt: skip
         wg.commit_group()
-        # This block's dQ beside its dV and dK; Q and dO are free once dV
-        # and dK are done, then dQ goes out through TMA.
-        dq = self._dq(it)
-        wg.commit_group()
-        dv, dk, *_ = wg.wait_group(1, dv, dk, *p_a, *ds_a).results
+        (dq,) = wg.wait_group(1, dq).results
+        dq = fragment.pack(fragment.scale_rows(fragment.unpack(dq), [self.args["scale"]] * 2))
+        self._reduce_dq(dq)
+        # dV and dK done: Q and dO are read.
+        dv, dk, *_ = wg.wait_group(0, dv, dk, *p_a, *ds_a).results
         rel = scf.IfOp(self.releaser)
         with InsertionPoint(rel.then_block):
             self.ring.consumer_release(stage)
             scf.YieldOp([])
-        (dq,) = wg.wait_group(0, dq).results
-        dq = fragment.pack(fragment.scale_rows(fragment.unpack(dq), [self.args["scale"]] * 2))
-        self._reduce_dq(dq, head, q0)
         return [dv, dk]
 
     def _per_query(self, stage_at, offset):
@@ -412,17 +460,18 @@ class _Kernel:
         LSE or D block: [pair j's first, second] for j = 0 .. block_m/8 - 1
         (column 8j + 2q + {0, 1})."""
         from ....dialects import arith, llvm
-        from ....ir import F32Type
+        from ....ir import F32Type, VectorType
         from ..._ir import gep
 
         f32 = F32Type.get()
+        pair = VectorType.get([2], f32)
         q = arith.andi(self.wg_thread, self.const(3))
         base = self.smem(arith.addi(arith.addi(stage_at, self.const(offset)),
                                     arith.muli(q, self.const(8))))  # fmt: skip
         out = []
-        for j in range(self.c.block_m // 8):
-            for lane in (0, 1):
-                out.append(llvm.load(f32, gep(base, self.const(8 * j + lane), f32)))
+        for j in range(self.c.block_m // 8):  # one 8-byte load per pair
+            two = llvm.load(pair, gep(base, self.const(8 * j), f32), alignment=8)
+            out += [llvm.extractelement(two, self.const(lane)) for lane in (0, 1)]
         return out
 
     def _probabilities(self, values, at, stage_at, q0):
@@ -481,28 +530,22 @@ class _Kernel:
 
         return fragment.mask(values, keep)
 
-    def _reduce_dq(self, dq, head, q0):
-        """This consumer's 64 x head_dim/2 block of dQ added into dQacc:
-        staged (f32, 128-byte swizzled) once the last reduction read the
-        staging, then one TMA reduce-add per 32 columns."""
-        from ....dialects import arith
-        from ... import epilogue
+    def _reduce_dq(self, dq):
+        """This consumer's 64 x head_dim/2 block of dQ staged (f32, 128-byte
+        swizzled) once the store warp handed the staging back, and handed
+        to it (it adds the block into dQacc by TMA)."""
+        from ....dialects import nvvm
+        from ... import barrier, epilogue
 
-        c, const = self.c, self.const
-        half = c.head_dim // 2
-        staging = self.smem(arith.addi(const(self.dq_at),
-                                       arith.muli(self.index, const(c.dq_bytes))))  # fmt: skip
-        row = arith.addi(self.q_start, q0)
+        c = self.c
 
-        def send(barrier_id):
-            epilogue.wait_store_read(barrier_id=barrier_id, thread=self.wg_thread)
-            epilogue.stage_accumulator(dq, staging, d_type="f32", n=half, out_type="f32",
+        def send(w):
+            barrier.sync(DQ_EMPTY + w, DQ_THREADS)
+            epilogue.stage_accumulator(dq, self.smem(self.dq_at + w * c.dq_bytes), d_type="f32",
+                                       n=c.head_dim // 2, out_type="f32",
                                        thread=self.wg_thread)  # fmt: skip
-            epilogue.tma_store(self.args["tmdQ"], staging, row=row,
-                               col=arith.muli(self.index, const(half)), n=half,
-                               barrier_id=barrier_id, thread=self.wg_thread, wait_read=False,
-                               out_type="f32", batch=self.tb, between=[head],
-                               reduce=True)  # fmt: skip
+            nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+            barrier.arrive(DQ_FULL + w, DQ_THREADS)
 
         self._each_consumer(send)
 
