@@ -159,3 +159,34 @@ def test_compiled_blockwise_mm_becomes_the_op():
                  meta(256, 4, dtype=torch.float32), meta(3, 4, dtype=torch.float32))  # fmt: skip
     assert (tuple(y.shape), y.dtype) == ((256, 384), torch.bfloat16)
     assert "nvwgmma.blockwise_mm" in _ops(graphs[0])
+
+
+def test_compiled_attention_trains_through_the_backward_op():
+    """Under torch.compile, attention's gradient is nvwgmma::attention's
+    registered autograd: the backward graph calls nvwgmma::attention_backward
+    and q, k and v get gradients of their shapes (GQA: k's heads)."""
+    from functorch.compile import make_boxed_func
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    graphs = {"forward": [], "backward": []}
+
+    def keep(kind):
+        def compiler(gm, inputs):
+            graphs[kind].append(gm)
+            return make_boxed_func(gm.forward)
+
+        return compiler
+
+    def backend(gm, inputs):
+        return aot_module_simplified(gm, inputs, fw_compiler=keep("forward"),
+                                     bw_compiler=keep("backward"))  # fmt: skip
+
+    compiled = torch.compile(lambda q, k, v: attention(q, k, v, causal=True), backend=backend,
+                             fullgraph=True)  # fmt: skip
+    q = meta(2, 128, 8, 64).requires_grad_(True)
+    k, v = (meta(2, 96, 2, 64).requires_grad_(True) for _ in range(2))
+    compiled(q, k, v).sum().backward()
+    assert "nvwgmma.attention.default" in _ops(graphs["forward"][0])
+    assert "nvwgmma.attention_backward.default" in _ops(graphs["backward"][0])
+    assert [tuple(x.grad.shape) for x in (q, k, v)] == [(2, 128, 8, 64), (2, 96, 2, 64),
+                                                        (2, 96, 2, 64)]  # fmt: skip

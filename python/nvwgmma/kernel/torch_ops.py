@@ -27,6 +27,11 @@ kernel. Schemas:
         float? scale, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k,
         int? max_seqlen_q, int? max_seqlen_k, float q_descale,
         float k_descale, float v_descale, str? config) -> (Tensor, Tensor)
+        (differentiable in q, k and v through:)
+    nvwgmma::attention_backward(Tensor do, Tensor q, Tensor k, Tensor v,
+        Tensor o, Tensor lse, bool causal, float? scale, Tensor? cu_seqlens_q,
+        Tensor? cu_seqlens_k, int? max_seqlen_q, int? max_seqlen_k)
+        -> (Tensor, Tensor, Tensor)
 
 `config` is the token of a GemmConfig / AttentionConfig (`config_token`);
 the op runs on torch's current stream of the inputs' device.
@@ -93,6 +98,11 @@ _LIBRARY.define(
     "attention(Tensor q, Tensor k, Tensor v, bool causal, float? scale, "
     "Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, int? max_seqlen_q, int? max_seqlen_k, "
     "float q_descale, float k_descale, float v_descale, str? config) -> (Tensor, Tensor)"
+)
+_LIBRARY.define(
+    "attention_backward(Tensor do, Tensor q, Tensor k, Tensor v, Tensor o, Tensor lse, "
+    "bool causal, float? scale, Tensor? cu_seqlens_q, Tensor? cu_seqlens_k, "
+    "int? max_seqlen_q, int? max_seqlen_k) -> (Tensor, Tensor, Tensor)"
 )
 
 
@@ -196,10 +206,47 @@ def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     return out, lse
 
 
+def _attention_backward(do, q, k, v, o, lse, causal, scale, cu_seqlens_q, cu_seqlens_k,
+                        max_seqlen_q, max_seqlen_k):  # fmt: skip
+    from .attention.backward.launch import attention_backward
+
+    return attention_backward(do, q, k, v, o, lse, causal=causal, scale=scale,
+                              cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                              max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)  # fmt: skip
+
+
+@torch.library.register_fake("nvwgmma::attention_backward", lib=_LIBRARY)
+def _(do, q, k, v, o, lse, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+      max_seqlen_k):  # fmt: skip
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape)
+
+
+def _attention_context(ctx, inputs, output):
+    q, k, v, causal, scale, cu_q, cu_k, max_q, max_k, *_ = inputs
+    o, lse = output
+    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+    ctx.options = (causal, scale, max_q, max_k)
+    ctx.mark_non_differentiable(lse)
+
+
+def _attention_gradients(ctx, do, _dlse):
+    """dq, dk, dv through nvwgmma::attention_backward (the LSE carries no
+    gradient, as in FlashAttention)."""
+    q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+    causal, scale, max_q, max_k = ctx.options
+    dq, dk, dv = torch.ops.nvwgmma.attention_backward(do.contiguous(), q, k, v, o, lse, causal,
+                                                      scale, cu_q, cu_k, max_q, max_k)  # fmt: skip
+    return (dq, dk, dv) + (None,) * 10
+
+
+torch.library.register_autograd("nvwgmma::attention", _attention_gradients,
+                                setup_context=_attention_context, lib=_LIBRARY)  # fmt: skip
+
 _LIBRARY.impl("matmul", _matmul, "CUDA")
 _LIBRARY.impl("grouped_mm", _grouped_mm, "CUDA")
 _LIBRARY.impl("blockwise_mm", _blockwise_mm, "CUDA")
 _LIBRARY.impl("attention", _attention, "CUDA")
+_LIBRARY.impl("attention_backward", _attention_backward, "CUDA")
 
 
 def _no_stream(stream):
