@@ -14,6 +14,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 GEMM_STEADY = "h100/2026-11-24-0647-gemm-power-table-final.json"
 GEMM_SHORT = "h100/2026-11-24-0647-gemm-shapes-final.json"
 ATTENTION = "h100/2026-11-24-0205-attention-grid.json"
+ATTENTION_BACKWARD = "h100/2026-11-27-1636-attention-backward.json"
 # Decode: (GPU, set, file); "tuned" is the half rule 0 was set on.
 DECODE = [
     ("H100", "tuned: Llama-3-8B", "h100/2026-11-27-0051-gemm-decode.json"),
@@ -73,8 +74,8 @@ def gemm_fp8() -> str:
     return "\n".join(lines)
 
 
-def attention() -> str:
-    data = _load(ATTENTION)
+def attention(name=None) -> str:
+    data = _load(name or ATTENTION)
     lines = ["| head dim, S | batch x heads | ours TFLOP/s | cuDNN TFLOP/s | vs cuDNN | vs flash |",
              "|---|---|---|---|---|---|"]  # fmt: skip
     for r in data["rows"]:
@@ -152,8 +153,12 @@ def gemm_corpus_worst() -> str:
     return "\n".join(lines)
 
 
+def attention_backward() -> str:
+    return attention(ATTENTION_BACKWARD)
+
+
 TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "gemm-decode": gemm_decode,
-          "attention": attention, "grouped": grouped, "gemm-corpus": gemm_corpus,
+          "attention": attention, "attention-backward": attention_backward, "grouped": grouped, "gemm-corpus": gemm_corpus,
           "gemm-corpus-worst": gemm_corpus_worst}  # fmt: skip
 
 if __name__ == "__main__":
