@@ -119,6 +119,24 @@ def run(directory: str, quick: bool) -> None:
               f"(cudnn {row['max_abs_error'].get('cudnn', math.nan):.1e})", flush=True)  # fmt: skip
         write_results(directory, "attention-backward-results.json", results)
         del q, k, v, do, leaves, outs
+    # The deterministic order's cost: the backward alone, paired with the
+    # default order on the same inputs.
+    from nvwgmma.kernel.attention.backward import attention_backward
+
+    results["deterministic"] = []
+    for b, s, h, d, causal in ((4, 4096, 16, 128, False), (4, 4096, 16, 128, True),
+                               (1, 16384, 16, 128, False)):  # fmt: skip
+        q, k, v, do = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+                       for _ in range(4))  # fmt: skip
+        o, lse = attention(q, k, v, causal=causal, return_lse=True)
+        tensors = (do, q, k, v, o, lse)
+        pairs = [[_time(lambda x=x, t=tensors, c=causal: attention_backward(
+            *t, causal=c, deterministic=x)) for x in (False, True)] for _ in range(3)]  # fmt: skip
+        entry = {"batch": b, "seq": s, "heads": h, "d": d, "causal": causal,
+                 "slowdown": statistics.median(t / f for f, t in pairs)}  # fmt: skip
+        results["deterministic"].append(entry)
+        print(json.dumps(entry), flush=True)
+        del q, k, v, do, o, lse, tensors
     summary = {}
     for name in backends:
         for d in HEAD_DIMS:

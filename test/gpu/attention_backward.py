@@ -168,7 +168,40 @@ def main():
                 _per_sequence(cu, lambda q, k, v, c=causal, s=scale: reference(q, k, v, c, s)),
                 _per_sequence(cu, lambda q, k, v, c=causal: sdpa(q, k, v, c)),
             )  # fmt: skip
+    bad += deterministic()
     print(f"{bad} failing", flush=True)
+    return bad
+
+
+def deterministic():
+    """`deterministic` (and torch.use_deterministic_algorithms): dQ, dK and
+    dV repeat bit for bit over five runs, and match the default order's to
+    rounding."""
+    import torch
+    from nvwgmma.kernel.attention import attention
+    from nvwgmma.kernel.attention.backward import attention_backward
+
+    bad = 0
+    for b, s, hq, hkv, d, causal in ((2, 1000, 8, 2, 128, True), (1, 2048, 16, 16, 64, False)):
+        q, do = (torch.randn(b, s, hq, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        k, v = (torch.randn(b, s, hkv, d, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+        o, lse = attention(q, k, v, causal=causal, return_lse=True)
+        runs = [attention_backward(do, q, k, v, o, lse, causal=causal, deterministic=True)
+                for _ in range(5)]  # fmt: skip
+        torch.use_deterministic_algorithms(True)
+        try:
+            runs.append(attention_backward(do, q, k, v, o, lse, causal=causal))
+        finally:
+            torch.use_deterministic_algorithms(False)
+        free = attention_backward(do, q, k, v, o, lse, causal=causal, deterministic=False)
+        same = all(torch.equal(a, x) for run in runs[1:] for a, x in zip(runs[0], run))
+        close = max(((a.float() - x.float()).abs().max() / x.float().abs().max()).item()
+                    for a, x in zip(runs[0], free))  # fmt: skip
+        ok = same and close < 1e-2
+        print(f"{'ok  ' if ok else 'FAIL'} deterministic b{b} S={s} h{hq}/{hkv} d{d} "
+              f"causal={causal}: 6 runs bit-equal {same}, vs default order {close:.1e}",
+              flush=True)  # fmt: skip
+        bad += not ok
     return bad
 
 

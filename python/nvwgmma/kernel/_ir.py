@@ -73,6 +73,23 @@ def atomic_increment(pointer):
                           alignment=4)  # fmt: skip
 
 
+def spin_while(pointer, keep_waiting):
+    """Load the i32 at `pointer` (global) with acquire ordering, device
+    scope, until `keep_waiting(value)` (an i1 Value) is false; the last value
+    One thread spins; its block synchronises the rest."""
+    from ..dialects import llvm, scf
+    from ..ir import InsertionPoint, IntegerType
+
+    i32 = IntegerType.get_signless(32)
+    spin = scf.WhileOp([], [])
+    with InsertionPoint(spin.before.blocks.append()):
+        value = llvm.load(i32, pointer, alignment=4, ordering=llvm.AtomicOrdering.acquire,
+                          syncscope="device")  # fmt: skip
+        scf.ConditionOp(keep_waiting(value), [])
+    with InsertionPoint(spin.after.blocks.append()):
+        scf.YieldOp([])
+
+
 def element_type(dtype: str):
     """The MLIR type a `dtype` element is stored as: bf16, f16, f32, s32
     (i32), and fp8 as its raw byte (i8)."""

@@ -103,22 +103,12 @@ class Workspace:
         """`acc` plus the part of the partial in `slot`, once it is flagged."""
         from ...dialects import arith, llvm, scf
         from ...ir import InsertionPoint, VectorType
+        from .._ir import spin_while
 
         flag = self._flag(slot, consumer)
         waiter = scf.IfOp(self._first_thread(thread))
         with InsertionPoint(waiter.then_block):
-            spin = scf.WhileOp([], [])
-            with InsertionPoint(spin.before.blocks.append()):
-                value = llvm.load(
-                    self.i32,
-                    flag,
-                    alignment=4,
-                    ordering=llvm.AtomicOrdering.acquire,
-                    syncscope="device",
-                )
-                scf.ConditionOp(arith.cmpi(arith.CmpIPredicate.eq, value, _i32(0)), [])
-            with InsertionPoint(spin.after.blocks.append()):
-                scf.YieldOp([])
+            spin_while(flag, lambda value: arith.cmpi(arith.CmpIPredicate.eq, value, _i32(0)))
             llvm.store(_i32(0), flag, alignment=4)
             scf.YieldOp([])
         _sync(barrier)

@@ -27,6 +27,9 @@ class BackwardConfig:
                    (bottom-right aligned, as the forward)
     varlen         sequences packed along tokens, cumulative offsets
     stages         Q / dO ring depth
+    deterministic  key blocks add into each dQ block in their order (a
+                   counter per query block): gradients repeat bit for bit,
+                   at the cost of CTAs waiting for their turn
     consumers      consumer warpgroups, 64 keys each (2)
     consumer_regs / producer_regs   setmaxnreg budgets
 
@@ -40,6 +43,7 @@ class BackwardConfig:
     causal: bool = False
     varlen: bool = False
     stages: int = 2
+    deterministic: bool = False
     consumers: int = 2
     consumer_regs: int = 240
     producer_regs: int = 24
@@ -61,7 +65,7 @@ class BackwardConfig:
     @property
     def name(self) -> str:
         parts = [f"attn_bwd_d{self.head_dim}_{self.dtype}_m{self.block_m}_s{self.stages}"]
-        parts += [flag for flag in ("causal", "varlen") if getattr(self, flag)]
+        parts += [flag for flag in ("causal", "varlen", "deterministic") if getattr(self, flag)]
         return "_".join(parts)
 
     @property

@@ -49,6 +49,9 @@ SIGNATURE = (
     ("kv_head", "i32"),
     ("scale_log2", "f32"),  # softmax scale x log2(e)
     ("scale", "f32"),  # softmax scale (dK's and dQ's factor)
+    ("sem", "!llvm.ptr<1>"),  # deterministic: i32 per (batch, query head, query block), zeroed
+    ("heads", "i32"),  # query heads
+    ("q_blocks", "i32"),  # query blocks per (batch entry, head) of sem
 )
 
 CONSUMERS_BARRIER = 1  # named barrier: both consumers wrote their dSᵀ
@@ -237,6 +240,7 @@ class _Kernel:
         with InsertionPoint(blocks.body):
             head, q0 = self._block(arith.index_cast(i32, blocks.induction_variable))
             row = arith.addi(self.q_start, q0)
+            turn = self._await_turn(head, q0, lane0) if c.deterministic else None
             for w in range(c.consumers):
                 barrier.sync(DQ_FULL + w, DQ_THREADS)
                 issue = scf.IfOp(lane0)
@@ -244,11 +248,58 @@ class _Kernel:
                     epilogue.issue_tma_store(self.args["tmdQ"], self.smem(self.dq_at + w * c.dq_bytes),
                                              row=row, col=w * half, n=half, out_type="f32",
                                              batch=self.tb, between=[head], reduce=True)  # fmt: skip
-                    nvvm.cp_async_bulk_wait_group(0, read=True)
+                    if turn is None:
+                        nvvm.cp_async_bulk_wait_group(0, read=True)
                     scf.YieldOp([])
-                nvvm.bar_warp_sync(const(-1))
-                barrier.arrive(DQ_EMPTY + w, DQ_THREADS)
+                if turn is None:
+                    nvvm.bar_warp_sync(const(-1))
+                    barrier.arrive(DQ_EMPTY + w, DQ_THREADS)
+            if turn is not None:
+                self._pass_turn(turn, lane0)
+                for w in range(c.consumers):
+                    barrier.arrive(DQ_EMPTY + w, DQ_THREADS)
             scf.YieldOp([])
+
+    def _await_turn(self, head, q0, lane0):
+        """deterministic: the counter of this (batch entry, query head, query
+        block), once lane 0 has seen it reach this CTA's key block (key
+        blocks add into a dQ block in their order)."""
+        from ....dialects import arith, nvvm, scf
+        from ....ir import InsertionPoint, IntegerType
+        from ..._ir import gep, spin_while
+
+        const, args = self.const, self.args
+        i32 = IntegerType.get_signless(32)
+        entry = arith.addi(arith.muli(self.batch, args["heads"]), head)
+        at = arith.addi(arith.muli(entry, args["q_blocks"]),
+                        arith.divui(q0, const(self.c.block_m)))  # fmt: skip
+        counter = gep(args["sem"], at, i32)
+        wait = scf.IfOp(lane0)
+        with InsertionPoint(wait.then_block):
+            spin_while(counter, lambda v: arith.cmpi(arith.CmpIPredicate.ne, v, self.key_block))
+            # Ours after the earlier blocks' reduce-adds (async proxy).
+            nvvm.fence_proxy(nvvm.ProxyKind.async_global)
+            scf.YieldOp([])
+        nvvm.bar_warp_sync(const(-1))
+        return counter
+
+    def _pass_turn(self, counter, lane0):
+        """deterministic: once this block's reduce-adds have completed (not
+        only read shared memory), the next key block's turn."""
+        from ....dialects import llvm, nvvm, scf
+        from ....ir import InsertionPoint
+        from ..._ir import atomic_increment
+
+        done = scf.IfOp(lane0)
+        with InsertionPoint(done.then_block):
+            nvvm.cp_async_bulk_wait_group(0)
+            nvvm.fence_proxy(nvvm.ProxyKind.async_global)
+            # A release fence, then a relaxed add (LLVM's NVPTX backend drops
+            # a release atomicrmw's ordering).
+            llvm.fence(llvm.AtomicOrdering.release, syncscope="device")
+            atomic_increment(counter)
+            scf.YieldOp([])
+        nvvm.bar_warp_sync(self.const(-1))
 
     def _loads(self):
         """Warp 0, lane 0: K and V once, then Q, dO, LSE and D per block."""

@@ -54,9 +54,9 @@ def backward_configs():
     """Every configuration `attention_backward` can pick."""
     from .config import default_backward_config
 
-    return [default_backward_config(d, dtype=t, causal=c, varlen=v)
+    return [default_backward_config(d, dtype=t, causal=c, varlen=v).replace(deterministic=x)
             for d in (64, 128) for t in ("bf16", "f16") for c in (False, True)
-            for v in (False, True)]  # fmt: skip
+            for v in (False, True) for x in (False, True)]  # fmt: skip
 
 
 def precompile(directory: str) -> list[str]:
@@ -75,14 +75,20 @@ def _fail(message):
 
 def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seqlens_q=None,
                        cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None,
-                       config=None):  # fmt: skip
+                       deterministic=None, config=None):  # fmt: skip
     """(dq, dk, dv) of O = attention(q, k, v, causal, scale, ...) for the
     output gradient `do`, given the forward's O and its f32 log-sum-exp
     (`attention(..., return_lse=True)`). Shapes as `attention`'s: dense
     q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), lse (batch, Hq, Sq);
     varlen (tokens, heads, D) with cu_seqlens and lse (Hq, total_q). dk and
     dv are summed over the query heads sharing a K/V head. bf16 or f16,
-    head dim 64 or 128. The gradients come back contiguous in q's dtype."""
+    head dim 64 or 128. The gradients come back contiguous in q's dtype.
+
+    dQ sums the contributions of every key block; by default they are added
+    in whatever order the blocks finish (dq may differ in its last bits from
+    run to run; dk and dv never do). `deterministic` adds them in a fixed
+    order, so dq repeats bit for bit -- slower, as blocks wait their turn.
+    None (the default): what torch.use_deterministic_algorithms set."""
     import torch
 
     from ... import runtime
@@ -105,8 +111,10 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     if tuple(lse.shape) != lse_shape or lse.dtype != torch.float32 or lse.device != q.device:
         _fail(f"lse must be float32 of shape {lse_shape} on {q.device}, but got {lse.dtype} "
               f"{tuple(lse.shape)} on {lse.device}")  # fmt: skip
+    if deterministic is None:
+        deterministic = torch.are_deterministic_algorithms_enabled()
     c = config or default_backward_config(d, dtype=p.q.dtype, causal=bool(causal),
-                                          varlen=p.varlen)  # fmt: skip
+                                          varlen=p.varlen).replace(deterministic=bool(deterministic))  # fmt: skip
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     with runtime.on_device(q.device.index):
         return _run(c, p, do, q, k, v, o, lse, scale)
@@ -151,6 +159,9 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("i64", 0 if p.varlen else dq_acc.stride(0)), ("i32", dq_acc.stride(1)),
         ("i32", dq_acc.stride(2)),
     ], stream=stream)()  # fmt: skip
+    # deterministic: each dQ block's turn counter, from 0 at every launch
+    sem = (torch.zeros(p.batch * hq * (padded // bm), dtype=torch.int32, device=q.device)
+           if c.deterministic else None)  # fmt: skip
     dk = torch.empty(k.shape, dtype=q.dtype, device=q.device)
     dv = torch.empty(v.shape, dtype=q.dtype, device=q.device)
     kv_strides = (0, *dk.stride()[:2]) if p.varlen else dk.stride()[:3]
@@ -198,6 +209,9 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("i32", kv_strides[2]),
         ("f32", scale * _LOG2E),
         ("f32", scale),
+        ("u64", sem.data_ptr() if sem is not None else 0),
+        ("i32", hq),
+        ("i32", padded // bm),
     ]
     grid = (-(-longest_k // c.block_n), hkv, p.batch)
     kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)()
