@@ -14,7 +14,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 GEMM_STEADY = "h100/2026-11-24-0647-gemm-power-table-final.json"
 GEMM_SHORT = "h100/2026-11-24-0647-gemm-shapes-final.json"
 ATTENTION = "h100/2026-11-24-0205-attention-grid.json"
-ATTENTION_BACKWARD = "h100/2026-11-27-1636-attention-backward.json"
+ATTENTION_BACKWARD = "h100/2026-11-27-1650-attention-backward.json"
 # Decode: (GPU, set, file); "tuned" is the half rule 0 was set on.
 DECODE = [
     ("H100", "tuned: Llama-3-8B", "h100/2026-11-27-0051-gemm-decode.json"),

@@ -49,6 +49,11 @@ def test_every_configuration_is_clean(ctx, config):
         ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
         ({"consumer_regs": 248}, r"registers must be multiples of 8 within .* 248 and 24"),
         ({"causal": 1}, r"causal must be a bool, but got 1"),
+        (
+            {"block_m": 128},
+            r"block_m must be 64, or 128 at head dim 64, but got 128 at head dim 128",
+        ),
+        ({"block_m": 96, "head_dim": 64}, r"block_m must be 64, or 128 at head dim 64, but got 96"),
     ],
 )
 def test_refuses_what_it_cannot_build(changes, message):
@@ -61,13 +66,17 @@ def test_refuses_what_it_cannot_build(changes, message):
 def test_shared_memory_plan():
     """K and V (two 64-key tiles each), two Q/dO/LSE/D stages, two dSᵀ
     buffers per consumer, the barriers, the alignment slack."""
-    from nvwgmma.kernel.attention.backward import BackwardConfig
+    from nvwgmma.kernel.attention.backward import BackwardConfig, default_backward_config
 
     c = BackwardConfig(head_dim=128)
     assert c.kv_tile_bytes == 16384 and c.stage_bytes == 33792 and c.ds_bytes == 8192
     assert c.dq_bytes == 16384  # 64 queries x 64 head dims, f32
     assert c.shared_memory_bytes == 4 * 16384 + 2 * 33792 + 4 * 8192 + 2 * 16384 + 40 + 1008
     assert BackwardConfig(head_dim=64).stage_bytes == 17408  # 2 x 8192 + 512, 1024-aligned
+    # Head dim 64's default: 128 queries a block, dQ's rows split (64 x 64 f32 each).
+    d64 = default_backward_config(64)
+    assert (d64.block_m, d64.dq_rows_split, d64.dq_n, d64.dq_bytes) == (128, True, 64, 16384)
+    assert d64.stage_bytes == 33792 and d64.ds_bytes == 16384
 
 
 def _reduce_kernel(n):

@@ -26,6 +26,9 @@ class BackwardConfig:
     causal         key j is seen by query i when j <= i + Sk - Sq
                    (bottom-right aligned, as the forward)
     varlen         sequences packed along tokens, cumulative offsets
+    block_m        queries per iteration: 64 (dQ's head dims split between
+                   the consumers) or, at head dim 64, 128 (its rows split;
+                   S and dP are m64n128)
     stages         Q / dO ring depth
     deterministic  key blocks add into each dQ block in their order (a
                    counter per query block): gradients repeat bit for bit,
@@ -42,6 +45,7 @@ class BackwardConfig:
     dtype: str = "bf16"
     causal: bool = False
     varlen: bool = False
+    block_m: int = 64
     stages: int = 2
     deterministic: bool = False
     consumers: int = 2
@@ -49,10 +53,15 @@ class BackwardConfig:
     producer_regs: int = 24
 
     @property
-    def block_m(self) -> int:
-        """Queries per iteration: one m64 dQ block, its head dims split
-        between the two consumers."""
-        return 64
+    def dq_rows_split(self) -> bool:
+        """dQ's 128-query block split by rows between the consumers (each
+        all head dims), else its 64 rows split by head dims."""
+        return self.block_m == 128
+
+    @property
+    def dq_n(self) -> int:
+        """Columns of a consumer's dQ block."""
+        return self.head_dim if self.dq_rows_split else self.head_dim // 2
 
     @property
     def block_n(self) -> int:
@@ -90,10 +99,10 @@ class BackwardConfig:
 
     @property
     def dq_bytes(self) -> int:
-        """One consumer's dQ staging (64 queries x head_dim/2, f32)."""
+        """One consumer's dQ staging (64 queries x dq_n, f32)."""
         from ... import epilogue
 
-        return epilogue.staging_bytes(self.head_dim // 2, "f32")
+        return epilogue.staging_bytes(self.dq_n, "f32")
 
     @property
     def barrier_bytes(self) -> int:
@@ -113,10 +122,11 @@ class BackwardConfig:
 
 
 def default_backward_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False):
-    """The backward for a head dim: 128 keys per CTA, two Q/dO stages.
-    (128-query blocks at head dim 64, FlashAttention-3's, spill with dS
-    from P in f32; from P rounded to bf16 its dK error was 1.8x SDPA's.)"""
-    return BackwardConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen)
+    """The backward for a head dim: 128 keys per CTA, two Q/dO stages; 64
+    queries per iteration at head dim 128, 128 at 64 (FlashAttention-3's
+    tiles)."""
+    return BackwardConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
+                          block_m=128 if head_dim == 64 else 64)  # fmt: skip
 
 
 def check_backward_config(c: BackwardConfig) -> None:
@@ -134,6 +144,10 @@ def check_backward_config(c: BackwardConfig) -> None:
         raise ValueError(f"head_dim must be 64 or 128 for the backward, but got {c.head_dim}")
     if c.dtype not in ("bf16", "f16"):
         raise ValueError(f"dtype must be bf16 or f16 for the backward, but got {c.dtype!r}")
+    if c.block_m not in (64, 128) or (c.block_m == 128 and c.head_dim != 64):
+        # 128 queries at head dim 128: S, dP, dK and dV take 256 registers.
+        raise ValueError(f"block_m must be 64, or 128 at head dim 64, but got {c.block_m} at "
+                         f"head dim {c.head_dim}")  # fmt: skip
     if c.consumers != 2:
         raise ValueError(f"consumers must be 2 (128 keys per CTA), but got {c.consumers}")
     if not 1 <= c.stages <= 4:

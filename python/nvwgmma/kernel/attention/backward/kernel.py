@@ -77,7 +77,7 @@ class _Kernel:
         self.q = tile(c.dtype, bm, d, "K")  # B of Sᵀ / dPᵀ (Q, dO)
         self.q_mn = tile(c.dtype, d, bm, "MN")  # the same bytes as B of dK / dV
         self.ds_a = tile(c.dtype, 64, 64, "MN")  # 64 queries x 64 keys of dS (A of dQ)
-        # 64 keys x 64 head dims of K (B of dQ; at head dim 64 an n32 reads half)
+        # 64 keys x 64 head dims of K (B of dQ; an n32 reads half)
         self.k_b = tile(c.dtype, 64, 64, "MN")
         assert self.q_mn.tile_bytes == self.q.tile_bytes
         self.k_at = 0
@@ -230,7 +230,7 @@ class _Kernel:
 
         c, const = self.c, self.const
         index, i32 = IndexType.get(), IntegerType.get_signless(32)
-        half = c.head_dim // 2
+        n = c.dq_n
         lane0 = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(self.wg_thread, const(32)),
                            const(0))  # fmt: skip
         for w in range(c.consumers):  # every staging starts free
@@ -245,9 +245,11 @@ class _Kernel:
                 barrier.sync(DQ_FULL + w, DQ_THREADS)
                 issue = scf.IfOp(lane0)
                 with InsertionPoint(issue.then_block):
+                    rows, col = (64 * w, 0) if c.dq_rows_split else (0, w * n)
                     epilogue.issue_tma_store(self.args["tmdQ"], self.smem(self.dq_at + w * c.dq_bytes),
-                                             row=row, col=w * half, n=half, out_type="f32",
-                                             batch=self.tb, between=[head], reduce=True)  # fmt: skip
+                                             row=arith.addi(row, const(rows)), col=col, n=n,
+                                             out_type="f32", batch=self.tb, between=[head],
+                                             reduce=True)  # fmt: skip
                     if turn is None:
                         nvvm.cp_async_bulk_wait_group(0, read=True)
                     scf.YieldOp([])
@@ -356,12 +358,16 @@ class _Kernel:
                                            self.kv)  # fmt: skip
         self.releaser = arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0))
         self.key0 = arith.addi(self.k0, arith.muli(index, const(KEYS_PER_CONSUMER)))
-        # Where this consumer's half of the head dims starts in a K row:
-        # the next swizzle atom (128), 64 bytes into the atom (64). (A
-        # select, not index x bytes: the protocol checker bounds it.)
-        self.half_offset = arith.select(arith.cmpi(arith.CmpIPredicate.eq, index, const(0)),
-                                        const(0), const(c.head_dim * 64 if c.head_dim == 128
-                                                        else c.head_dim))  # fmt: skip
+        # Where this consumer's half of dQ starts: in a K row (head dims),
+        # the next swizzle atom (128) or 64 bytes into the atom (64); in dS
+        # (rows), the next 64-query block. (A select, not index x bytes: the
+        # protocol checker bounds it.)
+        second = arith.cmpi(arith.CmpIPredicate.ne, index, const(0))
+        if c.dq_rows_split:
+            self.dq_a_offset, self.dq_b_offset = arith.select(second, const(8192), const(0)), None
+        else:
+            step = c.head_dim * 64 if c.head_dim == 128 else c.head_dim
+            self.dq_a_offset, self.dq_b_offset = None, arith.select(second, const(step), const(0))
         pipeline.wait_parity(self.kvbar.at(0), 0)
         dv = wg.zero_accumulator("f32", c.head_dim)
         dk = wg.zero_accumulator("f32", c.head_dim)
@@ -417,18 +423,20 @@ class _Kernel:
 
         c, const = self.c, self.const
         barrier.sync(CONSUMERS_BARRIER, 128 * c.consumers)
-        half = c.head_dim // 2  # this consumer's head dims of dQ: half x w ..
-        dq = wg.zero_accumulator("f32", half)
+        dq = wg.zero_accumulator("f32", c.dq_n)
         buffer = self._ds_buffer(it)
         wg.fence()
         for step in range(c.block_n // 16):
             owner, within = divmod(step, 4)  # whose dSᵀ and K rows hold these 16 keys
             a_at = arith.addi(buffer, const(owner * c.ds_bytes + within * 2048))
-            b_at = arith.addi(const(self.k_at + owner * c.kv_tile_bytes + within * 2048),
-                              self.half_offset)  # fmt: skip
+            b_at = const(self.k_at + owner * c.kv_tile_bytes + within * 2048)
+            if self.dq_a_offset is not None:
+                a_at = arith.addi(a_at, self.dq_a_offset)
+            if self.dq_b_offset is not None:
+                b_at = arith.addi(b_at, self.dq_b_offset)
             dq = wg.mma_async(dq, smem.tile_descriptor(self.smem(a_at), self.ds_a),
                               smem.tile_descriptor(self.smem(b_at), self.k_b),
-                              shape=(64, half, 16), a_type=c.dtype, d_type="f32",
+                              shape=(64, c.dq_n, 16), a_type=c.dtype, d_type="f32",
                               transpose_a=True, transpose_b=True,
                               scale_d=step > 0)  # fmt: skip
         return dq
@@ -582,7 +590,7 @@ class _Kernel:
         return fragment.mask(values, keep)
 
     def _reduce_dq(self, dq):
-        """This consumer's 64 x head_dim/2 block of dQ staged (f32, 128-byte
+        """This consumer's 64 x dq_n block of dQ staged (f32, 128-byte
         swizzled) once the store warp handed the staging back, and handed
         to it (it adds the block into dQacc by TMA)."""
         from ....dialects import nvvm
@@ -593,7 +601,7 @@ class _Kernel:
         def send(w):
             barrier.sync(DQ_EMPTY + w, DQ_THREADS)
             epilogue.stage_accumulator(dq, self.smem(self.dq_at + w * c.dq_bytes), d_type="f32",
-                                       n=c.head_dim // 2, out_type="f32",
+                                       n=c.dq_n, out_type="f32",
                                        thread=self.wg_thread)  # fmt: skip
             nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
             barrier.arrive(DQ_FULL + w, DQ_THREADS)

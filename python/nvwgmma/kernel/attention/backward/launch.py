@@ -152,7 +152,7 @@ def _run(c, p, do, q, k, v, o, lse, scale):
     prep.launcher(grid=(padded // prepare.ROWS, hq, p.batch), block=prep_meta["block"], args=[
         ("u64", do.data_ptr()), ("u64", o.data_ptr()), ("u64", lse.data_ptr()),
         ("u64", lse2.data_ptr()), ("u64", dd.data_ptr()), ("u64", dq_acc.data_ptr()),
-        ("u64", cq), ("i32", p.sq), ("i32", padded), ("i32", hq),
+        ("u64", cq), ("i32", p.sq), ("i32", padded), ("i32", bm), ("i32", hq),
         ("i64", o_strides[0]), ("i32", o_strides[1]), ("i32", o_strides[2]),
         ("i64", lse_strides[0]), ("i32", lse_strides[1]),
         # varlen: every sequence in dQacc's one batch entry, at its offset

@@ -25,6 +25,7 @@ SIGNATURE = (
     ("cuQ", "!llvm.ptr<1>"),  # varlen: i32 cumulative query offsets, else 0
     ("Sq", "i32"),
     ("padded", "i32"),  # queries rounded up to the backward's query block
+    ("block", "i32"),  # the backward's query block (dQ's rows it adds into)
     ("H", "i32"),
     ("o_batch", "i64"),  # dO / O strides in elements
     ("o_row", "i32"),
@@ -136,7 +137,8 @@ def build_prepare(config: PrepareConfig):
                 llvm.store(lse2, gep(a["lse2"], at, f32))
                 scf.YieldOp([])
             # dQ's rows the backward adds into: its whole query blocks.
-            blocks = arith.muli(arith.divui(arith.addi(sq, c(ROWS - 1)), c(ROWS)), c(ROWS))
+            blocks = arith.muli(arith.divui(arith.addi(sq, arith.subi(a["block"], c(1))),
+                                            a["block"]), a["block"])  # fmt: skip
             zero = scf.IfOp(arith.cmpi(arith.CmpIPredicate.slt, r, blocks))
             with InsertionPoint(zero.then_block):
                 at = arith.addi(arith.addi(dq_at, arith.muli(token, wide(a["dq_row"]))),
