@@ -137,16 +137,9 @@ def run(directory: str, quick: bool) -> None:
         results["deterministic"].append(entry)
         print(json.dumps(entry), flush=True)
         del q, k, v, do, o, lse, tensors
-    summary = {}
-    for name in backends:
-        for d in HEAD_DIMS:
-            values = [r[f"vs_{name}"] for r in results["rows"]
-                      if r["d"] == d and f"vs_{name}" in r and r["kv_heads"] == r["heads"]]  # fmt: skip
-            if values:
-                summary[f"d{d} vs {name}"] = {
-                    "geomean": math.exp(sum(map(math.log, values)) / len(values)),
-                    "min": min(values),
-                }
+    from ratios import summary
+
+    summary = summary(results["rows"], backends, HEAD_DIMS)
     results["summary"] = summary
     print(json.dumps(summary, indent=1))
     write_results(directory, "attention-backward-results.json", results)

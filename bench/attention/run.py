@@ -420,16 +420,9 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
     results["configurations"] = every_configuration(attention, shipped_configs)
     results["fallback"] = fallback_check(attention, default_config)
     write_results(directory, "attention-results.json", results)  # so far
-    ratios = {}
-    for name in ("cudnn", "flash"):
-        for d in HEAD_DIMS:
-            values = [r[f"vs_{name}"] for r in results["rows"]
-                      if r["d"] == d and f"vs_{name}" in r and r["kv_heads"] == r["heads"]]  # fmt: skip
-            if values:
-                ratios[f"d{d} vs {name}"] = {
-                    "geomean": math.exp(sum(map(math.log, values)) / len(values)),
-                    "min": min(values),
-                }
+    from ratios import summary
+
+    ratios = summary(results["rows"], ("cudnn", "flash"), HEAD_DIMS)
     results["summary"] = ratios
     print(json.dumps(ratios, indent=1))
     write_results(directory, "attention-results.json", results)

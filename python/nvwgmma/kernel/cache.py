@@ -47,6 +47,14 @@ def key(name: str, fields, sources=()) -> str:
     return f"{name}-{hashlib.sha1(text.encode()).hexdigest()[:10]}"
 
 
+def config_key(config, signature, sources=()) -> str:
+    """key() of a kernel built from a dataclass configuration with a `name`
+    and the kernel's parameter list."""
+    from dataclasses import asdict
+
+    return key(config.name, (asdict(config), signature), sources)
+
+
 def cache_dir() -> str:
     return os.environ.get("NVWGMMA_CACHE_DIR") or os.path.join(
         os.path.expanduser("~"), ".cache", "nvwgmma"

@@ -33,6 +33,20 @@ __all__ = [
 _FP8 = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
 
 
+def _placement(ld, row, col, thread, loc, ip):
+    """(ld, row, col, thread) as i32 Values: the thread defaults to tid.x mod
+    128."""
+    ld, row, col = (
+        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
+    )
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
+    return ld, row, col, t
+
+
 def _accumulator(acc, d_type: str, n: int):
     """(acc, its member types) after checking it is the m64nN accumulator."""
     from ..lattice import accumulator_register_count
@@ -122,14 +136,7 @@ def store_accumulator(
     ptr = _checks.value(ptr, "ptr")
     if not isinstance(ptr.type, llvm.PointerType):
         raise TypeError(f"ptr must be an !llvm.ptr, but got {ptr.type}")
-    ld, row, col = (
-        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
-    )
-    t = (
-        warpgroup_thread(loc=loc, ip=ip)
-        if thread is None
-        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
-    )
+    ld, row, col, t = _placement(ld, row, col, thread, loc, ip)
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
@@ -193,14 +200,7 @@ def reduce_accumulator(acc, ptr, ld, *, n: int, row=0, col=0, thread=None, loc=N
     ptr = _checks.value(ptr, "ptr")
     if not (isinstance(ptr.type, llvm.PointerType) and ptr.type.address_space == 1):
         raise TypeError(f"ptr must be an !llvm.ptr<1>, but got {ptr.type}")
-    ld, row, col = (
-        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
-    )
-    t = (
-        warpgroup_thread(loc=loc, ip=ip)
-        if thread is None
-        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
-    )
+    ld, row, col, t = _placement(ld, row, col, thread, loc, ip)
     from .fragment import Coordinates
 
     at = Coordinates(n, row=row, col=col, thread=t, loc=loc, ip=ip)

@@ -3,7 +3,7 @@ sizes, ring depth and which of FlashAttention-3's techniques are on."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 __all__ = ["AttentionConfig", "check_config", "default_config"]
 
@@ -222,14 +222,11 @@ def default_config(head_dim: int, *, dtype="bf16", causal=False, varlen=False, s
 def check_config(c: AttentionConfig) -> None:
     """Raise ValueError naming the first field a kernel cannot be built
     for."""
-    from .._ir import launch_registers
+    from .common import check_bools, check_registers
 
     if not isinstance(c, AttentionConfig):
         raise TypeError(f"config must be an AttentionConfig, but got {type(c).__name__}")
-    for f in fields(c):
-        value = getattr(c, f.name)
-        if f.type in ("bool",) and not isinstance(value, bool):
-            raise TypeError(f"{f.name} must be a bool, but got {value!r}")
+    check_bools(c)
     if c.head_dim not in (64, 128, 256):
         raise ValueError(f"head_dim must be 64, 128 or 256, but got {c.head_dim}")
     if c.dtype not in ("bf16", "f16", "e4m3"):
@@ -281,20 +278,8 @@ def check_config(c: AttentionConfig) -> None:
         raise ValueError("3 consumers store O from registers (tma_store spills at 160 registers "
                          "each), but got tma_store=True")  # fmt: skip
     # The warpgroups together may not exceed the CTA's launch share (168 for
-    # 384 threads, 128 for 512): 2 x 240 + 32 = 512 assembles but hangs the
-    # consumers' increase forever.
-    launch = launch_registers(c.threads)
-    limit = (1 + c.consumers) * launch
-    if (
-        c.consumers * c.consumer_regs + c.producer_regs > limit
-        or c.consumer_regs % 8
-        or c.producer_regs % 8
-    ):
-        raise ValueError(
-            f"registers must be multiples of 8 within what the CTA launches with "
-            f"({c.consumers} x consumer + producer <= {1 + c.consumers} x {launch} = {limit}), "
-            f"but got {c.consumer_regs} and {c.producer_regs}"
-        )
+    # 384 threads, 128 for 512).
+    check_registers(c)
     if c.shared_memory_bytes > _SMEM_LIMIT:
         raise ValueError(
             f"the Q tile, {c.stages} K/V stages and O's staging (tma_store) must fit 227 KiB of "

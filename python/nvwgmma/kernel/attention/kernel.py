@@ -20,6 +20,7 @@ from dataclasses import asdict
 
 from .._ir import TENSOR_MAP_PARAM
 from . import tiles
+from .common import KernelIR, wide
 from .config import AttentionConfig, check_config
 
 __all__ = ["SIGNATURE", "build_attention"]
@@ -67,15 +68,7 @@ class _Correction(list):
         self.needed = needed
 
 
-def _wide(v):
-    """An i32 Value as i64 (sign-extended)."""
-    from ...dialects import arith
-    from ...ir import IntegerType
-
-    return arith.extsi(IntegerType.get_signless(64), v)
-
-
-class _Kernel:
+class _Kernel(KernelIR):
     """The IR of one kernel: the shared-memory plan and each role."""
 
     def __init__(self, c: AttentionConfig):
@@ -96,25 +89,15 @@ class _Kernel:
         self.barriers_at = self.staging_at + c.consumers * c.staging_bytes
 
     # ------------------------------------------------------------------ IR
-    def const(self, v):
-        from .._ir import i32_constant
-
-        return i32_constant(v)
-
-    def smem(self, offset):
-        from .._ir import gep
-
-        return gep(self.base, offset)
-
     def build(self, args):
-        from ...dialects import arith, llvm, nvvm, scf
+        from ...dialects import arith, nvvm, scf
         from ...ir import InsertionPoint, IntegerType
-        from .. import pipeline, smem
+        from .. import pipeline
 
         c, const = self.c, self.const
         i32 = IntegerType.get_signless(32)
         self.args = args
-        self.base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), 1024)
+        self.dynamic_smem()
         ring_base = self.smem(self.barriers_at)
         self.kring = pipeline.Ring(ring_base, c.stages, c.consumers)
         self.vring = pipeline.Ring(self.smem(self.barriers_at + self.kring.bytes), c.stages,
@@ -177,26 +160,10 @@ class _Kernel:
     def _sequence(self):
         """This batch entry's query/key start and length; the batch
         coordinate of the tensor maps."""
-        from ...dialects import arith, llvm
-        from ...ir import IntegerType
-        from .._ir import gep
+        from .common import sequence
 
-        args, const = self.args, self.const
-        i32 = IntegerType.get_signless(32)
-        if not self.c.varlen:
-            self.q_start = self.k_start = const(0)
-            self.sq, self.sk = args["Sq"], args["Sk"]
-            self.tb = self.batch
-            return
-
-        def offsets(cu):
-            start = llvm.load(i32, gep(cu, self.batch, i32))
-            end = llvm.load(i32, gep(cu, arith.addi(self.batch, const(1)), i32))
-            return start, arith.subi(end, start)
-
-        self.q_start, self.sq = offsets(args["cuQ"])
-        self.k_start, self.sk = offsets(args["cuK"])
-        self.tb = const(0)
+        (self.q_start, self.sq, self.k_start, self.sk,
+         self.tb) = sequence(self.args, self.batch, self.c.varlen)  # fmt: skip
 
     def _blocks(self):
         """n: key blocks this CTA visits (causal: up to its last row's
@@ -218,26 +185,24 @@ class _Kernel:
         batch) at `token`; a K-major Vᵀ tile (fp8) from the map (tokens,
         head dim, heads, batch), its contiguous run along the keys."""
         from ...dialects import arith
-        from .. import pipeline
+        from .common import load_tile_boxes
 
         def plus(v, offset):
             return arith.addi(v, self.const(offset)) if offset else v
 
-        box = geometry.tma()
         transposed = geometry is self.v and self.c.v_major == "K"
-        for offset, inner, outer in geometry.tma_placements():
-            dst = self.smem(
-                at + offset if isinstance(at, int) else arith.addi(at, self.const(offset))
-            )
+
+        def coordinates(inner, outer):
             if transposed:  # varlen: Vᵀ is dense, one batch entry per sequence
                 batch = self.batch if self.c.varlen else self.tb
-                coords = (plus(token, inner), self.const(outer), head, batch)
-            else:
-                coords = (self.const(inner), head, plus(token, outer), self.tb)
-            if stage is None:
-                pipeline.load_tile(tensor_map, dst, coords, barrier_or_ring, bytes=box.bytes)
-            else:
-                barrier_or_ring.load(tensor_map, dst, coords, stage, bytes=box.bytes)
+                return (plus(token, inner), self.const(outer), head, batch)
+            return (self.const(inner), head, plus(token, outer), self.tb)
+
+        load_tile_boxes(
+            tensor_map, geometry,
+            lambda offset: self.smem(at + offset if isinstance(at, int)
+                                     else arith.addi(at, self.const(offset))),
+            coordinates, barrier_or_ring, stage)  # fmt: skip
 
     def producer(self):
         from ...dialects import arith, nvvm, scf
@@ -697,10 +662,10 @@ class _Kernel:
         # One thread of each quad writes its two rows' LSE.
         lse_offset = arith.addi(
             arith.addi(
-                arith.muli(_wide(self.batch), args["lse_batch"]),
-                _wide(arith.muli(self.head, args["lse_head"])),
+                arith.muli(wide(self.batch), args["lse_batch"]),
+                wide(arith.muli(self.head, args["lse_head"])),
             ),  # fmt: skip
-            _wide(self.q_start),
+            wide(self.q_start),
         )
         lse = gep(args["LSE"], lse_offset, f32)
         at = fragment.Coordinates(8, row=self.row0, thread=self.wg_thread)
@@ -742,10 +707,10 @@ class _Kernel:
         c, args = self.c, self.args
         offset = arith.addi(
             arith.addi(
-                arith.muli(_wide(self.batch), args["o_batch"]),
-                arith.muli(_wide(self.q_start), _wide(args["o_row"])),
+                arith.muli(wide(self.batch), args["o_batch"]),
+                arith.muli(wide(self.q_start), wide(args["o_row"])),
             ),  # fmt: skip
-            _wide(arith.muli(self.head, args["o_head"])),
+            wide(arith.muli(self.head, args["o_head"])),
         )
         base = gep(args["O"], offset, element_type(c.out_dtype))
         epilogue.store_accumulator(o, base, args["o_row"], d_type="f32", n=c.head_dim,

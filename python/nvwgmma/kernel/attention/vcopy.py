@@ -157,12 +157,10 @@ CONFIGS = tuple(VCopyConfig(d, p, v) for d in (64, 128, 256) for p in (False, Tr
                 for v in (False, True))  # fmt: skip
 
 
-def _key(config: VCopyConfig) -> str:
-    from dataclasses import asdict
-
+def _key(config) -> str:
     from .. import cache
 
-    return cache.key(config.name, (asdict(config), SIGNATURE))
+    return cache.config_key(config, SIGNATURE)
 
 
 def write(directory: str, config: VCopyConfig) -> str:

@@ -3,7 +3,7 @@ masking, the query block, ring depth and register budgets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 
 __all__ = ["BackwardConfig", "check_backward_config", "default_backward_config"]
 
@@ -132,14 +132,11 @@ def default_backward_config(head_dim: int, *, dtype="bf16", causal=False, varlen
 def check_backward_config(c: BackwardConfig) -> None:
     """Raise ValueError naming the first field a kernel cannot be built
     for."""
-    from ..._ir import launch_registers
+    from ..common import check_bools, check_registers
 
     if not isinstance(c, BackwardConfig):
         raise TypeError(f"config must be a BackwardConfig, but got {type(c).__name__}")
-    for f in fields(c):
-        value = getattr(c, f.name)
-        if f.type == "bool" and not isinstance(value, bool):
-            raise TypeError(f"{f.name} must be a bool, but got {value!r}")
+    check_bools(c)
     if c.head_dim not in (64, 128):
         raise ValueError(f"head_dim must be 64 or 128 for the backward, but got {c.head_dim}")
     if c.dtype not in ("bf16", "f16"):
@@ -152,15 +149,7 @@ def check_backward_config(c: BackwardConfig) -> None:
         raise ValueError(f"consumers must be 2 (128 keys per CTA), but got {c.consumers}")
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
-    launch = launch_registers(c.threads)
-    limit = (1 + c.consumers) * launch
-    if (c.consumers * c.consumer_regs + c.producer_regs > limit or c.consumer_regs % 8
-            or c.producer_regs % 8):  # fmt: skip
-        raise ValueError(
-            f"registers must be multiples of 8 within what the CTA launches with "
-            f"({c.consumers} x consumer + producer <= {limit}), but got {c.consumer_regs} and "
-            f"{c.producer_regs}"
-        )
+    check_registers(c)
     if c.shared_memory_bytes > _SMEM_LIMIT:
         raise ValueError(f"K, V, {c.stages} Q/dO stages and dS must fit 227 KiB of shared memory, "
                          f"but need {c.shared_memory_bytes} bytes")  # fmt: skip

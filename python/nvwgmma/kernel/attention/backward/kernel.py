@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from ..._ir import TENSOR_MAP_PARAM
+from ..common import KernelIR, wide
 from .config import KEYS_PER_CONSUMER, BackwardConfig, check_backward_config
 
 __all__ = ["SIGNATURE", "build_attention_backward"]
@@ -60,14 +61,7 @@ CONSUMERS_BARRIER = 1  # named barrier: both consumers wrote their dSᵀ
 DQ_FULL, DQ_EMPTY, DQ_THREADS = 2, 4, 160
 
 
-def _wide(v):
-    from ....dialects import arith
-    from ....ir import IntegerType
-
-    return arith.extsi(IntegerType.get_signless(64), v)
-
-
-class _Kernel:
+class _Kernel(KernelIR):
     def __init__(self, c: BackwardConfig):
         from ..config import tile
 
@@ -90,25 +84,15 @@ class _Kernel:
         self.dq_at = self.ds_at + 2 * c.consumers * c.ds_bytes
         self.barriers_at = self.dq_at + c.consumers * c.dq_bytes
 
-    def const(self, v):
-        from ..._ir import i32_constant
-
-        return i32_constant(v)
-
-    def smem(self, offset):
-        from ..._ir import gep
-
-        return gep(self.base, offset)
-
     def build(self, args):
-        from ....dialects import arith, llvm, nvvm, scf
+        from ....dialects import arith, nvvm, scf
         from ....ir import InsertionPoint, IntegerType
-        from ... import pipeline, smem
+        from ... import pipeline
 
         c, const = self.c, self.const
         i32 = IntegerType.get_signless(32)
         self.args = args
-        self.base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), 1024)
+        self.dynamic_smem()
         self.kvbar = pipeline.Barriers(self.smem(self.barriers_at), 1)
         self.ring = pipeline.Ring(self.smem(self.barriers_at + 8), c.stages, c.consumers)
         tid = nvvm.read_ptx_sreg_tid_x(i32)
@@ -143,26 +127,10 @@ class _Kernel:
 
     def _sequence(self):
         """This batch entry's query/key start and length."""
-        from ....dialects import arith, llvm
-        from ....ir import IntegerType
-        from ..._ir import gep
+        from ..common import sequence
 
-        args, const = self.args, self.const
-        i32 = IntegerType.get_signless(32)
-        if not self.c.varlen:
-            self.q_start = self.k_start = const(0)
-            self.sq, self.sk = args["Sq"], args["Sk"]
-            self.tb = self.batch
-            return
-
-        def offsets(cu):
-            start = llvm.load(i32, gep(cu, self.batch, i32))
-            end = llvm.load(i32, gep(cu, arith.addi(self.batch, const(1)), i32))
-            return start, arith.subi(end, start)
-
-        self.q_start, self.sq = offsets(args["cuQ"])
-        self.k_start, self.sk = offsets(args["cuK"])
-        self.tb = const(0)
+        (self.q_start, self.sq, self.k_start, self.sk,
+         self.tb) = sequence(self.args, self.batch, self.c.varlen)  # fmt: skip
 
     def _walk(self):
         """The query blocks this CTA visits: per query head of the group,
@@ -194,18 +162,18 @@ class _Kernel:
 
     # ------------------------------------------------------------ producer
     def _load(self, tensor_map, geometry, at, token, head, barrier_or_ring, stage=None):
+        """`geometry`'s tile from a 4-D map (head dim, heads, tokens, batch)
+        at `token` into shared memory at `at` (an int or i32 Value)."""
         from ....dialects import arith
-        from ... import pipeline
+        from ..common import load_tile_boxes
 
-        box = geometry.tma()
-        for offset, inner, outer in geometry.tma_placements():
-            dst = self.smem(arith.addi(at, self.const(offset)) if not isinstance(at, int)
-                            else at + offset)  # fmt: skip
-            coords = (self.const(inner), head, arith.addi(token, self.const(outer)), self.tb)
-            if stage is None:
-                pipeline.load_tile(tensor_map, dst, coords, barrier_or_ring, bytes=box.bytes)
-            else:
-                barrier_or_ring.load(tensor_map, dst, coords, stage, bytes=box.bytes)
+        const = self.const
+        load_tile_boxes(
+            tensor_map, geometry,
+            lambda offset: self.smem(at + offset if isinstance(at, int)
+                                     else arith.addi(at, const(offset))),
+            lambda inner, outer: (const(inner), head, arith.addi(token, const(outer)), self.tb),
+            barrier_or_ring, stage)  # fmt: skip
 
     def producer(self):
         from ....dialects import arith, nvvm, scf
@@ -458,17 +426,9 @@ class _Kernel:
         s = wg.zero_accumulator("f32", c.block_m)
         dp = wg.zero_accumulator("f32", c.block_m)
         wg.fence()
-        for step in range(self.kv.k_steps):
-            s = wg.mma_async(s, smem.step_descriptor(self.k_desc, self.kv, k_step=step),
-                             smem.step_descriptor(q_desc, self.q, k_step=step),
-                             shape=(64, c.block_m, 16), a_type=c.dtype, d_type="f32",
-                             scale_d=step > 0)  # fmt: skip
+        s = self._keys_by_queries(s, self.k_desc, q_desc)
         wg.commit_group()
-        for step in range(self.kv.k_steps):
-            dp = wg.mma_async(dp, smem.step_descriptor(self.v_desc, self.kv, k_step=step),
-                              smem.step_descriptor(do_desc, self.q, k_step=step),
-                              shape=(64, c.block_m, 16), a_type=c.dtype, d_type="f32",
-                              scale_d=step > 0)  # fmt: skip
+        dp = self._keys_by_queries(dp, self.v_desc, do_desc)
         wg.commit_group()
         (s,) = wg.wait_group(1, s).results
         at_ = fragment.Coordinates(c.block_m, row=self.key0, col=q0, thread=self.wg_thread)
@@ -513,6 +473,20 @@ class _Kernel:
             self.ring.consumer_release(stage)
             scf.YieldOp([])
         return [dv, dk]
+
+    def _keys_by_queries(self, acc, kv_desc, q_desc):
+        """Issue acc = (this consumer's K or V rows) x (Q or dO)ᵀ, keys on
+        M, the head dim reduced (not committed)."""
+        from ....dialects import nvwgmma as wg
+        from ... import smem
+
+        c = self.c
+        for step in range(self.kv.k_steps):
+            acc = wg.mma_async(acc, smem.step_descriptor(kv_desc, self.kv, k_step=step),
+                               smem.step_descriptor(q_desc, self.q, k_step=step),
+                               shape=(64, c.block_m, 16), a_type=c.dtype, d_type="f32",
+                               scale_d=step > 0)  # fmt: skip
+        return acc
 
     def _per_query(self, stage_at, offset):
         """The f32 values of this thread's query columns from the stage's
@@ -617,9 +591,9 @@ class _Kernel:
         c, args = self.c, self.args
         dk = fragment.pack(fragment.scale_rows(fragment.unpack(dk), [args["scale"]] * 2))
         offset = arith.addi(
-            arith.addi(arith.muli(_wide(self.batch), args["kv_batch"]),
-                       arith.muli(_wide(self.k_start), _wide(args["kv_row"]))),
-            _wide(arith.muli(self.kv_head_index, args["kv_head"])),
+            arith.addi(arith.muli(wide(self.batch), args["kv_batch"]),
+                       arith.muli(wide(self.k_start), wide(args["kv_row"]))),
+            wide(arith.muli(self.kv_head_index, args["kv_head"])),
         )  # fmt: skip
         for acc, name in ((dv, "dV"), (dk, "dK")):
             base = gep(args[name], offset, element_type(c.dtype))

@@ -24,12 +24,10 @@ _PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
 
 @lru_cache(maxsize=256)
 def backward_key(config) -> str:
-    from dataclasses import asdict
-
     from ... import cache
     from .kernel import SIGNATURE
 
-    return cache.key(config.name, (asdict(config), SIGNATURE))
+    return cache.config_key(config, SIGNATURE)
 
 
 def _build(config):

@@ -12,6 +12,7 @@ a warp takes one row at a time, each lane head_dim/32 elements.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["PrepareConfig", "build_prepare", "load", "write"]
 
@@ -157,12 +158,11 @@ def build_prepare(config: PrepareConfig):
     return module, meta
 
 
-def _key(config: PrepareConfig) -> str:
-    from dataclasses import asdict
-
+@lru_cache(maxsize=64)  # a digest: once per configuration, not per call
+def _key(config) -> str:
     from ... import cache
 
-    return cache.key(config.name, (asdict(config), SIGNATURE))
+    return cache.config_key(config, SIGNATURE)
 
 
 def write(directory: str, config: PrepareConfig) -> str:

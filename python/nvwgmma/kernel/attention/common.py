@@ -1,0 +1,106 @@
+"""What the forward and backward attention kernels share: a batch entry's
+sequence bounds, box-by-box TMA loads of a tile, and the checks of a
+configuration's bool fields and warpgroup register budgets."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+__all__ = [
+    "KernelIR", "check_bools", "check_registers", "load_tile_boxes", "sequence", "wide",
+]  # fmt: skip
+
+
+class KernelIR:
+    """The helpers an attention kernel's builder uses everywhere: i32
+    constants and addresses in the dynamic shared memory (`self.base`,
+    aligned to 1024 bytes by `dynamic_smem()`)."""
+
+    def const(self, v):
+        from .._ir import i32_constant
+
+        return i32_constant(v)
+
+    def smem(self, offset):
+        from .._ir import gep
+
+        return gep(self.base, offset)
+
+    def dynamic_smem(self):
+        from ...dialects import llvm
+        from .. import smem
+
+        self.base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), 1024)
+
+
+def wide(v):
+    """An i32 Value as i64 (sign-extended)."""
+    from ...dialects import arith
+    from ...ir import IntegerType
+
+    return arith.extsi(IntegerType.get_signless(64), v)
+
+
+def sequence(args, batch, varlen: bool):
+    """(query start, query length, key start, key length, the maps' batch
+    coordinate) of batch entry `batch`: dense, 0, Sq, 0, Sk and the entry;
+    varlen, from the cumulative offsets cuQ / cuK, and batch coordinate 0
+    (the packed tensors are one entry)."""
+    from ...dialects import arith, llvm
+    from ...ir import IntegerType
+    from .._ir import gep, i32_constant
+
+    i32 = IntegerType.get_signless(32)
+    if not varlen:
+        zero = i32_constant(0)
+        return zero, args["Sq"], zero, args["Sk"], batch
+
+    def offsets(cu):
+        start = llvm.load(i32, gep(cu, batch, i32))
+        end = llvm.load(i32, gep(cu, arith.addi(batch, i32_constant(1)), i32))
+        return start, arith.subi(end, start)
+
+    q_start, sq = offsets(args["cuQ"])
+    k_start, sk = offsets(args["cuK"])
+    return q_start, sq, k_start, sk, i32_constant(0)
+
+
+def load_tile_boxes(tensor_map, geometry, dst_at, coordinates, barrier_or_ring, stage=None):
+    """`geometry`'s tile loaded box by box (`geometry.tma_placements()`):
+    box (offset, inner, outer) lands at `dst_at(offset)` from the map's
+    `coordinates(inner, outer)`, completing on a one-shot barrier
+    (`stage` None) or on ring stage `stage`."""
+    from .. import pipeline
+
+    box = geometry.tma()
+    for offset, inner, outer in geometry.tma_placements():
+        dst, coords = dst_at(offset), coordinates(inner, outer)
+        if stage is None:
+            pipeline.load_tile(tensor_map, dst, coords, barrier_or_ring, bytes=box.bytes)
+        else:
+            barrier_or_ring.load(tensor_map, dst, coords, stage, bytes=box.bytes)
+
+
+def check_bools(c) -> None:
+    """TypeError for a bool field of `c` that holds something else."""
+    for f in fields(c):
+        value = getattr(c, f.name)
+        if f.type == "bool" and not isinstance(value, bool):
+            raise TypeError(f"{f.name} must be a bool, but got {value!r}")
+
+
+def check_registers(c) -> None:
+    """ValueError unless `c.consumers` x consumer_regs + producer_regs fit
+    what the CTA launches with, in multiples of 8: 2 x 240 + 32 = 512
+    assembles but hangs the consumers' increase forever."""
+    from .._ir import launch_registers
+
+    launch = launch_registers(c.threads)
+    limit = (1 + c.consumers) * launch
+    if (c.consumers * c.consumer_regs + c.producer_regs > limit or c.consumer_regs % 8
+            or c.producer_regs % 8):  # fmt: skip
+        raise ValueError(
+            f"registers must be multiples of 8 within what the CTA launches with "
+            f"({c.consumers} x consumer + producer <= {1 + c.consumers} x {launch} = {limit}), "
+            f"but got {c.consumer_regs} and {c.producer_regs}"
+        )
