@@ -225,3 +225,43 @@ def test_tma_store_coordinates(ctx, between):
     for b, store in enumerate(stores):
         coords = [evaluate(v, {}) for v in list(store.operands)[2:]]
         assert coords == [64 * b, *between, 70, 5]
+
+
+def _tma_reduce_kernel(issue_alone):
+    from nvwgmma import ir
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.mlir.global external @dsmem() {addr_space = 3 : i32, alignment = 16 : i64}"
+        " : !llvm.array<0 x i8>\n"
+        "llvm.func @k(%map: !llvm.ptr, %row: i32) attributes {nvvm.kernel} { llvm.return }"
+    )
+    fn = module.body.operations[1]
+    block = fn.regions[0].blocks[0]
+    tensor_map, row = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        from nvwgmma.dialects import llvm
+
+        staging = llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem")
+        if issue_alone:
+            epilogue.issue_tma_store(tensor_map, staging, row=row, col=0, n=64, out_type="f32",
+                                     reduce=True)  # fmt: skip
+        else:
+            epilogue.tma_store(tensor_map, staging, row=row, col=0, n=64, barrier_id=1,
+                               out_type="f32", reduce=True)  # fmt: skip
+    module.operation.verify()
+    return module
+
+
+@pytest.mark.parametrize("issue_alone", [False, True])
+def test_tma_reduce_adds_each_block(ctx, issue_alone):
+    """reduce=True: one cp.reduce.async.bulk.tensor .add per 32 f32 columns
+    (a 128-byte swizzled block) and one commit; issue_tma_store emits only
+    the issue -- no fence or warpgroup barrier of its own."""
+    from nvwgmma.compile import compile_to_ptx
+
+    ptx = compile_to_ptx(_tma_reduce_kernel(issue_alone))
+    reduces = [line for line in ptx.splitlines() if "cp.reduce.async.bulk.tensor" in line]
+    assert len(reduces) == 2 and all(".add" in line for line in reduces), reduces
+    assert ptx.count("cp.async.bulk.commit_group") == 1
+    assert ("bar.sync" in ptx and "fence.proxy.async" in ptx) is not issue_alone
