@@ -1,9 +1,9 @@
 """attention's gradients on the GPU: dQ, dK and dV of `attention` (through
-torch autograd) against a float32 reference, next to SDPA's own backward
+torch autograd) against a float64 reference, next to SDPA's own backward
 on the same bf16/f16 inputs; head dims 64 and 128, causal or not, GQA and
 MQA, unequal and ragged lengths, varlen. A case passes when every
-gradient's largest error is at most SDPA's (x 1.5, + 1e-3 absolute: the
-two round differently).
+gradient's largest error against a float64 reference is at most SDPA's
+(x 1.5, + 1e-3 absolute: the two round differently).
 
     # here (nvwgmma built): the PTX
     python test/gpu/attention_backward.py generate .device/ptx
@@ -58,12 +58,14 @@ def generate(directory):
 
 
 def reference(q, k, v, causal, scale):
-    """softmax(Q Kᵀ scale) V in float32, (batch, seq, heads, d), GQA by
-    repeating K/V heads; causal bottom-right aligned."""
+    """softmax(Q Kᵀ scale) V in float32 (float64 for float64 inputs),
+    (batch, seq, heads, d), GQA by repeating K/V heads; causal bottom-right
+    aligned."""
     import torch
 
     group = q.shape[2] // k.shape[2]
-    qf, kf, vf = (x.float().transpose(1, 2) for x in (q, k, v))
+    wide = torch.float64 if q.dtype == torch.float64 else torch.float32
+    qf, kf, vf = (x.to(wide).transpose(1, 2) for x in (q, k, v))
     kf, vf = kf.repeat_interleave(group, 1), vf.repeat_interleave(group, 1)
     s = qf @ kf.transpose(-1, -2) * scale
     if causal:
@@ -104,13 +106,13 @@ def grads(fn, inputs, do):
 def check(name, inputs, do, ours, ref, theirs):
     """Largest error of each gradient against ref, ours and SDPA's."""
     g_ours, _ = grads(ours, inputs, do)
-    g_ref, _ = grads(ref, [x.float() for x in inputs], do.float())
+    g_ref, _ = grads(ref, [x.double() for x in inputs], do.double())
     g_sdpa, _ = grads(theirs, inputs, do)
     ok, parts = True, []
     for label, a, r, s in zip(("dq", "dk", "dv"), g_ours, g_ref, g_sdpa):
         if s is not None:
-            s = s.float()
-        e_ours = (a.float() - r).abs().max().item() if a is not None else math.inf
+            s = s.double()
+        e_ours = (a.double() - r).abs().max().item() if a is not None else math.inf
         e_sdpa = (s - r).abs().max().item()
         good = math.isfinite(e_ours) and e_ours <= 1.5 * e_sdpa + 1e-3
         ok &= good

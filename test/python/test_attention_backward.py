@@ -188,3 +188,20 @@ def test_precompile_covers_every_launch(tmp_path):
     paths = precompile(str(tmp_path))
     assert len(paths) == len(backward_configs()) + 2 * 2 * 2
     assert all(p.endswith(".ptx") for p in paths)
+
+
+def test_deterministic_order_is_acquire_release(ctx):
+    """deterministic: the store warp spins with acquire loads on its dQ
+    block's counter, fences the async proxy both ways around its
+    reduce-adds, waits for them to complete (not only to read shared
+    memory), then releases the next key block's turn."""
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.attention.backward import build_attention_backward, default_backward_config
+
+    ptx = compile_to_ptx(build_attention_backward(
+        default_backward_config(128).replace(deterministic=True))[0])  # fmt: skip
+    free = compile_to_ptx(build_attention_backward(default_backward_config(128))[0])
+    assert "ld.acquire.gpu" in ptx and "ld.acquire.gpu" not in free
+    assert ptx.count("fence.proxy.async.global") == 2 and "fence.proxy.async.global" not in free
+    assert "cp.async.bulk.wait_group \t0;" in ptx  # completion, not .read
+    assert "fence.release.gpu;" in ptx and "atom.global.add.u32" in ptx
