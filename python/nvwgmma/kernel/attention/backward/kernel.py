@@ -13,10 +13,14 @@ block it issues
     dV += Pᵀ dO              dK += dSᵀ Q           (A from registers)
 
 writes dSᵀ to shared memory (stmatrix), and after a barrier of both
-consumers computes its half of dQ = dS K (dS read as an MN-major A) and
-adds it, times the softmax scale, into the f32 dQ buffer (a TMA
-reduce-add of a staged tile, `epilogue.tma_store(reduce=True)`). dK is
-scaled when stored.
+consumers computes its half of dQ = dS K (dS read as an MN-major A: the
+head dims' halves at 64 queries a block, the rows' at 128), scales it by
+the softmax scale, stages it in f32 and signals warp 1 of the producer
+warpgroup, the store warp, which adds it into the f32 dQ buffer with TMA
+reduce-adds (`epilogue.issue_tma_store(reduce=True)`) and hands the
+staging back once read: no consumer waits for a store. With
+`deterministic`, the store warp adds a dQ block only in its key block's
+turn (a counter per dQ block). dK is scaled when stored.
 """
 
 from __future__ import annotations
