@@ -13,8 +13,9 @@ __all__ = [
 
 class KernelIR:
     """The helpers an attention kernel's builder uses everywhere: i32
-    constants and addresses in the dynamic shared memory (`self.base`,
-    aligned to 1024 bytes by `dynamic_smem()`)."""
+    constants, addresses in the dynamic shared memory (`self.base`,
+    aligned to 1024 bytes by `dynamic_smem()`), the producer / consumer
+    split."""
 
     def const(self, v):
         from .._ir import i32_constant
@@ -25,6 +26,27 @@ class KernelIR:
         from .._ir import gep
 
         return gep(self.base, offset)
+
+    def split_roles(self, tid, init_barriers):
+        """Thread 0 runs `init_barriers()`, the CTA syncs, then warpgroup 0
+        runs `self.producer()` and the others `self.consumer(warpgroup - 1)`."""
+        from ...dialects import arith, nvvm, scf
+        from ...ir import InsertionPoint
+
+        init = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, tid, self.const(0)))
+        with InsertionPoint(init.then_block):
+            init_barriers()
+            scf.YieldOp([])
+        nvvm.barrier0()
+        roles = scf.IfOp(
+            arith.cmpi(arith.CmpIPredicate.eq, self.warpgroup, self.const(0)), has_else=True
+        )
+        with InsertionPoint(roles.then_block):
+            self.producer()
+            scf.YieldOp([])
+        with InsertionPoint(roles.else_block):
+            self.consumer(arith.subi(self.warpgroup, self.const(1)))
+            scf.YieldOp([])
 
     def dynamic_smem(self):
         from ...dialects import llvm

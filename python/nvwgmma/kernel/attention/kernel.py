@@ -125,26 +125,15 @@ class _Kernel(KernelIR):
             )
         work = scf.IfOp(valid)
         with InsertionPoint(work.then_block):
-            first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
-            init = scf.IfOp(first)
-            with InsertionPoint(init.then_block):
-                self.kring.init()
-                self.vring.init()
-                self.qbar.init(1)
-                if self.qfree is not None:
-                    self.qfree.init(c.consumers)
-                scf.YieldOp([])
-            nvvm.barrier0()
-            roles = scf.IfOp(
-                arith.cmpi(arith.CmpIPredicate.eq, self.warpgroup, const(0)), has_else=True
-            )
-            with InsertionPoint(roles.then_block):
-                self.producer()
-                scf.YieldOp([])
-            with InsertionPoint(roles.else_block):
-                self.consumer(arith.subi(self.warpgroup, const(1)))
-                scf.YieldOp([])
+            self.split_roles(tid, self._init_barriers)
             scf.YieldOp([])
+
+    def _init_barriers(self):
+        self.kring.init()
+        self.vring.init()
+        self.qbar.init(1)
+        if self.qfree is not None:
+            self.qfree.init(self.c.consumers)
 
     def _tile(self, block, head, batch):
         """This tile's query block, head and batch entry (i32 Values), and

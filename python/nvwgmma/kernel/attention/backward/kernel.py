@@ -111,23 +111,12 @@ class _Kernel(KernelIR):
         valid = arith.cmpi(arith.CmpIPredicate.slt, self.k0, self.sk)
         work = scf.IfOp(valid)
         with InsertionPoint(work.then_block):
-            first = arith.cmpi(arith.CmpIPredicate.eq, tid, const(0))
-            init = scf.IfOp(first)
-            with InsertionPoint(init.then_block):
-                self.kvbar.init(1)
-                self.ring.init()
-                scf.YieldOp([])
-            nvvm.barrier0()
-            roles = scf.IfOp(
-                arith.cmpi(arith.CmpIPredicate.eq, self.warpgroup, const(0)), has_else=True
-            )
-            with InsertionPoint(roles.then_block):
-                self.producer()
-                scf.YieldOp([])
-            with InsertionPoint(roles.else_block):
-                self.consumer(arith.subi(self.warpgroup, const(1)))
-                scf.YieldOp([])
+            self.split_roles(tid, self._init_barriers)
             scf.YieldOp([])
+
+    def _init_barriers(self):
+        self.kvbar.init(1)
+        self.ring.init()
 
     def _sequence(self):
         """This batch entry's query/key start and length."""
