@@ -9,7 +9,7 @@ gradients are first checked against a float32 reference on one batch entry.
     # here (nvwgmma built): the PTX
     python bench/attention/backward.py generate .device/attention
     # on the GPU (torch, cuda-python; no nvwgmma build)
-    python bench/attention/backward.py run .device/attention [--quick]
+    python bench/attention/backward.py run .device/attention [--quick] [--with-forward]
 
 TFLOP/s count the backward as 2.5 forwards (FlashAttention's convention:
 4 b h S² d per forward, half of it causal). Results, with GPU, clocks and
@@ -53,7 +53,7 @@ def generate(directory: str) -> None:
     kernels(directory)
 
 
-def run(directory: str, quick: bool) -> None:
+def run(directory: str, quick: bool, with_forward: bool = False) -> None:
     import torch
     from attention_backward import reference
     from run import _gpu_info, _time, _use_source_tree, write_results
@@ -112,6 +112,24 @@ def run(directory: str, quick: bool) -> None:
             if name != "ours":
                 ratios = [x / o for o, x in zip(rounds["ours"], rounds[name])]
                 row[f"vs_{name}"] = statistics.median(ratios)  # >1: ours faster
+        if with_forward:  # a training step's attention: forward and backward
+
+            def step(name, a=leaves, g=do, c=causal, gqa_flag=gqa):
+                if name == "ours":
+                    return torch.autograd.grad(attention(*a, causal=c), a, g)
+                with sdpa_kernel(backends[name]):
+                    o = sdpa(*(x.transpose(1, 2) for x in a), is_causal=c, **gqa_flag)
+                    return torch.autograd.grad(o.transpose(1, 2), a, g)
+
+            steps = {n: [] for n in outs}
+            for _ in range(3):
+                for name in outs:
+                    steps[name].append(_time(lambda n=name: step(n)))
+            row["forward_backward_ms"] = {n: statistics.median(t) for n, t in steps.items()}
+            for name in outs:
+                if name != "ours":
+                    row[f"forward_backward_vs_{name}"] = statistics.median(
+                        x / o for o, x in zip(steps["ours"], steps[name]))  # fmt: skip
         results["rows"].append(row)
         print(f"{label:32s} vs cudnn {row.get('vs_cudnn', 0):.3f} vs flash "
               f"{row.get('vs_flash', 0):.3f}  ours {row['tflops']['ours']:.0f} TFLOP/s "
@@ -150,11 +168,13 @@ def main(argv=None) -> int:
     parser.add_argument("action", choices=("generate", "run"))
     parser.add_argument("directory")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--with-forward", action="store_true",
+                        help="also time forward + backward against SDPA's")  # fmt: skip
     args = parser.parse_args(argv)
     if args.action == "generate":
         generate(args.directory)
     else:
-        run(args.directory, args.quick)
+        run(args.directory, args.quick, args.with_forward)
     return 0
 
 

@@ -3,7 +3,7 @@ block (attention, the rest torch) trained one step with nvwgmma's attention
 and with SDPA from the same weights -- loss and every parameter's gradient
 compared, step times paired -- then the same step under torch.compile and
 a forward + backward captured in a CUDA graph and replayed on new inputs,
-each against eager.
+each against eager; with two GPUs, the gradients on the second GPU.
 
     # here (nvwgmma built): the PTX
     python test/gpu/attention_backward.py generate .device/ptx
@@ -147,8 +147,40 @@ def main():
     print(f"{'ok  ' if ok else 'FAIL'} CUDA graph: forward + backward replayed on new q and dO: "
           f"dK, dV equal to eager bit for bit, dQ within {dq_error:.1e}", flush=True)  # fmt: skip
     bad += not ok
+    bad += second_gpu()
     print(f"{bad} failing", flush=True)
     return bad
+
+
+def second_gpu():
+    """With two GPUs: the gradients of tensors on cuda:1, cuda:0 current,
+    equal to the same call's on cuda:0 (dK and dV bit for bit, dQ to its
+    reduction order); the current device unchanged."""
+    import torch
+    from nvwgmma.kernel.attention import attention
+
+    if torch.cuda.device_count() < 2:
+        print("skip second GPU: one GPU", flush=True)
+        return 0
+    torch.cuda.set_device(0)
+    results = []
+    for device in ("cuda:0", "cuda:1"):
+        g = torch.Generator(device=device).manual_seed(5)
+        q, do = (torch.randn(2, 777, 8, 128, device=device, dtype=torch.bfloat16, generator=g)
+                 for _ in range(2))  # fmt: skip
+        k, v = (torch.randn(2, 777, 2, 128, device=device, dtype=torch.bfloat16, generator=g)
+                for _ in range(2))  # fmt: skip
+        q, k, v = (t.requires_grad_(True) for t in (q, k, v))
+        grads = torch.autograd.grad(attention(q, k, v, causal=True), (q, k, v), do)
+        torch.cuda.synchronize(device)
+        results.append([x.to("cuda:0") for x in grads] + [grads[0].device])
+    (dq0, dk0, dv0, _), (dq1, dk1, dv1, where) = results
+    dq_error = ((dq1 - dq0).abs().max() / dq0.abs().max()).item()
+    ok = (where == torch.device("cuda:1") and torch.cuda.current_device() == 0
+          and torch.equal(dk0, dk1) and torch.equal(dv0, dv1) and dq_error < 1e-2)  # fmt: skip
+    print(f"{'ok  ' if ok else 'FAIL'} second GPU: gradients on cuda:1 (cuda:0 current) equal "
+          f"cuda:0's, dQ within {dq_error:.1e}", flush=True)  # fmt: skip
+    return not ok
 
 
 if __name__ == "__main__":
