@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench", "gemm"))
 sys.path.insert(0, os.path.join(ROOT, "test", "gpu"))
 
 SEQS = (512, 1024, 2048, 4096, 8192, 16384)
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (64, 128, 256)
 
 
 def grid(quick: bool = False):

@@ -35,26 +35,24 @@ DENSE = [
     (1, 64, 64, 2, 2, 128, True),
     (1, 2048, 2048, 16, 16, 128, True),
     (1, 2048, 2048, 16, 16, 64, False),
+    (2, 256, 256, 4, 4, 256, False),
+    (2, 517, 333, 4, 2, 256, True),
+    (1, 1000, 1000, 8, 8, 256, True),
 ]
 VARLEN = [  # (sequence lengths, Hq, Hkv, D, causal)
     ((100, 257, 64, 513), 4, 2, 128, True),
     ((100, 257, 64, 513), 4, 4, 64, False),
     ((1, 129, 300), 8, 1, 128, False),
+    ((100, 257, 64, 513), 4, 2, 256, True),
 ]
 
 
 def generate(directory):
-    from nvwgmma.kernel.attention import default_config
-    from nvwgmma.kernel.attention.backward.launch import precompile
-    from nvwgmma.kernel.attention.launch import write_kernel
+    """Every shipped forward configuration (their V copies) and every
+    backward one with its preparation pass."""
+    from nvwgmma.kernel.attention.launch import precompile
 
     precompile(directory)
-    for d in (64, 128):
-        for t in ("bf16", "f16"):
-            for causal in (False, True):
-                for varlen in (False, True):
-                    write_kernel(directory, default_config(d, dtype=t, causal=causal,
-                                                           varlen=varlen))  # fmt: skip
 
 
 def reference(q, k, v, causal, scale):

@@ -21,7 +21,7 @@ class BackwardConfig:
     head of its group (GQA: dK and dV summed over the group in registers,
     no atomics) and adds each block's dQ into an f32 buffer.
 
-    head_dim       64 or 128
+    head_dim       64, 128 or 256 (256: `shared_keys`)
     dtype          bf16 or f16 (inputs, dK and dV)
     causal         key j is seen by query i when j <= i + Sk - Sq
                    (bottom-right aligned, as the forward)
@@ -64,8 +64,25 @@ class BackwardConfig:
         return self.head_dim if self.dq_rows_split else self.head_dim // 2
 
     @property
+    def shared_keys(self) -> bool:
+        """Head dim 256: both consumers take the same 64 keys, each their dK
+        and dV for half the head dims (64 keys' full dK and dV would be 256
+        registers); each computes Sᵀ and dPᵀ itself."""
+        return self.head_dim == 256
+
+    @property
     def block_n(self) -> int:
-        return KEYS_PER_CONSUMER * self.consumers
+        return KEYS_PER_CONSUMER * (1 if self.shared_keys else self.consumers)
+
+    @property
+    def kv_tiles(self) -> int:
+        """64-key tiles of K (and of V) a CTA holds."""
+        return self.block_n // KEYS_PER_CONSUMER
+
+    @property
+    def dkv_n(self) -> int:
+        """Head dims of a consumer's dK and dV."""
+        return self.head_dim // 2 if self.shared_keys else self.head_dim
 
     @property
     def threads(self) -> int:
@@ -113,7 +130,7 @@ class BackwardConfig:
     def shared_memory_bytes(self) -> int:
         """K and V, the ring, two dSᵀ buffers and a dQ staging per consumer,
         the barriers."""
-        return (2 * self.consumers * self.kv_tile_bytes + self.stages * self.stage_bytes
+        return (2 * self.kv_tiles * self.kv_tile_bytes + self.stages * self.stage_bytes
                 + self.consumers * (2 * self.ds_bytes + self.dq_bytes) + self.barrier_bytes
                 + 1024 - 16)  # fmt: skip
 
@@ -126,7 +143,8 @@ def default_backward_config(head_dim: int, *, dtype="bf16", causal=False, varlen
     queries per iteration at head dim 128, 128 at 64 (FlashAttention-3's
     tiles)."""
     return BackwardConfig(head_dim=head_dim, dtype=dtype, causal=causal, varlen=varlen,
-                          block_m=128 if head_dim == 64 else 64)  # fmt: skip
+                          block_m=128 if head_dim == 64 else 64,
+                          stages=1 if head_dim == 256 else 2)  # fmt: skip
 
 
 def check_backward_config(c: BackwardConfig) -> None:
@@ -137,8 +155,8 @@ def check_backward_config(c: BackwardConfig) -> None:
     if not isinstance(c, BackwardConfig):
         raise TypeError(f"config must be a BackwardConfig, but got {type(c).__name__}")
     check_bools(c)
-    if c.head_dim not in (64, 128):
-        raise ValueError(f"head_dim must be 64 or 128 for the backward, but got {c.head_dim}")
+    if c.head_dim not in (64, 128, 256):
+        raise ValueError(f"head_dim must be 64, 128 or 256 for the backward, but got {c.head_dim}")
     if c.dtype not in ("bf16", "f16"):
         raise ValueError(f"dtype must be bf16 or f16 for the backward, but got {c.dtype!r}")
     if c.block_m not in (64, 128) or (c.block_m == 128 and c.head_dim != 64):

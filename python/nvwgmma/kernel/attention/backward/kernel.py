@@ -74,13 +74,15 @@ class _Kernel(KernelIR):
         self.kv = tile(c.dtype, KEYS_PER_CONSUMER, d, "K")  # A of Sᵀ and dPᵀ
         self.q = tile(c.dtype, bm, d, "K")  # B of Sᵀ / dPᵀ (Q, dO)
         self.q_mn = tile(c.dtype, d, bm, "MN")  # the same bytes as B of dK / dV
+        # A consumer's head dims of Q / dO as that B (shared_keys: half of them)
+        self.q_b = tile(c.dtype, c.dkv_n, bm, "MN")
         self.ds_a = tile(c.dtype, 64, 64, "MN")  # 64 queries x 64 keys of dS (A of dQ)
         # 64 keys x 64 head dims of K (B of dQ; an n32 reads half)
         self.k_b = tile(c.dtype, 64, 64, "MN")
         assert self.q_mn.tile_bytes == self.q.tile_bytes
         self.k_at = 0
-        self.v_at = c.consumers * c.kv_tile_bytes
-        self.ring_at = 2 * c.consumers * c.kv_tile_bytes
+        self.v_at = c.kv_tiles * c.kv_tile_bytes
+        self.ring_at = 2 * c.kv_tiles * c.kv_tile_bytes
         self.do_at = self.q.tile_bytes  # within a stage
         self.lse_at = 2 * self.q.tile_bytes
         self.dd_at = self.lse_at + 4 * bm
@@ -273,8 +275,8 @@ class _Kernel(KernelIR):
         c, const, args = self.c, self.const, self.args
         issuer = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0)))
         with InsertionPoint(issuer.then_block):
-            pipeline.expect_tx(self.kvbar.at(0), 2 * c.consumers * c.kv_tile_bytes)
-            for w in range(c.consumers):
+            pipeline.expect_tx(self.kvbar.at(0), 2 * c.kv_tiles * c.kv_tile_bytes)
+            for w in range(c.kv_tiles):
                 token = arith.addi(arith.addi(self.k_start, self.k0), const(64 * w))
                 for tm, at in ((args["tmK"], self.k_at), (args["tmV"], self.v_at)):
                     self._load(tm, self.kv, at + w * c.kv_tile_bytes, token, self.kv_head_index,
@@ -312,13 +314,15 @@ class _Kernel(KernelIR):
         nvvm.setmaxregister(c.consumer_regs, nvvm.SetMaxRegisterAction.increase)
         self.index = index
         i32, index_t = IntegerType.get_signless(32), IndexType.get()
-        kv_off = arith.muli(index, const(c.kv_tile_bytes))
+        # shared_keys: both consumers read the one K and V tile.
+        kv_off = const(0) if c.shared_keys else arith.muli(index, const(c.kv_tile_bytes))
         self.k_desc = smem.tile_descriptor(self.smem(arith.addi(const(self.k_at), kv_off)),
                                            self.kv)  # fmt: skip
         self.v_desc = smem.tile_descriptor(self.smem(arith.addi(const(self.v_at), kv_off)),
                                            self.kv)  # fmt: skip
         self.releaser = arith.cmpi(arith.CmpIPredicate.eq, self.wg_thread, const(0))
-        self.key0 = arith.addi(self.k0, arith.muli(index, const(KEYS_PER_CONSUMER)))
+        self.key0 = (self.k0 if c.shared_keys
+                     else arith.addi(self.k0, arith.muli(index, const(KEYS_PER_CONSUMER))))  # fmt: skip
         # Where this consumer's half of dQ starts: in a K row (head dims),
         # the next swizzle atom (128) or 64 bytes into the atom (64); in dS
         # (rows), the next 64-query block. (A select, not index x bytes: the
@@ -326,12 +330,17 @@ class _Kernel(KernelIR):
         second = arith.cmpi(arith.CmpIPredicate.ne, index, const(0))
         if c.dq_rows_split:
             self.dq_a_offset, self.dq_b_offset = arith.select(second, const(8192), const(0)), None
+        elif c.shared_keys:  # its own dSᵀ; its half of K's head dims (two atoms on)
+            self.dq_a_offset = arith.select(second, const(c.ds_bytes), const(0))
+            self.dq_b_offset = arith.select(second, const(16384), const(0))
         else:
             step = c.head_dim * 64 if c.head_dim == 128 else c.head_dim
             self.dq_a_offset, self.dq_b_offset = None, arith.select(second, const(step), const(0))
+        # shared_keys: its half of Q's and dO's head dims as dK's and dV's B.
+        self.qb_offset = arith.select(second, const(16384), const(0)) if c.shared_keys else None
         pipeline.wait_parity(self.kvbar.at(0), 0)
-        dv = wg.zero_accumulator("f32", c.head_dim)
-        dk = wg.zero_accumulator("f32", c.head_dim)
+        dv = wg.zero_accumulator("f32", c.dkv_n)
+        dk = wg.zero_accumulator("f32", c.dkv_n)
         loop = scf.ForOp(arith.constant(index_t, 0), arith.index_cast(index_t, self.total),
                          arith.constant(index_t, 1), [dv, dk])  # fmt: skip
         with InsertionPoint(loop.body):
@@ -383,7 +392,8 @@ class _Kernel(KernelIR):
         from ... import barrier, smem
 
         c, const = self.c, self.const
-        barrier.sync(CONSUMERS_BARRIER, 128 * c.consumers)
+        if not c.shared_keys:  # shared_keys: a consumer reads only its own dSᵀ
+            barrier.sync(CONSUMERS_BARRIER, 128 * c.consumers)
         dq = wg.zero_accumulator("f32", c.dq_n)
         buffer = self._ds_buffer(it)
         wg.fence()
@@ -441,30 +451,56 @@ class _Kernel(KernelIR):
         nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
         p_a = fragment.to_a_fragments(p, c.dtype)
         ds_a = fragment.to_a_fragments(ds, c.dtype)
-        q_b = smem.tile_descriptor(self.smem(at), self.q_mn)
-        do_b = smem.tile_descriptor(self.smem(arith.addi(at, const(self.do_at))), self.q_mn)
+        q_at, do_at = at, arith.addi(at, const(self.do_at))
+        if self.qb_offset is not None:
+            q_at, do_at = arith.addi(q_at, self.qb_offset), arith.addi(do_at, self.qb_offset)
+        q_b = smem.tile_descriptor(self.smem(q_at), self.q_b)
+        do_b = smem.tile_descriptor(self.smem(do_at), self.q_b)
+
+        def dv_dk(dv, dk):
+            for step, frag in enumerate(p_a):
+                dv = wg.mma_async(dv, frag, smem.step_descriptor(do_b, self.q_b, k_step=step),
+                                  shape=(64, c.dkv_n, 16), a_type=c.dtype, d_type="f32",
+                                  transpose_b=True)  # fmt: skip
+            for step, frag in enumerate(ds_a):
+                dk = wg.mma_async(dk, frag, smem.step_descriptor(q_b, self.q_b, k_step=step),
+                                  shape=(64, c.dkv_n, 16), a_type=c.dtype, d_type="f32",
+                                  transpose_b=True)  # fmt: skip
+            wg.commit_group()
+            return dv, dk
+
+        def release():
+            rel = scf.IfOp(self.releaser)
+            with InsertionPoint(rel.then_block):
+                self.ring.consumer_release(stage)
+                scf.YieldOp([])
+
+        def send(dq):
+            dq = fragment.pack(fragment.scale_rows(fragment.unpack(dq), [self.args["scale"]] * 2))
+            self._reduce_dq(dq)
+
+        if c.shared_keys:
+            # dV and dK first, done, then dQ: its 64 registers and the P and
+            # dS fragments would not fit beside dV and dK at once.
+            wg.fence()
+            dv, dk = dv_dk(dv, dk)
+            dv, dk, *_ = wg.wait_group(0, dv, dk, *p_a, *ds_a).results
+            release()
+            dq = self._dq(it)
+            wg.commit_group()
+            (dq,) = wg.wait_group(0, dq).results
+            send(dq)
+            return [dv, dk]
         # dQ first (after both consumers' dSᵀ are written), then dV and dK:
         # dQ's scaling and staging run while dV and dK do.
         dq = self._dq(it)
         wg.commit_group()
-        for step, frag in enumerate(p_a):
-            dv = wg.mma_async(dv, frag, smem.step_descriptor(do_b, self.q_mn, k_step=step),
-                              shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
-                              transpose_b=True)  # fmt: skip
-        for step, frag in enumerate(ds_a):
-            dk = wg.mma_async(dk, frag, smem.step_descriptor(q_b, self.q_mn, k_step=step),
-                              shape=(64, c.head_dim, 16), a_type=c.dtype, d_type="f32",
-                              transpose_b=True)  # fmt: skip
-        wg.commit_group()
+        dv, dk = dv_dk(dv, dk)
         (dq,) = wg.wait_group(1, dq).results
-        dq = fragment.pack(fragment.scale_rows(fragment.unpack(dq), [self.args["scale"]] * 2))
-        self._reduce_dq(dq)
+        send(dq)
         # dV and dK done: Q and dO are read.
         dv, dk, *_ = wg.wait_group(0, dv, dk, *p_a, *ds_a).results
-        rel = scf.IfOp(self.releaser)
-        with InsertionPoint(rel.then_block):
-            self.ring.consumer_release(stage)
-            scf.YieldOp([])
+        release()
         return [dv, dk]
 
     def _keys_by_queries(self, acc, kv_desc, q_desc):
@@ -588,10 +624,12 @@ class _Kernel(KernelIR):
                        arith.muli(wide(self.k_start), wide(args["kv_row"]))),
             wide(arith.muli(self.kv_head_index, args["kv_head"])),
         )  # fmt: skip
+        # shared_keys: this consumer's half of the head dims
+        col = arith.muli(self.index, self.const(c.dkv_n)) if c.shared_keys else 0
         for acc, name in ((dv, "dV"), (dk, "dK")):
             base = gep(args[name], offset, element_type(c.dtype))
-            epilogue.store_accumulator(acc, base, args["kv_row"], d_type="f32", n=c.head_dim,
-                                       out_type=c.dtype, row=self.key0, col=0,
+            epilogue.store_accumulator(acc, base, args["kv_row"], d_type="f32", n=c.dkv_n,
+                                       out_type=c.dtype, row=self.key0, col=col,
                                        thread=self.wg_thread,
                                        bounds=(self.sk, self.const(c.head_dim)))  # fmt: skip
 

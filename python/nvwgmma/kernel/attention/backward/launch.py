@@ -53,7 +53,7 @@ def backward_configs():
     from .config import default_backward_config
 
     return [default_backward_config(d, dtype=t, causal=c, varlen=v).replace(deterministic=x)
-            for d in (64, 128) for t in ("bf16", "f16") for c in (False, True)
+            for d in (64, 128, 256) for t in ("bf16", "f16") for c in (False, True)
             for v in (False, True) for x in (False, True)]  # fmt: skip
 
 
@@ -80,7 +80,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), lse (batch, Hq, Sq);
     varlen (tokens, heads, D) with cu_seqlens and lse (Hq, total_q). dk and
     dv are summed over the query heads sharing a K/V head. bf16 or f16,
-    head dim 64 or 128. The gradients come back contiguous in q's dtype.
+    head dim 64, 128 or 256. The gradients come back contiguous in q's dtype.
 
     dQ sums the contributions of every key block; by default they are added
     in whatever order the blocks finish (dq may differ in its last bits from
@@ -98,8 +98,8 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     if p.q.dtype not in ("bf16", "f16"):
         _fail(f"the backward takes bf16 or f16, but got {p.q.dtype}")
     d = q.shape[-1]
-    if d not in (64, 128):
-        _fail(f"the backward takes head dim 64 or 128, but got {d}")
+    if d not in (64, 128, 256):
+        _fail(f"the backward takes head dim 64, 128 or 256, but got {d}")
     for t, name in ((do, "do"), (o, "o")):
         if tuple(t.shape) != tuple(q.shape) or t.dtype != q.dtype or t.device != q.device:
             _fail(f"{name} must be {q.dtype} of q's shape {tuple(q.shape)} on {q.device}, but got "

@@ -70,8 +70,8 @@ def build_prepare(config: PrepareConfig):
     from ..._ir import gep, i32_constant, kernel_shell
 
     d = config.head_dim
-    if d not in (64, 128):
-        raise ValueError(f"head_dim must be 64 or 128, but got {d}")
+    if d not in (64, 128, 256):
+        raise ValueError(f"head_dim must be 64, 128 or 256, but got {d}")
     if config.dtype not in ("bf16", "f16"):
         raise ValueError(f"dtype must be bf16 or f16, but got {config.dtype!r}")
     per_lane = d // 32
