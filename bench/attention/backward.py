@@ -155,9 +155,9 @@ def run(directory: str, quick: bool, with_forward: bool = False) -> None:
         results["deterministic"].append(entry)
         print(json.dumps(entry), flush=True)
         del q, k, v, do, o, lse, tensors
-    from ratios import summary
+    from ratios import summary as ratio_summary
 
-    summary = summary(results["rows"], backends, HEAD_DIMS)
+    summary = ratio_summary(results["rows"], backends, HEAD_DIMS)
     results["summary"] = summary
     print(json.dumps(summary, indent=1))
     write_results(directory, "attention-backward-results.json", results)

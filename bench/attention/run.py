@@ -420,9 +420,9 @@ def run(directory: str, quick: bool, with_ablations: bool = True, with_grid: boo
     results["configurations"] = every_configuration(attention, shipped_configs)
     results["fallback"] = fallback_check(attention, default_config)
     write_results(directory, "attention-results.json", results)  # so far
-    from ratios import summary
+    from ratios import summary as ratio_summary
 
-    ratios = summary(results["rows"], ("cudnn", "flash"), HEAD_DIMS)
+    ratios = ratio_summary(results["rows"], ("cudnn", "flash"), HEAD_DIMS)
     results["summary"] = ratios
     print(json.dumps(ratios, indent=1))
     write_results(directory, "attention-results.json", results)
