@@ -2,14 +2,11 @@
 the launcher picks builds, passes the strict protocol checker (IR and
 PTX) and assembles with 0 spills, setmaxnreg applied and no wgmma
 serialisation; configurations it cannot build are refused by name;
-epilogue.reduce_accumulator adds each accumulator element once, where
-the thread holding it lies; `attention` on inputs that require grad
-refuses what its differentiable path cannot honour. (Gradients on the
+`attention` on inputs that require grad refuses what its differentiable
+path cannot honour. (Gradients on the
 GPU: test/gpu/attention_backward.py; speed: bench/attention/backward.py.)"""
 
-import numpy as np
 import pytest
-from ir_interpret import evaluate
 
 
 def _configs():
@@ -77,75 +74,6 @@ def test_shared_memory_plan():
     d64 = default_backward_config(64)
     assert (d64.block_m, d64.dq_rows_split, d64.dq_n, d64.dq_bytes) == (128, True, 64, 16384)
     assert d64.stage_bytes == 33792 and d64.ds_bytes == 16384
-
-
-def _reduce_kernel(n):
-    from nvwgmma import ir
-    from nvwgmma.dialects import nvwgmma as wg
-    from nvwgmma.kernel import epilogue
-
-    module = ir.Module.parse(
-        "llvm.func @k(%c: !llvm.ptr<1>, %ld: i32, %row: i32, %col: i32, %t: i32) "
-        "attributes {nvvm.kernel} { llvm.return }"
-    )
-    block = module.body.operations[0].regions[0].blocks[0]
-    c, ld, row, col, t = block.arguments
-    with ir.InsertionPoint(block.operations[0]):
-        epilogue.reduce_accumulator(wg.zero_accumulator("f32", n), c, ld, n=n, row=row, col=col,
-                                    thread=t)  # fmt: skip
-    module.operation.verify()
-    return module
-
-
-def test_reduce_accumulator_adds_each_element_once(ctx):
-    """One relaxed device-scope fadd per element, at (row + r) * ld + col +
-    c for the (r, c) the thread holds (nvwgmma.layouts.accumulator_map)."""
-    from nvwgmma.layouts import accumulator_map
-
-    n = 32
-    module = _reduce_kernel(n)
-    fn = module.body.operations[0]
-    c, ld, row, col, t = fn.regions[0].blocks[0].arguments
-    adds = [op for op in fn.regions[0].blocks[0].operations if op.name == "llvm.atomicrmw"]
-    assert len(adds) == n // 2
-    assert all("fadd" in str(op) and "monotonic" in str(op) for op in adds)
-    thread_of = accumulator_map("f32", n)[0]
-    hit = np.zeros((64, n), int)
-    ldv, rowv, colv = 96, 64, 32
-    for thread in range(128):
-        env = {ld: ldv, row: rowv, col: colv, t: thread}
-        for op in adds:
-            index = evaluate(op.operands[0].owner.operands[1], env)
-            r, cc = divmod(index, ldv)
-            assert thread_of[r - rowv, cc - colv] == thread
-            hit[r - rowv, cc - colv] += 1
-    assert (hit == 1).all()
-
-
-@pytest.mark.ptxas
-def test_reduce_accumulator_is_one_global_atomic_add_per_element(ctx):
-    from nvwgmma.compile import compile_to_ptx
-
-    ptx = compile_to_ptx(_reduce_kernel(16))
-    assert ptx.count("atom.global.add.f32") == 8, ptx
-
-
-def test_refuses_a_bad_accumulator(ctx):
-    from nvwgmma import ir
-    from nvwgmma.dialects import nvwgmma as wg
-    from nvwgmma.kernel import epilogue
-
-    module = ir.Module.parse(
-        "llvm.func @k(%c: !llvm.ptr<3>) attributes {nvvm.kernel} { llvm.return }"
-    )
-    block = module.body.operations[0].regions[0].blocks[0]
-    with ir.InsertionPoint(block.operations[0]):
-        with pytest.raises(TypeError, match=r"acc must be the !llvm.struct of 16 registers"):
-            epilogue.reduce_accumulator(wg.zero_accumulator("f32", 16), block.arguments[0], 8,
-                                        n=32)  # fmt: skip
-        with pytest.raises(TypeError, match=r"ptr must be an !llvm.ptr<1>, but got !llvm.ptr<3>"):
-            epilogue.reduce_accumulator(wg.zero_accumulator("f32", 16), block.arguments[0], 8,
-                                        n=16)  # fmt: skip
 
 
 def test_differentiable_attention_refuses_outputs_and_configs():

@@ -20,7 +20,6 @@ from ._ir import as_i32, element_type, gep, i32_constant
 
 __all__ = [
     "issue_tma_store",
-    "reduce_accumulator",
     "stage_accumulator",
     "staging_bytes",
     "staging_swizzle",
@@ -31,20 +30,6 @@ __all__ = [
 ]
 
 _FP8 = {"e4m3": "f8E4M3FN", "e5m2": "f8E5M2"}
-
-
-def _placement(ld, row, col, thread, loc, ip):
-    """(ld, row, col, thread) as i32 Values: the thread defaults to tid.x mod
-    128."""
-    ld, row, col = (
-        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
-    )
-    t = (
-        warpgroup_thread(loc=loc, ip=ip)
-        if thread is None
-        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
-    )
-    return ld, row, col, t
 
 
 def _accumulator(acc, d_type: str, n: int):
@@ -136,7 +121,14 @@ def store_accumulator(
     ptr = _checks.value(ptr, "ptr")
     if not isinstance(ptr.type, llvm.PointerType):
         raise TypeError(f"ptr must be an !llvm.ptr, but got {ptr.type}")
-    ld, row, col, t = _placement(ld, row, col, thread, loc, ip)
+    ld, row, col = (
+        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
+    )
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
@@ -185,39 +177,6 @@ def store_accumulator(
             _store_pair(pair, ptr, index, elem, out_type, loc, ip)
         else:
             _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_even, loc, ip)
-
-
-def reduce_accumulator(acc, ptr, ld, *, n: int, row=0, col=0, thread=None, loc=None, ip=None):
-    """Add the f32 m64nN accumulator `acc` into rows row..row+63, columns
-    col..col+n-1 of the row-major f32 matrix at `ptr` (an `!llvm.ptr<1>`,
-    leading dimension `ld` elements): one relaxed device-scope atomic add
-    (`atom.global.add.f32`, its result unused) per element, so CTAs may add into the same block
-    in any order (attention's dQ; split reductions). Unmasked: the matrix
-    covers the block."""
-    from ..dialects import llvm
-
-    acc, members = _accumulator(acc, "f32", n)
-    ptr = _checks.value(ptr, "ptr")
-    if not (isinstance(ptr.type, llvm.PointerType) and ptr.type.address_space == 1):
-        raise TypeError(f"ptr must be an !llvm.ptr<1>, but got {ptr.type}")
-    ld, row, col, t = _placement(ld, row, col, thread, loc, ip)
-    from .fragment import Coordinates
-
-    at = Coordinates(n, row=row, col=col, thread=t, loc=loc, ip=ip)
-    none = llvm.IntegerOverflowFlags.none
-    base = llvm.add(llvm.mul(at.row_base, ld, none, loc=loc, ip=ip), at.col_base, none,
-                    loc=loc, ip=ip)  # fmt: skip
-    eight_rows = llvm.mul(ld, i32_constant(8, loc, ip), none, loc=loc, ip=ip)
-    f32 = members[0]
-    for e in range(n // 2):
-        dr, dc = Coordinates.offsets(e)
-        index = llvm.add(base, i32_constant(dc, loc, ip), none, loc=loc, ip=ip)
-        if dr:
-            index = llvm.add(index, eight_rows, none, loc=loc, ip=ip)
-        value = llvm.extractvalue(f32, acc, [e], loc=loc, ip=ip)
-        llvm.atomicrmw(llvm.AtomicBinOp.fadd, gep(ptr, index, f32, loc=loc, ip=ip), value,
-                       llvm.AtomicOrdering.monotonic, syncscope="device", alignment=4,
-                       loc=loc, ip=ip)  # fmt: skip
 
 
 def _fp8_pair(acc, j, member, out_type, loc, ip):

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 
 from .. import _calls
+from ..fastmath import LOG2E
 from .config import AttentionConfig, default_config
 
 __all__ = [
@@ -109,6 +110,27 @@ class Plan:
 
 def _fail(message):
     raise ValueError(message)
+
+
+def token_map(address: int, box: dict, shape, strides, elem_bytes: int, *, transposed=False):
+    """The encoded 4-D tensor map (head dim, heads, tokens, batch) of a
+    (batch, tokens, heads, head dim) tensor -- varlen's (tokens, heads, head
+    dim) as one batch entry, its stride past the tensor -- or, `transposed`,
+    (tokens, head dim, heads, batch): the keys contiguous (fp8's Vᵀ). `box`:
+    a kernel meta's box entry; strides in elements."""
+    from .. import runtime
+
+    if len(shape) == 3:
+        span = -(-max(x * n for x, n in zip(strides, shape)) * elem_bytes // 16) * 16 // elem_bytes
+        strides, shape = (span, *strides), (1, *shape)
+    sb, ss, sh, sd = (x * elem_bytes for x in strides)
+    d = shape[3]
+    if transposed:
+        sizes, strides = (shape[1], d, shape[2], shape[0]), (sd, sh, sb)
+    else:
+        sizes, strides = (d, shape[2], shape[1], shape[0]), (sh, ss, sb)
+    return runtime.encode_map(address, box["data_type"], sizes=sizes, strides=strides,
+                              box=box["box"], swizzle=box["swizzle"])  # fmt: skip
 
 
 def _tensor(value, what):
@@ -268,19 +290,9 @@ def _prepared(p, scale, out, lse, stream, descales):
     # by the launch cache, must hold no tensor (a held O or Q keeps its
     # memory from the allocator, so every later call would miss the cache).
     def map_of(t, name, address):
-        box, e = meta["boxes"][name], _ELEMENT_BYTES[t.dtype]
-        if len(t.shape) == 3:  # varlen (tokens, heads, d): one batch entry, its stride past it
-            span = -(-max(x * n for x, n in zip(t.strides, t.shape)) * e // 16) * 16 // e
-            t_strides, shape = (span, *t.strides), (1, *t.shape)
-        else:
-            t_strides, shape = t.strides, t.shape
-        sb, ss, sh, sd = (x * e for x in t_strides)
-        if name == "V" and v_major == "K":  # (keys, d, heads, batch): Vᵀ
-            sizes, strides = (shape[1], d, shape[2], shape[0]), (sd, sh, sb)
-        else:  # (d, heads, tokens, batch)
-            sizes, strides = (d, shape[2], shape[1], shape[0]), (sh, ss, sb)
-        return runtime.encode_map(address, box["data_type"], sizes=sizes, strides=strides,
-                                  box=box["box"], swizzle=box["swizzle"])  # fmt: skip
+        box = meta["boxes"][name]
+        return token_map(address, box, t.shape, t.strides, _ELEMENT_BYTES[t.dtype],
+                         transposed=name == "V" and v_major == "K")  # fmt: skip
 
     copy_v = None
     if p.config.fp8 and tv is None:  # V with its head dim contiguous: a Vᵀ copy
@@ -310,7 +322,7 @@ def _prepared(p, scale, out, lse, stream, descales):
         ("i32", o_strides[2]),
         ("i64", lse_strides[0]),
         ("i32", lse_strides[1]),
-        ("f32", scale * descales[0] * descales[1] * 1.4426950408889634),
+        ("f32", scale * descales[0] * descales[1] * LOG2E),
         ("i32", hq),
         ("i32", batch),
         ("i32", _section(p, d, hq // hkv) if p.config.persistent else 1),

@@ -4,9 +4,11 @@ gradients of `attention` with respect to q, k and v.
     o, lse = attention(q, k, v, causal=True, return_lse=True)
     dq, dk, dv = attention_backward(do, q, k, v, o, lse, causal=True)
 
-Three steps on the tensors' stream: D = rowsum(dO * O) and LSE in log2
-units laid out per query block (torch); the kernel (dK, dV written, dQ
-added into an f32 buffer); dQ = scale x that buffer in q's dtype (torch).
+Three steps on the tensors' stream: the preparation kernel (D =
+rowsum(dO * O), the LSE in log2 units laid out per query block, dQ's f32
+buffer zeroed where the backward adds); the backward kernel (dK and dV
+written, dQ times the softmax scale added into the buffer); the buffer
+converted to q's dtype (torch).
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ __all__ = [
     "attention_backward", "backward_configs", "load_backward", "precompile", "write_backward",
 ]  # fmt: skip
 
-_LOG2E = 1.4426950408889634
 _PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
 
 
@@ -62,13 +63,10 @@ def precompile(directory: str) -> list[str]:
     pass each launches."""
     from . import prepare
 
-    paths = [write_backward(directory, c) for c in backward_configs()]
-    kinds = sorted({(c.head_dim, c.dtype, c.varlen) for c in backward_configs()})
+    configs = backward_configs()
+    paths = [write_backward(directory, c) for c in configs]
+    kinds = sorted({(c.head_dim, c.dtype, c.varlen) for c in configs})
     return paths + [prepare.write(directory, prepare.PrepareConfig(*k)) for k in kinds]
-
-
-def _fail(message):
-    raise ValueError(message)
 
 
 def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seqlens_q=None,
@@ -90,7 +88,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     import torch
 
     from ... import runtime
-    from ..launch import plan
+    from ..launch import _fail, plan
     from .config import default_backward_config
 
     p = plan(q, k, v, causal=causal, cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
@@ -122,15 +120,16 @@ def _run(c, p, do, q, k, v, o, lse, scale):
     import torch
 
     from ... import runtime
+    from ...fastmath import LOG2E
     from ...gemm.launch import _ELEMENT_BYTES
+    from ..launch import token_map
     from . import prepare
 
     kernel, meta = load_backward(c)
     bm = c.block_m
-    do = do if do.stride(-1) == 1 else do.contiguous()
-    o = o if o.stride() == do.stride() else o.contiguous()
-    if do.stride() != o.stride():
-        do = do.contiguous()
+    # One layout for both (the preparation reads them with the same strides),
+    # TMA's for dO: contiguous (no copy when they are, as autograd's are).
+    do, o = do.contiguous(), o.contiguous()
     hq, hkv, d = q.shape[-2], k.shape[-2], q.shape[-1]
     padded = -(-p.sq // bm) * bm
     # D, LSE in log2 units (batch, Hq, padded) and dQ's f32 buffer, laid out
@@ -165,17 +164,8 @@ def _run(c, p, do, q, k, v, o, lse, scale):
     kv_strides = (0, *dk.stride()[:2]) if p.varlen else dk.stride()[:3]
 
     def map_of(t, name):
-        box = meta["boxes"][name]
         e = 4 if name == "dQ" else _ELEMENT_BYTES[p.q.dtype]
-        shape, strides = tuple(t.shape), tuple(t.stride())
-        if len(shape) == 3:  # varlen (tokens, heads, d): one batch entry
-            span = -(-max(x * n for x, n in zip(strides, shape)) * e // 16) * 16 // e
-            strides, shape = (span, *strides), (1, *shape)
-        sb, ss, sh, _ = (x * e for x in strides)
-        return runtime.encode_map(t.data_ptr(), box["data_type"],
-                                  sizes=(shape[3], shape[2], shape[1], shape[0]),
-                                  strides=(sh, ss, sb), box=box["box"],
-                                  swizzle=box["swizzle"])  # fmt: skip
+        return token_map(t.data_ptr(), meta["boxes"][name], tuple(t.shape), tuple(t.stride()), e)
 
     def rows_map(t):
         b, h, n = t.shape
@@ -205,7 +195,7 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("i64", kv_strides[0]),
         ("i32", kv_strides[1]),
         ("i32", kv_strides[2]),
-        ("f32", scale * _LOG2E),
+        ("f32", scale * LOG2E),
         ("f32", scale),
         ("u64", sem.data_ptr() if sem is not None else 0),
         ("i32", hq),

@@ -39,7 +39,6 @@ SIGNATURE = (
 )
 ROWS = 64  # per CTA
 THREADS = 256
-_LOG2E = 1.4426950408889634
 
 
 @dataclass(frozen=True)
@@ -68,6 +67,7 @@ def build_prepare(config: PrepareConfig):
         VectorType,
     )
     from ..._ir import gep, i32_constant, kernel_shell
+    from ...fastmath import LOG2E
 
     d = config.head_dim
     if d not in (64, 128, 256):
@@ -127,7 +127,7 @@ def build_prepare(config: PrepareConfig):
                     total = llvm.fadd(total, other)
                 lse = llvm.load(f32, gep(a["LSE"], arith.addi(lse_at, wide(r)), f32))
                 empty = llvm.fcmp(llvm.FCmpPredicate.oeq, lse, f(float("-inf")))
-                scf.YieldOp([total, llvm.select(empty, f(float("inf")), llvm.fmul(lse, f(_LOG2E)))])
+                scf.YieldOp([total, llvm.select(empty, f(float("inf")), llvm.fmul(lse, f(LOG2E)))])
             with InsertionPoint(row.else_block):
                 scf.YieldOp([f(0.0), f(float("inf"))])
             dd, lse2 = row.results
