@@ -169,6 +169,7 @@ def main():
                 _per_sequence(cu, lambda q, k, v, c=causal: sdpa(q, k, v, c)),
             )  # fmt: skip
     bad += deterministic()
+    bad += repeated()
     print(f"{bad} failing", flush=True)
     return bad
 
@@ -203,6 +204,43 @@ def deterministic():
               flush=True)  # fmt: skip
         bad += not ok
     return bad
+
+
+def repeated():
+    """attention_backward's launch cache: a repeated call (same tensors)
+    reuses the packed launches yet follows the inputs' new contents, equal
+    bit for bit to a call prepared afresh; a call captured into a CUDA
+    graph replays on new contents (the deterministic order: bit-equal)."""
+    import torch
+    from nvwgmma.kernel.attention import attention
+    from nvwgmma.kernel.attention.backward import attention_backward, launch
+
+    b, s, h, d = 2, 1000, 8, 128
+    q, k, v, do = (torch.randn(b, s, h, d, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(4))  # fmt: skip
+    o, lse = attention(q, k, v, causal=True, return_lse=True)
+
+    def call():
+        return attention_backward(do, q, k, v, o, lse, causal=True, deterministic=True)
+
+    first = call()
+    do.copy_(torch.randn_like(do))
+    again = call()  # the cached launch
+    launch._recent.clear()
+    fresh = call()  # prepared afresh
+    follows = all(not torch.equal(a, x) for a, x in zip(first, again))
+    same = all(torch.equal(a, x) for a, x in zip(again, fresh))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        captured = call()
+    do.copy_(torch.randn_like(do))
+    graph.replay()
+    eager = call()
+    replayed = all(torch.equal(a, x) for a, x in zip(captured, eager))
+    ok = follows and same and replayed
+    print(f"{'ok  ' if ok else 'FAIL'} repeated calls: follow new dO {follows}, cached == fresh "
+          f"{same}, graph replay == eager {replayed}", flush=True)  # fmt: skip
+    return not ok
 
 
 if __name__ == "__main__":

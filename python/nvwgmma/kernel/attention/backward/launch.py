@@ -78,13 +78,62 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), lse (batch, Hq, Sq);
     varlen (tokens, heads, D) with cu_seqlens and lse (Hq, total_q). dk and
     dv are summed over the query heads sharing a K/V head. bf16 or f16,
-    head dim 64, 128 or 256. The gradients come back contiguous in q's dtype.
+    head dim 64, 128 or 256. The gradients come back contiguous in q's
+    dtype.
 
     dQ sums the contributions of every key block; by default they are added
     in whatever order the blocks finish (dq may differ in its last bits from
     run to run; dk and dv never do). `deterministic` adds them in a fixed
     order, so dq repeats bit for bit -- slower, as blocks wait their turn.
-    None (the default): what torch.use_deterministic_algorithms set."""
+    None (the default): what torch.use_deterministic_algorithms set.
+
+    A call repeating an earlier one (the same tensors -- addresses, shapes,
+    strides, dtypes -- and arguments) skips the checks and reuses the packed
+    launches: only the new gradients and the call's f32 buffers are
+    allocated, so the host's part stays well under the kernels' time at 512
+    tokens. Calls can be captured into CUDA graphs."""
+    import torch
+
+    from ... import _calls
+
+    if deterministic is None:
+        deterministic = torch.are_deterministic_algorithms_enabled()
+    stream = _calls.default_stream(q)
+    # Not cached: a non-contiguous dO or O (launched on a copy made per
+    # call), varlen without max_seqlen_k (the grid is read from cu_seqlens_k).
+    cacheable = (getattr(do, "is_contiguous", lambda: False)()
+                 and getattr(o, "is_contiguous", lambda: False)()
+                 and (cu_seqlens_k is None or max_seqlen_k is not None))  # fmt: skip
+    key = _calls.key((do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+                      max_seqlen_k, bool(causal), scale, bool(deterministic), config,
+                      stream)) if cacheable else None  # fmt: skip
+    launch = _calls.reusable(_recent, key, stream)
+    if launch is None:
+        launch = prepare(do, q, k, v, o, lse, causal=causal, scale=scale,
+                         cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                         max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
+                         deterministic=bool(deterministic), config=config)  # fmt: skip
+        dq_acc, dk, dv = _calls.relaunch(launch)
+        _calls.remember(_recent, key, launch, stream)  # after its launch
+    else:
+        dq_acc, dk, dv = _calls.relaunch(launch)
+    # dQ came out scaled: one conversion (the inputs stay alive until the
+    # kernels read them: the caching allocator reuses memory in stream order).
+    return dq_acc.to(q.dtype), dk, dv
+
+
+# Prepared backward launches of recent calls, keyed by everything the
+# checks read (_calls.key).
+_recent: dict = {}
+
+
+def prepare(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seqlens_q=None,
+            cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, deterministic=False,
+            config=None):  # fmt: skip
+    """attention_backward's checks and packed launches for this call: a
+    `_Backward`, whose `outputs()` allocates a call's gradients and f32
+    buffers and points the launches at them, and whose call launches the
+    preparation pass and the backward kernel on q's current stream."""
     import torch
 
     from ... import runtime
@@ -96,8 +145,6 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     if p.q.dtype not in ("bf16", "f16"):
         _fail(f"the backward takes bf16 or f16, but got {p.q.dtype}")
     d = q.shape[-1]
-    if d not in (64, 128, 256):
-        _fail(f"the backward takes head dim 64, 128 or 256, but got {d}")
     for t, name in ((do, "do"), (o, "o")):
         if tuple(t.shape) != tuple(q.shape) or t.dtype != q.dtype or t.device != q.device:
             _fail(f"{name} must be {q.dtype} of q's shape {tuple(q.shape)} on {q.device}, but got "
@@ -107,23 +154,21 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     if tuple(lse.shape) != lse_shape or lse.dtype != torch.float32 or lse.device != q.device:
         _fail(f"lse must be float32 of shape {lse_shape} on {q.device}, but got {lse.dtype} "
               f"{tuple(lse.shape)} on {lse.device}")  # fmt: skip
-    if deterministic is None:
-        deterministic = torch.are_deterministic_algorithms_enabled()
     c = config or default_backward_config(d, dtype=p.q.dtype, causal=bool(causal),
-                                          varlen=p.varlen).replace(deterministic=bool(deterministic))  # fmt: skip
+                                          varlen=p.varlen).replace(deterministic=deterministic)  # fmt: skip
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
     with runtime.on_device(q.device.index):
-        return _run(c, p, do, q, k, v, o, lse, scale)
+        return _prepared(c, p, do, q, k, v, o, lse, scale)
 
 
-def _run(c, p, do, q, k, v, o, lse, scale):
+def _prepared(c, p, do, q, k, v, o, lse, scale):
     import torch
 
     from ... import runtime
     from ...fastmath import LOG2E
     from ...gemm.launch import _ELEMENT_BYTES
     from ..launch import token_map
-    from . import prepare
+    from . import prepare as prep
 
     kernel, meta = load_backward(c)
     bm = c.block_m
@@ -132,46 +177,43 @@ def _run(c, p, do, q, k, v, o, lse, scale):
     do, o = do.contiguous(), o.contiguous()
     hq, hkv, d = q.shape[-2], k.shape[-2], q.shape[-1]
     padded = -(-p.sq // bm) * bm
-    # D, LSE in log2 units (batch, Hq, padded) and dQ's f32 buffer, laid out
-    # like q over whole query blocks (a varlen sequence's last block adds
-    # zeros into the next one's rows), zeroed where the kernel adds.
-    rows = {"dtype": torch.float32, "device": q.device}
-    lse2, dd = (torch.empty((p.batch, hq, padded), **rows) for _ in range(2))
     if p.varlen:
-        dq_acc = torch.empty((1, q.shape[0] + bm, hq, d), **rows)
+        acc_shape = (1, q.shape[0] + bm, hq, d)
         o_strides, lse_strides = (0, *do.stride()[:2]), (0, lse.stride(0))
     else:
-        dq_acc = torch.empty((p.batch, padded, hq, d), **rows)
+        acc_shape = (p.batch, padded, hq, d)
         o_strides, lse_strides = do.stride()[:3], lse.stride()[:2]
+    acc_strides = (acc_shape[1] * hq * d, hq * d, d, 1)  # contiguous
     stream = torch.cuda.current_stream(q.device).cuda_stream
-    prep, prep_meta = prepare.load(prepare.PrepareConfig(d, p.q.dtype, p.varlen))
+    prep_kernel, prep_meta = prep.load(prep.PrepareConfig(d, p.q.dtype, p.varlen))
     cq = p.cu_q.address if p.varlen else 0
-    prep.launcher(grid=(padded // prepare.ROWS, hq, p.batch), block=prep_meta["block"], args=[
+    prep_launch = prep_kernel.launcher(grid=(padded // prep.ROWS, hq, p.batch),
+                                       block=prep_meta["block"], args=[
         ("u64", do.data_ptr()), ("u64", o.data_ptr()), ("u64", lse.data_ptr()),
-        ("u64", lse2.data_ptr()), ("u64", dd.data_ptr()), ("u64", dq_acc.data_ptr()),
+        ("u64", 0), ("u64", 0), ("u64", 0),  # LSE2, D, dQacc: per call
         ("u64", cq), ("i32", p.sq), ("i32", padded), ("i32", bm), ("i32", hq),
         ("i64", o_strides[0]), ("i32", o_strides[1]), ("i32", o_strides[2]),
         ("i64", lse_strides[0]), ("i32", lse_strides[1]),
         # varlen: every sequence in dQacc's one batch entry, at its offset
-        ("i64", 0 if p.varlen else dq_acc.stride(0)), ("i32", dq_acc.stride(1)),
-        ("i32", dq_acc.stride(2)),
-    ], stream=stream)()  # fmt: skip
-    # deterministic: each dQ block's turn counter, from 0 at every launch
-    sem = (torch.zeros(p.batch * hq * (padded // bm), dtype=torch.int32, device=q.device)
-           if c.deterministic else None)  # fmt: skip
-    dk = torch.empty(k.shape, dtype=q.dtype, device=q.device)
-    dv = torch.empty(v.shape, dtype=q.dtype, device=q.device)
-    kv_strides = (0, *dk.stride()[:2]) if p.varlen else dk.stride()[:3]
+        ("i64", 0 if p.varlen else acc_strides[0]), ("i32", acc_strides[1]),
+        ("i32", acc_strides[2]),
+    ], stream=stream)  # fmt: skip
+    kv_strides = (0, k.shape[1] * d, d) if p.varlen else (k.shape[1] * hkv * d, hkv * d, d)
+    element = _ELEMENT_BYTES[p.q.dtype]
 
     def map_of(t, name):
-        e = 4 if name == "dQ" else _ELEMENT_BYTES[p.q.dtype]
-        return token_map(t.data_ptr(), meta["boxes"][name], tuple(t.shape), tuple(t.stride()), e)
+        return token_map(t.data_ptr(), meta["boxes"][name], tuple(t.shape), tuple(t.stride()),
+                         element)  # fmt: skip
 
-    def rows_map(t):
-        b, h, n = t.shape
-        return runtime.encode_map(t.data_ptr(), "FLOAT32", sizes=(n, h, b),
-                                  strides=(n * 4, h * n * 4), box=meta["boxes"]["row"]["box"],
-                                  swizzle="none")  # fmt: skip
+    row_box = meta["boxes"]["row"]["box"]
+
+    def rows_map(address):
+        n = padded
+        return runtime.encode_map(address, "FLOAT32", sizes=(n, hq, p.batch),
+                                  strides=(n * 4, hq * n * 4), box=row_box, swizzle="none")  # fmt: skip
+
+    def acc_map(address):
+        return token_map(address, meta["boxes"]["dQ"], acc_shape, acc_strides, 4)
 
     ck = p.cu_k.address if p.varlen else 0
     longest_k = p.max_k if p.varlen else p.sk
@@ -182,11 +224,11 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("map", map_of(k, "K")),
         ("map", map_of(v, "K")),
         ("map", map_of(do, "Q")),
-        ("map", rows_map(lse2)),
-        ("map", rows_map(dd)),
-        ("map", map_of(dq_acc, "dQ")),
-        ("u64", dk.data_ptr()),
-        ("u64", dv.data_ptr()),
+        ("map", rows_map(0)),  # LSE2, D, dQacc: per call
+        ("map", rows_map(0)),
+        ("map", acc_map(0)),
+        ("u64", 0),  # dK, dV: per call
+        ("u64", 0),
         ("u64", cq),
         ("u64", ck),
         ("i32", p.sq),
@@ -197,13 +239,74 @@ def _run(c, p, do, q, k, v, o, lse, scale):
         ("i32", kv_strides[2]),
         ("f32", scale * LOG2E),
         ("f32", scale),
-        ("u64", sem.data_ptr() if sem is not None else 0),
+        ("u64", 0),  # the deterministic order's counters: per call
         ("i32", hq),
         ("i32", padded // bm),
     ]
     grid = (-(-longest_k // c.block_n), hkv, p.batch)
-    kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)()
-    # dQ came out scaled: one conversion (the inputs stay alive until the
-    # kernels read them: the caching allocator reuses memory in stream order).
-    dq = dq_acc[0, : q.shape[0]] if p.varlen else dq_acc[:, : p.sq]
-    return dq.to(q.dtype), dk, dv
+    launch = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)
+    counters = p.batch * hq * (padded // bm) if c.deterministic else 0
+    # dQ's rows of the buffer: varlen's one batch entry, or the first Sq
+    rows = (0, slice(0, q.shape[0])) if p.varlen else (slice(None), slice(0, p.sq))
+    return _Backward(prep_launch, launch, rows_map, acc_map, (p.batch, hq, padded), acc_shape,
+                     tuple(k.shape), q.dtype, q.device, counters, rows)  # fmt: skip
+
+
+class _Backward:
+    """The packed launches of one checked backward call. `outputs()`
+    allocates a call's buffers -- D and the LSE in log2 units, dQ's f32
+    buffer, dK, dV, the deterministic order's counters -- and points both
+    launches at them (addresses and tensor maps), returning (dQ's rows of
+    the buffer, dK, dV); calling it launches the preparation pass, then
+    the backward kernel. Nothing is kept between calls: no scratch that a
+    CUDA graph replay and an eager call could share."""
+
+    scratch = False
+
+    def __init__(self, prep, main, rows_map, acc_map, rows_shape, acc_shape, kv_shape, dtype,
+                 device, counters, dq_rows):  # fmt: skip
+        self.prep, self.main = prep, main
+        self.rows_map, self.acc_map = rows_map, acc_map
+        self.rows_shape, self.acc_shape, self.kv_shape = rows_shape, acc_shape, kv_shape
+        self.dtype, self.device, self.counters, self.dq_rows = dtype, device, counters, dq_rows
+
+    def outputs(self):
+        import torch
+
+        f32 = {"dtype": torch.float32, "device": self.device}
+        lse2, dd = torch.empty(self.rows_shape, **f32), torch.empty(self.rows_shape, **f32)
+        dq_acc = torch.empty(self.acc_shape, **f32)
+        dk = torch.empty(self.kv_shape, dtype=self.dtype, device=self.device)
+        dv = torch.empty(self.kv_shape, dtype=self.dtype, device=self.device)
+        prep_slots, (lse2_map, d_map, dq_map, dk_at, dv_at, sem_at) = _slots()
+        for slot, t in zip(prep_slots, (lse2, dd, dq_acc)):
+            self.prep.set(slot, t.data_ptr())
+        self.main.set(lse2_map, self.rows_map(lse2.data_ptr()))
+        self.main.set(d_map, self.rows_map(dd.data_ptr()))
+        self.main.set(dq_map, self.acc_map(dq_acc.data_ptr()))
+        self.main.set(dk_at, dk.data_ptr())
+        self.main.set(dv_at, dv.data_ptr())
+        if self.counters:  # each dQ block's turn, from 0 at every launch
+            sem = torch.zeros(self.counters, dtype=torch.int32, device=self.device)
+            self.main.set(sem_at, sem.data_ptr())
+        return dq_acc[self.dq_rows], dk, dv
+
+    def __call__(self):
+        self.prep()
+        self.main()
+
+
+@lru_cache(maxsize=1)
+def _slots():
+    """Parameter positions of a call's buffers: the preparation kernel's
+    (LSE2, D, dQacc), the backward kernel's (LSE2, D, dQacc maps, dK, dV,
+    the counters)."""
+    from . import prepare
+    from .kernel import SIGNATURE
+
+    def at(signature, *names):
+        found = [name for name, _ in signature]
+        return tuple(found.index(name) for name in names)
+
+    return (at(prepare.SIGNATURE, "lse2", "D", "dQacc"),
+            at(SIGNATURE, "tmLSE", "tmD", "tmdQ", "dK", "dV", "sem"))  # fmt: skip
