@@ -146,12 +146,23 @@ class _Kernel(KernelIR):
         self.total = arith.muli(self.count, self.args["group"])
 
     def _block(self, it):
-        """(query head, first query) of iteration `it`."""
-        from ....dialects import arith
+        """(query head, first query) of iteration `it`. Each head's walk
+        starts at a block rotated by the CTA's key block (key block kb of n
+        at kb/n of the way): the key blocks running side by side add into
+        different dQ blocks, not all into one (2-5 % at S 512-8k on an
+        H100). Not causal walks (measured 5 % slower), nor deterministic
+        ones (each key block's turn comes in walk order)."""
+        from ....dialects import arith, nvvm
+        from ....ir import IntegerType
 
         count = arith.maxsi(self.count, self.const(1))
         member = arith.divsi(it, count)
-        block = arith.addi(self.first, arith.remsi(it, count))
+        step = arith.remsi(it, count)
+        if not (self.c.deterministic or self.c.causal):
+            n = nvvm.read_ptx_sreg_nctaid_x(IntegerType.get_signless(32))
+            rotation = arith.divui(arith.muli(self.key_block, count), n)
+            step = arith.remui(arith.addi(step, rotation), count)
+        block = arith.addi(self.first, step)
         head = arith.addi(arith.muli(self.kv_head_index, self.args["group"]), member)
         return head, arith.muli(block, self.const(self.c.block_m))
 
