@@ -210,7 +210,8 @@ def repeated():
     """attention_backward's launch cache: a repeated call (same tensors)
     reuses the packed launches yet follows the inputs' new contents, equal
     bit for bit to a call prepared afresh; a call captured into a CUDA
-    graph replays on new contents (the deterministic order: bit-equal)."""
+    graph replays on new contents; a call on new tensors of the same layout
+    reuses them re-pointed (the deterministic order: bit-equal)."""
     import torch
     from nvwgmma.kernel.attention import attention
     from nvwgmma.kernel.attention.backward import attention_backward, launch
@@ -237,9 +238,18 @@ def repeated():
     graph.replay()
     eager = call()
     replayed = all(torch.equal(a, x) for a, x in zip(captured, eager))
-    ok = follows and same and replayed
+    # New tensors of the same layout (a training step's new activations):
+    # the launch re-pointed at them, equal to a launch prepared for them.
+    q2, k2, v2, do2, o2, lse2 = (t.clone() for t in (q, k, v, do, o, lse))
+    q2.copy_(torch.randn_like(q2))
+    moved = attention_backward(do2, q2, k2, v2, o2, lse2, causal=True, deterministic=True)
+    launch._recent.clear()
+    own = attention_backward(do2, q2, k2, v2, o2, lse2, causal=True, deterministic=True)
+    rebound = all(torch.equal(a, x) for a, x in zip(moved, own))
+    ok = follows and same and replayed and rebound
     print(f"{'ok  ' if ok else 'FAIL'} repeated calls: follow new dO {follows}, cached == fresh "
-          f"{same}, graph replay == eager {replayed}", flush=True)  # fmt: skip
+          f"{same}, graph replay == eager {replayed}, new tensors of one layout {rebound}",
+          flush=True)  # fmt: skip
     return not ok
 
 

@@ -420,8 +420,11 @@ def test_precompile_writes_every_shipped_configuration(tmp_path, monkeypatch):
 def test_repeated_calls_reuse_the_packed_launch(ctx, tmp_path, monkeypatch):
     """A call repeating an earlier one (same tensors and arguments) skips
     the checks and the maps: nothing is encoded again and the parameters
-    are the same; another out is a new call, checked, with its own O and
-    O map; a bad call after a good one is still refused."""
+    are the same. Other tensors of the same layout (another out, a new q:
+    a training step's new activations) reuse it too, re-pointed: their
+    addresses and maps rewritten, nothing checked again. A q of another
+    alignment or shape is a new call, checked; a bad call after a good one
+    is still refused."""
     from nvwgmma.kernel.attention import launch
 
     monkeypatch.setattr(launch, "_recent", {})
@@ -444,7 +447,20 @@ def test_repeated_calls_reuse_the_packed_launch(ctx, tmp_path, monkeypatch):
     launch.attention(qa, qa, qa, causal=True, out=other, lse=lse)
     values = driver.launches[-1][4]
     assert values["O"] == 7 << 20 and driver.encoded[-1][1] == 7 << 20
-    assert values["tmO"] != driver.launches[0][4]["tmO"] and len(plans) == 2
+    assert values["tmO"] != driver.launches[0][4]["tmO"] and len(plans) == 1
+    moved = Array((2, 256, 4, d), "<V2", address=9 << 20)
+    launch.attention(moved, qa, qa, causal=True, out=other, lse=lse)
+    values = driver.launches[-1][4]
+    assert driver.encoded[-1][1] == 9 << 20 and len(plans) == 1  # Q's map at the new q
+    assert values["tmQ"] != driver.launches[0][4]["tmQ"]
+    assert values["tmK"] == driver.launches[0][4]["tmK"]
+    with pytest.raises(ValueError, match="q must be 16-byte aligned for TMA"):
+        launch.attention(Array((2, 256, 4, d), "<V2", address=(9 << 20) + 8), qa, qa,
+                         causal=True, out=other, lse=lse)  # fmt: skip
+    launch.attention(Array((2, 128, 4, d), "<V2"), qa, qa, causal=True,
+                     out=Array((2, 128, 4, d), "<V2", address=11 << 20),
+                     lse=Array((2, 4, 128), "<f4", address=13 << 20))  # fmt: skip
+    assert len(plans) == 3  # the misaligned q, the shorter one
     with pytest.raises(ValueError, match="out must be bf16 of shape"):
         launch.attention(qa, qa, qa, causal=True, out=Array((2, 256, 4, 64), "<V2"), lse=lse)
 

@@ -40,6 +40,26 @@ def key(values):
     return tuple(found)
 
 
+def layout_key(values):
+    """key() without the addresses: each tensor's shape, strides, dtype,
+    device and whether its address is 16-byte aligned (what TMA's checks
+    read), so calls on new tensors of the same layout share a launch that
+    re-points itself at them (training allocates new activations every
+    step); None where key() is."""
+    found = []
+    for v in values:
+        if type(v).__module__.split(".")[0] == "torch" and hasattr(v, "data_ptr"):
+            found.append((v.data_ptr() % 16 == 0, v.shape, v.stride(), v.dtype, v.device))
+        elif hasattr(v, "__cuda_array_interface__"):
+            i = v.__cuda_array_interface__
+            found.append((i["data"][0] % 16 == 0, i["shape"], i.get("strides"), i["typestr"]))
+        elif v is None or isinstance(v, (str, int, float)) or _is_config(v):
+            found.append(v)
+        else:
+            return None
+    return tuple(found)
+
+
 def default_stream(value) -> int:
     """The current stream of the tensor's device: torch's for a torch
     tensor, cupy's for a cupy array (cupy's default: the legacy stream,
@@ -111,16 +131,39 @@ def remember(cache: dict, call_key, launch, stream: int) -> None:
 _launching = threading.Lock()
 
 
-def relaunch(launch, *outs) -> tuple:
-    """Point a cached `launch` at `outs` (new ones where None) and launch
-    it, as one step: threads that repeat a call share its launch, whose
-    parameter buffer holds the outputs' addresses until the driver copies
-    it at the launch (another thread's rewrite in between would send this
-    call's result into that thread's output). Returns the outputs."""
+def relaunch(launch, *outs, inputs=None) -> tuple:
+    """Point a cached `launch` at `inputs` (where given: see Inputs) and
+    `outs` (new ones where None) and launch it, as one step: threads that
+    repeat a call share its launch, whose parameter buffer holds the
+    tensors' addresses until the driver copies it at the launch (another
+    thread's rewrite in between would send this call's result into that
+    thread's output). Returns the outputs."""
     with _launching:
+        if inputs is not None:
+            launch.inputs(*inputs)
         found = launch.outputs(*outs)
         launch()
     return found
+
+
+class Inputs:
+    """`launch.inputs(*tensors)`: point a prepared launch at input tensors
+    of the layout it was prepared for (a call keyed by layout_key) -- each
+    one's address, or the tensor map encoded at it, is rewritten in the
+    packed parameters; None leaves a slot as it is. `slots`: per input
+    (its parameter name, a callable address -> map, or None for a
+    pointer)."""
+
+    def __init__(self, launch, signature, slots):
+        names = [name for name, _ in signature]
+        self.launch = launch
+        self.slots = [(names.index(name), map_of) for name, map_of in slots]
+
+    def __call__(self, *tensors):
+        for (slot, map_of), t in zip(self.slots, tensors):
+            if t is not None:
+                at = address(t)
+                self.launch.set(slot, at if map_of is None else map_of(at))
 
 
 class Outputs:

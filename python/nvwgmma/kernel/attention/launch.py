@@ -180,10 +180,12 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     with `return_lse` the f32 log-sum-exp (batch, Hq, Sq) -- varlen:
     (Hq, total_q). `out` and `lse` may be given preallocated.
 
-    A call repeating an earlier one (the same tensors -- addresses, shapes,
-    strides, dtypes -- and arguments; a new `out` and `lse` allowed) skips
-    the checks and reuses the packed launch: the host's part of a call
-    stays well under the kernel's time even at 512 tokens.
+    A call repeating an earlier one's layout (tensors of the same shapes,
+    strides, dtypes and devices, addresses as aligned; the same arguments)
+    skips the checks and reuses the packed launch, re-pointed at this
+    call's tensors -- a training step's new activations included (fp8:
+    the same tensors) -- so the host's part of a call stays well under the
+    kernel's time even at 512 tokens.
 
     The kernel runs on the tensors' device, whichever device is current;
     calls can be captured into CUDA graphs, a first call inside the capture
@@ -214,9 +216,11 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
                                         max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
                                         return_lse=return_lse)  # fmt: skip
     s = _calls.stream_of(stream, q)
-    key = _calls.key((q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k,
-                      bool(causal), scale, s, config, out, lse, q_descale, k_descale,
-                      v_descale))  # fmt: skip
+    # fp8's V copy reads V's own address: those launches are kept per tensors.
+    key_of = _calls.key if "float8" in str(getattr(q, "dtype", "")) else _calls.layout_key
+    inputs = (q, k, v, cu_seqlens_q, cu_seqlens_k)
+    key = key_of((*inputs, max_seqlen_q, max_seqlen_k, bool(causal), scale, s, config, out,
+                  lse, q_descale, k_descale, v_descale))  # fmt: skip
     hit = _calls.reusable(_recent, key, s)
     if hit is None:
         launch, o, lse = prepare(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
@@ -227,7 +231,7 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
         launch()
         _calls.remember(_recent, key, launch, s)  # after its launch: others relaunch it
     else:
-        o, lse = _calls.relaunch(hit, out, lse)
+        o, lse = _calls.relaunch(hit, out, lse, inputs=inputs)
     return (o, lse) if return_lse else o
 
 
@@ -345,6 +349,15 @@ def _prepared(p, scale, out, lse, stream, descales):
     fresh = out is None or _contiguous(to)
     o_layout = _Layout(to.dtype, to.shape, to.strides)
     o_map = (lambda at: map_of(o_layout, "O", at)) if p.config.tma_store else None
+    # A call of this layout on other tensors (fp8 keeps its V copy's source:
+    # such calls are keyed by address and never re-pointed).
+    slots = []
+    if copy_v is None:
+        layouts = [(name, _Layout(t.dtype, t.shape, t.strides))
+                   for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]  # fmt: skip
+        slots = [(f"tm{name}", lambda at, n=name, t=t: map_of(t, n, at)) for name, t in layouts]
+        slots += [("cuQ", None), ("cuK", None)]
+    launch.inputs = _calls.Inputs(launch, SIGNATURE, slots)
     launch.outputs = _calls.Outputs(launch, SIGNATURE, [
         ("out", "O", new_o if fresh else None, "tmO" if o_map else None, o_map),
         ("lse", "LSE", new_lse, None, None)])  # fmt: skip

@@ -87,11 +87,12 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     order, so dq repeats bit for bit -- slower, as blocks wait their turn.
     None (the default): what torch.use_deterministic_algorithms set.
 
-    A call repeating an earlier one (the same tensors -- addresses, shapes,
-    strides, dtypes -- and arguments) skips the checks and reuses the packed
-    launches: only the new gradients and the call's f32 buffers are
-    allocated, so the host's part stays well under the kernels' time at 512
-    tokens. Calls can be captured into CUDA graphs."""
+    A call repeating an earlier one's layout (tensors of the same shapes,
+    strides, dtypes and devices, addresses as aligned; the same arguments)
+    skips the checks and reuses the packed launches, re-pointed at this
+    call's tensors, its new gradients and f32 buffers -- a training step's
+    new activations included -- so the host's part stays well under the
+    kernels' time at 512 tokens. Calls can be captured into CUDA graphs."""
     import torch
 
     from ... import _calls
@@ -99,24 +100,25 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     if deterministic is None:
         deterministic = torch.are_deterministic_algorithms_enabled()
     stream = _calls.default_stream(q)
-    # Not cached: a non-contiguous dO or O (launched on a copy made per
-    # call), varlen without max_seqlen_k (the grid is read from cu_seqlens_k).
-    cacheable = (getattr(do, "is_contiguous", lambda: False)()
-                 and getattr(o, "is_contiguous", lambda: False)()
-                 and (cu_seqlens_k is None or max_seqlen_k is not None))  # fmt: skip
-    key = _calls.key((do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
-                      max_seqlen_k, bool(causal), scale, bool(deterministic), config,
-                      stream)) if cacheable else None  # fmt: skip
+    # TMA's layout for dO, one for dO and O (the preparation reads them with
+    # the same strides): contiguous (no copy when they are, as autograd's are).
+    do, o = (t.contiguous() if hasattr(t, "contiguous") else t for t in (do, o))
+    # Not cached: varlen without max_seqlen_k (the grid is read from
+    # cu_seqlens_k's values).
+    cacheable = cu_seqlens_k is None or max_seqlen_k is not None
+    inputs = (do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k)
+    key = _calls.layout_key((*inputs, max_seqlen_q, max_seqlen_k, bool(causal), scale,
+                             bool(deterministic), config, stream)) if cacheable else None  # fmt: skip
     launch = _calls.reusable(_recent, key, stream)
     if launch is None:
         launch = prepare(do, q, k, v, o, lse, causal=causal, scale=scale,
                          cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
                          max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
                          deterministic=bool(deterministic), config=config)  # fmt: skip
-        dq_acc, dk, dv = _calls.relaunch(launch)
+        dq_acc, dk, dv = _calls.relaunch(launch, inputs)
         _calls.remember(_recent, key, launch, stream)  # after its launch
     else:
-        dq_acc, dk, dv = _calls.relaunch(launch)
+        dq_acc, dk, dv = _calls.relaunch(launch, inputs)
     # dQ came out scaled: one conversion (the inputs stay alive until the
     # kernels read them: the caching allocator reuses memory in stream order).
     return dq_acc.to(q.dtype), dk, dv
@@ -130,10 +132,11 @@ _recent: dict = {}
 def prepare(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seqlens_q=None,
             cu_seqlens_k=None, max_seqlen_q=None, max_seqlen_k=None, deterministic=False,
             config=None):  # fmt: skip
-    """attention_backward's checks and packed launches for this call: a
-    `_Backward`, whose `outputs()` allocates a call's gradients and f32
-    buffers and points the launches at them, and whose call launches the
-    preparation pass and the backward kernel on q's current stream."""
+    """attention_backward's checks and packed launches for this call's
+    layout: a `_Backward`, whose `outputs(inputs)` points the launches at a
+    call's (do, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k) and at new
+    gradients and f32 buffers, and whose call launches the preparation
+    pass and the backward kernel on q's current stream."""
     import torch
 
     from ... import runtime
@@ -172,9 +175,6 @@ def _prepared(c, p, do, q, k, v, o, lse, scale):
 
     kernel, meta = load_backward(c)
     bm = c.block_m
-    # One layout for both (the preparation reads them with the same strides),
-    # TMA's for dO: contiguous (no copy when they are, as autograd's are).
-    do, o = do.contiguous(), o.contiguous()
     hq, hkv, d = q.shape[-2], k.shape[-2], q.shape[-1]
     padded = -(-p.sq // bm) * bm
     if p.varlen:
@@ -202,8 +202,10 @@ def _prepared(c, p, do, q, k, v, o, lse, scale):
     element = _ELEMENT_BYTES[p.q.dtype]
 
     def map_of(t, name):
-        return token_map(t.data_ptr(), meta["boxes"][name], tuple(t.shape), tuple(t.stride()),
-                         element)  # fmt: skip
+        box, shape, strides = meta["boxes"][name], tuple(t.shape), tuple(t.stride())
+        return lambda address: token_map(address, box, shape, strides, element)
+
+    input_maps = [map_of(t, name) for t, name in ((q, "Q"), (k, "K"), (v, "K"), (do, "Q"))]
 
     row_box = meta["boxes"]["row"]["box"]
 
@@ -220,10 +222,7 @@ def _prepared(c, p, do, q, k, v, o, lse, scale):
     if p.varlen and not longest_k:
         longest_k = int((p.cu_k.value[1:] - p.cu_k.value[:-1]).max())
     args = [
-        ("map", map_of(q, "Q")),
-        ("map", map_of(k, "K")),
-        ("map", map_of(v, "K")),
-        ("map", map_of(do, "Q")),
+        *(("map", m(t.data_ptr())) for m, t in zip(input_maps, (q, k, v, do))),
         ("map", rows_map(0)),  # LSE2, D, dQacc: per call
         ("map", rows_map(0)),
         ("map", acc_map(0)),
@@ -248,31 +247,43 @@ def _prepared(c, p, do, q, k, v, o, lse, scale):
     counters = p.batch * hq * (padded // bm) if c.deterministic else 0
     # dQ's rows of the buffer: varlen's one batch entry, or the first Sq
     rows = (0, slice(0, q.shape[0])) if p.varlen else (slice(None), slice(0, p.sq))
-    return _Backward(prep_launch, launch, rows_map, acc_map, (p.batch, hq, padded), acc_shape,
-                     tuple(k.shape), q.dtype, q.device, counters, rows)  # fmt: skip
+    return _Backward(prep_launch, launch, input_maps, rows_map, acc_map,
+                     (p.batch, hq, padded), acc_shape, tuple(k.shape), q.dtype, q.device,
+                     counters, rows)  # fmt: skip
 
 
 class _Backward:
-    """The packed launches of one checked backward call. `outputs()`
-    allocates a call's buffers -- D and the LSE in log2 units, dQ's f32
-    buffer, dK, dV, the deterministic order's counters -- and points both
-    launches at them (addresses and tensor maps), returning (dQ's rows of
-    the buffer, dK, dV); calling it launches the preparation pass, then
-    the backward kernel. Nothing is kept between calls: no scratch that a
+    """The packed launches of one checked backward layout.
+    `outputs(inputs)` points both launches at a call's tensors (do, q, k,
+    v, o, lse, cu_seqlens_q, cu_seqlens_k: addresses and tensor maps) and
+    at its new buffers -- D and the LSE in log2 units, dQ's f32 buffer, dK,
+    dV, the deterministic order's counters -- returning (dQ's rows of the
+    buffer, dK, dV); calling it launches the preparation pass, then the
+    backward kernel. No memory is kept between calls: no scratch that a
     CUDA graph replay and an eager call could share."""
 
     scratch = False
 
-    def __init__(self, prep, main, rows_map, acc_map, rows_shape, acc_shape, kv_shape, dtype,
-                 device, counters, dq_rows):  # fmt: skip
+    def __init__(self, prep, main, input_maps, rows_map, acc_map, rows_shape, acc_shape,
+                 kv_shape, dtype, device, counters, dq_rows):  # fmt: skip
         self.prep, self.main = prep, main
-        self.rows_map, self.acc_map = rows_map, acc_map
+        self.input_maps, self.rows_map, self.acc_map = input_maps, rows_map, acc_map
         self.rows_shape, self.acc_shape, self.kv_shape = rows_shape, acc_shape, kv_shape
         self.dtype, self.device, self.counters, self.dq_rows = dtype, device, counters, dq_rows
 
-    def outputs(self):
+    def outputs(self, inputs):
         import torch
 
+        do, q, k, v, o, lse, cu_q, cu_k = inputs
+        (p_do, p_o, p_lse, p_cu), (maps, cu_at) = _input_slots()
+        for slot, t in ((p_do, do), (p_o, o), (p_lse, lse)):
+            self.prep.set(slot, t.data_ptr())
+        for slot, encode, t in zip(maps, self.input_maps, (q, k, v, do)):
+            self.main.set(slot, encode(t.data_ptr()))
+        if cu_q is not None:  # varlen
+            self.prep.set(p_cu, cu_q.data_ptr())
+            self.main.set(cu_at[0], cu_q.data_ptr())
+            self.main.set(cu_at[1], cu_k.data_ptr())
         f32 = {"dtype": torch.float32, "device": self.device}
         lse2, dd = torch.empty(self.rows_shape, **f32), torch.empty(self.rows_shape, **f32)
         dq_acc = torch.empty(self.acc_shape, **f32)
@@ -294,6 +305,21 @@ class _Backward:
     def __call__(self):
         self.prep()
         self.main()
+
+
+@lru_cache(maxsize=1)
+def _input_slots():
+    """Parameter positions of a call's inputs: the preparation kernel's
+    (dO, O, LSE, cuQ), the backward kernel's (Q, K, V, dO maps; cuQ, cuK)."""
+    from . import prepare
+    from .kernel import SIGNATURE
+
+    def at(signature, *names):
+        found = [name for name, _ in signature]
+        return tuple(found.index(name) for name in names)
+
+    return (at(prepare.SIGNATURE, "dO", "O", "LSE", "cuQ"),
+            (at(SIGNATURE, "tmQ", "tmK", "tmV", "tmdO"), at(SIGNATURE, "cuQ", "cuK")))  # fmt: skip
 
 
 @lru_cache(maxsize=1)
