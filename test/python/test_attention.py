@@ -465,6 +465,29 @@ def test_repeated_calls_reuse_the_packed_launch(ctx, tmp_path, monkeypatch):
         launch.attention(qa, qa, qa, causal=True, out=Array((2, 256, 4, 64), "<V2"), lse=lse)
 
 
+def test_layout_key_tells_devices_and_alignment_apart():
+    """_calls.layout_key: arrays of one layout at other addresses share a
+    key; another device, another alignment, or an array that names no
+    device (keyed by its address) does not."""
+    from nvwgmma.kernel import _calls
+
+    def key(*arrays):
+        return _calls.layout_key((*arrays, True, None, 7))
+
+    a, b = Array((4, 64), "<V2", address=1 << 20), Array((4, 64), "<V2", address=3 << 20)
+    assert key(a) == key(b) != key(Array((4, 64), "<V2", address=1 << 20, device=1))
+    assert key(a) != key(Array((4, 64), "<V2", address=(1 << 20) + 8))
+    assert key(a) != key(Array((4, 32), "<V2", address=1 << 20))
+
+    class Bare:  # __cuda_array_interface__ and nothing else
+        def __init__(self, address):
+            self.__cuda_array_interface__ = {"data": (address, False), "shape": (4, 64),
+                                             "typestr": "<V2", "version": 3}  # fmt: skip
+
+    assert key(Bare(1 << 20)) == key(Bare(1 << 20)) != key(Bare(3 << 20))
+    assert _calls.layout_key((object(),)) is None
+
+
 def test_prepared_launch_points_at_new_outputs(ctx, tmp_path, monkeypatch):
     """prepare(): the launch repeats unchanged, and outputs(out, lse)
     rewrites O, LSE and O's tensor map in the packed parameters only."""

@@ -52,7 +52,11 @@ def layout_key(values):
             found.append((v.data_ptr() % 16 == 0, v.shape, v.stride(), v.dtype, v.device))
         elif hasattr(v, "__cuda_array_interface__"):
             i = v.__cuda_array_interface__
-            found.append((i["data"][0] % 16 == 0, i["shape"], i.get("strides"), i["typestr"]))
+            # The device (cupy's): the same layout on another device is another
+            # launch. An array that does not say is keyed by its address.
+            device = getattr(getattr(v, "device", None), "id", None)
+            at = i["data"][0] % 16 == 0 if device is not None else i["data"][0]
+            found.append((at, device, i["shape"], i.get("strides"), i["typestr"]))
         elif v is None or isinstance(v, (str, int, float)) or _is_config(v):
             found.append(v)
         else:
