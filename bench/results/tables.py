@@ -14,7 +14,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 GEMM_STEADY = "h100/2026-11-24-0647-gemm-power-table-final.json"
 GEMM_SHORT = "h100/2026-11-24-0647-gemm-shapes-final.json"
 ATTENTION = "h100/2026-11-24-0205-attention-grid.json"
-ATTENTION_BACKWARD = "h100/2026-11-27-1650-attention-backward.json"
+ATTENTION_BACKWARD = "h100/2026-11-27-1858-attention-backward.json"
 # Decode: (GPU, set, file); "tuned" is the half rule 0 was set on.
 DECODE = [
     ("H100", "tuned: Llama-3-8B", "h100/2026-11-27-0051-gemm-decode.json"),
@@ -157,8 +157,28 @@ def attention_backward() -> str:
     return attention(ATTENTION_BACKWARD)
 
 
+def attention_step() -> str:
+    """Forward + backward (a training step's attention) per row: ms and
+    the ratio to SDPA's cuDNN and flash backends."""
+    rows = _load(ATTENTION_BACKWARD)["rows"]
+    lines = ["| head dim, S | ours ms | cuDNN ms | vs cuDNN | vs flash |", "|---|---|---|---|---|"]
+    for r in rows:
+        ms = r["forward_backward_ms"]
+        lines.append(f"| {r['label']} | {ms['ours']:.3f} | {ms['cudnn']:.3f} | "
+                     f"{r['forward_backward_vs_cudnn']:.3f} | {r['forward_backward_vs_flash']:.3f} |")  # fmt: skip
+    for d in sorted({r["d"] for r in rows}):
+        mine = [r for r in rows if r["d"] == d and r["label"].startswith("d")]
+        for name in ("cudnn", "flash"):
+            v = [r[f"forward_backward_vs_{name}"] for r in mine]
+            cell = f"**{_geomean(v):.3f}** ({min(v):.3f})"
+            cells = f"{cell} | |" if name == "cudnn" else f"| {cell} |"
+            lines.append(f"| **d{d} vs {name}: geomean (worst)** | | | {cells}")
+    return "\n".join(lines)
+
+
 TABLES = {"gemm-bf16": gemm_bf16, "gemm-fp8": gemm_fp8, "gemm-decode": gemm_decode,
-          "attention": attention, "attention-backward": attention_backward, "grouped": grouped, "gemm-corpus": gemm_corpus,
+          "attention": attention, "attention-backward": attention_backward,
+          "attention-step": attention_step, "grouped": grouped, "gemm-corpus": gemm_corpus,
           "gemm-corpus-worst": gemm_corpus_worst}  # fmt: skip
 
 if __name__ == "__main__":
