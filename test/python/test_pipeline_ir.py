@@ -74,3 +74,54 @@ def test_tensormap_without_cuda_python_says_so(monkeypatch):
         tensormap.encode_tiled(1 << 20, "bf16", rows=128, cols=64, box=box)
     with pytest.raises(ValueError, match="16-byte aligned"):
         tensormap.encode_tiled(8, "bf16", rows=128, cols=64, box=box)
+
+
+def test_tensormap_native_encode_passes_the_driver_call(monkeypatch):
+    """With libcuda loadable, encode calls cuTensorMapEncodeTiled through
+    ctypes with cuda-python's enum values and the map's sizes, strides,
+    box and element strides, into a 64-byte aligned map, and returns the
+    128 bytes the driver wrote; a driver error is raised with its code."""
+    import ctypes
+    import types
+
+    from nvwgmma.kernel import tensormap
+
+    seen = []
+    u32p, u64p = ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint64)
+    signature = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32,
+                                 ctypes.c_void_p, u64p, u64p, u32p, u32p, ctypes.c_int,
+                                 ctypes.c_int, ctypes.c_int, ctypes.c_int)  # fmt: skip
+
+    def encode(out, dtype, rank, address, sizes, strides, box, elements, *enums):
+        seen.append((out % 64, dtype, rank, address, sizes[:rank], strides[: rank - 1],
+                     box[:rank], elements[:rank], enums))  # fmt: skip
+        ctypes.memmove(out, bytes(range(128)), 128)
+        return 0 if address else 1
+
+    callback = signature(encode)
+
+    class Enums:
+        def __getattr__(self, name):  # a number per enum name, as cuda-python's
+            return {"CU_TENSOR_MAP_DATA_TYPE_BFLOAT16": 9, "CU_TENSOR_MAP_SWIZZLE_128B": 3,
+                    "CU_TENSOR_MAP_L2_PROMOTION_L2_128B": 2}[name]  # fmt: skip
+
+    driver = types.ModuleType("cuda.bindings.driver")
+    driver.CUtensorMapDataType = driver.CUtensorMapSwizzle = Enums()
+    driver.CUtensorMapL2promotion = Enums()
+    monkeypatch.setattr(tensormap, "_driver", lambda: driver)
+    monkeypatch.setattr(tensormap, "_natives", [])
+
+    def cdll(name):  # libcuda, its one function the callback
+        assert name == "libcuda.so.1"
+        fn = signature(ctypes.cast(callback, ctypes.c_void_p).value)
+        return type("CDLL", (), {"cuTensorMapEncodeTiled": fn})()
+
+    monkeypatch.setattr(ctypes, "CDLL", cdll)
+    blob = tensormap.encode(1 << 20, "BFLOAT16", sizes=(128, 8, 300, 2),
+                            strides=(256, 2048, 614400), box=(64, 1, 64, 1), swizzle="128B")  # fmt: skip
+    assert blob == bytes(range(128))
+    assert seen == [(0, 9, 4, 1 << 20, [128, 8, 300, 2], [256, 2048, 614400], [64, 1, 64, 1],
+                     [1, 1, 1, 1], (0, 3, 2, 0))]  # fmt: skip
+    with pytest.raises(RuntimeError, match="cuTensorMapEncodeTiled must succeed, but got "
+                                           "CUresult 1"):  # fmt: skip
+        tensormap._natives[0](9, 0, (64,), (), (64,), (1,), 3, 2)
