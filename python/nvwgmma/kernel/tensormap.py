@@ -12,9 +12,6 @@ The box's inner dimension runs along `cols` (contiguous in memory).
 
 from __future__ import annotations
 
-import ctypes
-import types
-
 from .. import _checks
 from .geometry import TmaBox
 
@@ -36,45 +33,6 @@ def _driver():
                 "driver; it was not found"
             ) from None
     return driver
-
-
-_natives: list = []
-
-
-def _native():
-    """libcuda's cuTensorMapEncodeTiled through ctypes, as a function of
-    (data type, address, sizes, strides, box, element strides, swizzle, L2
-    promotion) enum values and numbers -> the 128 bytes; None where libcuda
-    cannot be loaded. cuda-python's wrapper builds an object per number and
-    costs tens of µs a map: a training step encodes maps for its new
-    activations on every call."""
-    if not _natives:
-        try:
-            lib = ctypes.CDLL("libcuda.so.1")
-            fn = lib.cuTensorMapEncodeTiled
-        except (OSError, AttributeError):
-            _natives.append(None)
-            return None
-        u32, u64 = ctypes.c_uint32, ctypes.c_uint64
-        fn.restype = ctypes.c_int
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_int, u32, ctypes.c_void_p,
-                       ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.POINTER(u32),
-                       ctypes.POINTER(u32), ctypes.c_int, ctypes.c_int, ctypes.c_int,
-                       ctypes.c_int]  # fmt: skip
-
-        def encode_native(dtype, address, sizes, strides, box, element_strides, swizzle, l2):
-            rank = len(sizes)
-            raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + 64)  # the map is 64-byte aligned
-            at = ctypes.addressof(raw) + (-ctypes.addressof(raw)) % 64
-            code = fn(at, dtype, rank, address, (u64 * rank)(*sizes),
-                      (u64 * max(1, rank - 1))(*strides), (u32 * rank)(*box),
-                      (u32 * rank)(*element_strides), 0, swizzle, l2, 0)  # fmt: skip
-            if code != 0:
-                raise RuntimeError(f"cuTensorMapEncodeTiled must succeed, but got CUresult {code}")
-            return ctypes.string_at(at, TENSOR_MAP_BYTES)
-
-        _natives.append(encode_native)
-    return _natives[0]
 
 
 def _check(result, what: str):
@@ -154,10 +112,6 @@ def encode(
     promotion = getattr(
         driver.CUtensorMapL2promotion, f"CU_TENSOR_MAP_L2_PROMOTION_L2_{l2_promotion}"
     )
-    native = _native() if isinstance(driver, types.ModuleType) else None
-    if native is not None:  # the same call through ctypes: a few µs, not tens
-        value = [int(getattr(e, "value", e)) for e in (dtype, swizzle_mode, promotion)]
-        return native(value[0], address, sizes, strides, box, element_strides, *value[1:])
     tensor_map = _check(
         driver.cuTensorMapEncodeTiled(
             dtype,
