@@ -206,13 +206,10 @@ def _(q, k, v, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seql
     return out, lse
 
 
-def _attention_backward(do, q, k, v, o, lse, causal, scale, cu_seqlens_q, cu_seqlens_k,
-                        max_seqlen_q, max_seqlen_k):  # fmt: skip
-    from .attention.backward.launch import attention_backward
+def _attention_backward(*args):
+    from .attention.autograd import backward
 
-    return attention_backward(do, q, k, v, o, lse, causal=causal, scale=scale,
-                              cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
-                              max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)  # fmt: skip
+    return backward(*args)
 
 
 @torch.library.register_fake("nvwgmma::attention_backward", lib=_LIBRARY)
@@ -222,21 +219,18 @@ def _(do, q, k, v, o, lse, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen
 
 
 def _attention_context(ctx, inputs, output):
+    from .attention.autograd import save
+
     q, k, v, causal, scale, cu_q, cu_k, max_q, max_k, *_ = inputs
-    o, lse = output
-    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
-    ctx.options = (causal, scale, max_q, max_k)
-    ctx.mark_non_differentiable(lse)
+    save(ctx, q, k, v, *output, cu_q, cu_k, causal, scale, max_q, max_k)
 
 
 def _attention_gradients(ctx, do, _dlse):
     """dq, dk, dv through nvwgmma::attention_backward (the LSE carries no
     gradient, as in FlashAttention)."""
-    q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
-    causal, scale, max_q, max_k = ctx.options
-    dq, dk, dv = torch.ops.nvwgmma.attention_backward(do.contiguous(), q, k, v, o, lse, causal,
-                                                      scale, cu_q, cu_k, max_q, max_k)  # fmt: skip
-    return (dq, dk, dv) + (None,) * 10
+    from .attention.autograd import gradients
+
+    return (*gradients(ctx, do, torch.ops.nvwgmma.attention_backward), *(None,) * 10)
 
 
 torch.library.register_autograd("nvwgmma::attention", _attention_gradients,

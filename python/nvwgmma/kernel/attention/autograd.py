@@ -8,7 +8,7 @@ carries no gradient, as in FlashAttention."""
 
 from __future__ import annotations
 
-__all__ = ["differentiable_attention", "needs_grad"]
+__all__ = ["backward", "differentiable_attention", "gradients", "needs_grad", "save"]
 
 
 def needs_grad(*tensors) -> bool:
@@ -19,6 +19,36 @@ def needs_grad(*tensors) -> bool:
     if torch is None or not torch.is_grad_enabled():
         return False
     return any(isinstance(t, torch.Tensor) and t.requires_grad for t in tensors)
+
+
+def save(ctx, q, k, v, o, lse, cu_q, cu_k, causal, scale, max_q, max_k) -> None:
+    """What the backward needs, on an autograd context: the inputs, O, the
+    log-sum-exp (which carries no gradient) and the call's options. Shared
+    by the eager AttentionFunction and the torch op's registered autograd."""
+    ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
+    ctx.options = (causal, scale, max_q, max_k)
+    ctx.mark_non_differentiable(lse)
+
+
+def gradients(ctx, do, run_backward):
+    """(dq, dk, dv) of the call `save` kept on `ctx`, for the output
+    gradient `do`: run_backward(do, q, k, v, o, lse, causal, scale,
+    cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -- `backward`
+    eagerly, the torch op `nvwgmma::attention_backward` when traced."""
+    q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
+    causal, scale, max_q, max_k = ctx.options
+    return run_backward(do.contiguous(), q, k, v, o, lse, causal, scale, cu_q, cu_k, max_q,
+                        max_k)  # fmt: skip
+
+
+def backward(do, q, k, v, o, lse, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+             max_seqlen_k):  # fmt: skip
+    """attention_backward with the torch op's positional arguments."""
+    from .backward.launch import attention_backward
+
+    return attention_backward(do, q, k, v, o, lse, causal=causal, scale=scale,
+                              cu_seqlens_q=cu_seqlens_q, cu_seqlens_k=cu_seqlens_k,
+                              max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k)  # fmt: skip
 
 
 def _function():
@@ -32,21 +62,12 @@ def _function():
             o, lse = attention(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_q,
                                cu_seqlens_k=cu_k, max_seqlen_q=max_q, max_seqlen_k=max_k,
                                return_lse=True)  # fmt: skip
-            ctx.save_for_backward(q, k, v, o, lse, cu_q, cu_k)
-            ctx.options = (causal, scale, max_q, max_k)
-            ctx.mark_non_differentiable(lse)
+            save(ctx, q, k, v, o, lse, cu_q, cu_k, causal, scale, max_q, max_k)
             return o, lse
 
         @staticmethod
         def backward(ctx, do, _dlse):
-            from .backward.launch import attention_backward
-
-            q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
-            causal, scale, max_q, max_k = ctx.options
-            dq, dk, dv = attention_backward(do.contiguous(), q, k, v, o, lse, causal=causal,
-                                            scale=scale, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
-                                            max_seqlen_q=max_q, max_seqlen_k=max_k)  # fmt: skip
-            return dq, dk, dv, None, None, None, None, None, None
+            return (*gradients(ctx, do, backward), *(None,) * 6)
 
     return AttentionFunction
 
