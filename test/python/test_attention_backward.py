@@ -90,6 +90,22 @@ def test_differentiable_attention_refuses_outputs_and_configs():
             attention(q, q, q, **extra)
 
 
+def test_backward_refuses_what_is_not_a_cuda_tensor():
+    """attention_backward takes torch tensors on a CUDA device: anything
+    else is refused by name before a stream, kernel or buffer is touched."""
+    torch = pytest.importorskip("torch")
+    from nvwgmma.kernel.attention.backward import attention_backward
+
+    x = torch.zeros(1, 64, 2, 128, dtype=torch.bfloat16)
+    lse = torch.zeros(1, 2, 64)
+    with pytest.raises(ValueError, match=r"^do must be a torch tensor on a CUDA device, but got "
+                                         r"NoneType$"):  # fmt: skip
+        attention_backward(None, x, x, x, x, lse)
+    with pytest.raises(ValueError, match=r"^do must be a torch tensor on a CUDA device, but got a "
+                                         r"tensor on cpu$"):  # fmt: skip
+        attention_backward(x, x, x, x, x, lse)
+
+
 @pytest.mark.parametrize("head_dim", [64, 128, 256])
 @pytest.mark.parametrize("varlen", [False, True])
 def test_preparation_pass_assembles(ctx, head_dim, varlen):

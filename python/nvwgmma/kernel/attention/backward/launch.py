@@ -96,7 +96,12 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     import torch
 
     from ... import _calls
+    from ..launch import _fail
 
+    for t, name in ((do, "do"), (q, "q"), (k, "k"), (v, "v"), (o, "o"), (lse, "lse")):
+        if not isinstance(t, torch.Tensor) or t.device.type != "cuda":
+            where = f"a tensor on {t.device}" if isinstance(t, torch.Tensor) else type(t).__name__
+            _fail(f"{name} must be a torch tensor on a CUDA device, but got {where}")
     if deterministic is None:
         deterministic = torch.are_deterministic_algorithms_enabled()
     stream = _calls.default_stream(q)
