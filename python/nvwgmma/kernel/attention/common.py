@@ -7,8 +7,45 @@ from __future__ import annotations
 from dataclasses import fields
 
 __all__ = [
-    "KernelIR", "check_bools", "check_registers", "load_tile_boxes", "sequence", "wide",
+    "KernelFamily", "KernelIR", "check_bools", "check_registers", "load_tile_boxes", "sequence",
+    "wide",
 ]  # fmt: skip
+
+
+PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
+
+
+class KernelFamily:
+    """One attention kernel's place in the PTX cache, from its builder
+    (config -> (module, meta)) and parameter list: `key(config)` (a digest
+    of the configuration, the parameters and the generator's code:
+    cache.config_key; computed once per configuration), `write(directory,
+    config)` (PTX for precompiling) and `load(config)` -> (runtime.Kernel,
+    meta), precompiled with attention's kernels or built where nvwgmma can
+    compile. `signature` may be a callable returning it (a kernel module
+    imported on first use)."""
+
+    def __init__(self, build, signature):
+        from functools import lru_cache
+
+        self._build, self._signature = build, signature
+        self.key = lru_cache(maxsize=1024)(self._key)
+
+    def _key(self, config) -> str:
+        from .. import cache
+
+        signature = self._signature() if callable(self._signature) else self._signature
+        return cache.config_key(config, signature)
+
+    def write(self, directory: str, config) -> str:
+        from .. import cache
+
+        return cache.write(directory, self.key(config), lambda: self._build(config))
+
+    def load(self, config):
+        from .. import cache
+
+        return cache.load(self.key(config), lambda: self._build(config), PRECOMPILE)
 
 
 class KernelIR:

@@ -13,11 +13,11 @@ nvwgmma.kernel.cache), launch on the caller's stream.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
-from functools import lru_cache
+from dataclasses import dataclass
 
 from .. import _calls
 from ..fastmath import LOG2E
+from .common import KernelFamily
 from .config import AttentionConfig, default_config
 
 __all__ = [
@@ -25,33 +25,31 @@ __all__ = [
     "shipped_configs", "write_kernel",
 ]  # fmt: skip
 
-_PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
 
-
-@lru_cache(maxsize=1024)  # a digest of every field: computed once per configuration
-def kernel_key(config: AttentionConfig) -> str:
-    from .. import cache
+def _signature():
     from .kernel import SIGNATURE
 
-    return cache.key(config.name, (asdict(config), SIGNATURE))
+    return SIGNATURE
 
 
-def _build(config):
+def _build(config: AttentionConfig):
     from .kernel import build_attention
 
-    return lambda: build_attention(config)
+    return build_attention(config)
+
+
+# The PTX cache's view of the forward kernel (load_kernel and write_kernel
+# are looked up at call time: tests replace them).
+_FAMILY = KernelFamily(_build, _signature)
+kernel_key = _FAMILY.key
 
 
 def write_kernel(directory: str, config: AttentionConfig) -> str:
-    from .. import cache
-
-    return cache.write(directory, kernel_key(config), _build(config))
+    return _FAMILY.write(directory, config)
 
 
 def load_kernel(config: AttentionConfig):
-    from .. import cache
-
-    return cache.load(kernel_key(config), _build(config), _PRECOMPILE)
+    return _FAMILY.load(config)
 
 
 def shipped_configs():

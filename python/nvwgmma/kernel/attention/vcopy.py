@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .common import KernelFamily
+
 __all__ = ["CONFIGS", "VCopyConfig", "build_vcopy", "load", "write"]
 
 # (name, type): what the launcher passes, in order.
@@ -157,21 +159,6 @@ CONFIGS = tuple(VCopyConfig(d, p, v) for d in (64, 128, 256) for p in (False, Tr
                 for v in (False, True))  # fmt: skip
 
 
-def _key(config) -> str:
-    from .. import cache
-
-    return cache.config_key(config, SIGNATURE)
-
-
-def write(directory: str, config: VCopyConfig) -> str:
-    from .. import cache
-
-    return cache.write(directory, _key(config), lambda: build_vcopy(config))
-
-
-def load(config: VCopyConfig):
-    """(runtime.Kernel, meta), precompiled with attention's kernels."""
-    from .. import cache
-
-    return cache.load(_key(config), lambda: build_vcopy(config),
-                      "python -m nvwgmma.kernel.attention --precompile DIR")  # fmt: skip
+# The PTX cache's view of the kernel: FAMILY.key / write / load.
+FAMILY = KernelFamily(lambda config: build_vcopy(config), SIGNATURE)
+write, load = FAMILY.write, FAMILY.load

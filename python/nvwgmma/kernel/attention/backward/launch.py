@@ -16,37 +16,28 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+from ..common import KernelFamily
+
 __all__ = [
     "attention_backward", "backward_configs", "load_backward", "precompile", "write_backward",
 ]  # fmt: skip
 
-_PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
 
-
-@lru_cache(maxsize=256)
-def backward_key(config) -> str:
-    from ... import cache
+def _signature():
     from .kernel import SIGNATURE
 
-    return cache.config_key(config, SIGNATURE)
+    return SIGNATURE
 
 
 def _build(config):
     from .kernel import build_attention_backward
 
-    return lambda: build_attention_backward(config)
+    return build_attention_backward(config)
 
 
-def write_backward(directory: str, config) -> str:
-    from ... import cache
-
-    return cache.write(directory, backward_key(config), _build(config))
-
-
-def load_backward(config):
-    from ... import cache
-
-    return cache.load(backward_key(config), _build(config), _PRECOMPILE)
+# The PTX cache's view of the backward kernel.
+_FAMILY = KernelFamily(_build, _signature)
+backward_key, write_backward, load_backward = _FAMILY.key, _FAMILY.write, _FAMILY.load
 
 
 def backward_configs():

@@ -12,7 +12,8 @@ a warp takes one row at a time, each lane head_dim/32 elements.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+
+from ..common import KernelFamily
 
 __all__ = ["PrepareConfig", "build_prepare", "load", "write"]
 
@@ -158,22 +159,6 @@ def build_prepare(config: PrepareConfig):
     return module, meta
 
 
-@lru_cache(maxsize=64)  # a digest: once per configuration, not per call
-def _key(config) -> str:
-    from ... import cache
-
-    return cache.config_key(config, SIGNATURE)
-
-
-def write(directory: str, config: PrepareConfig) -> str:
-    from ... import cache
-
-    return cache.write(directory, _key(config), lambda: build_prepare(config))
-
-
-def load(config: PrepareConfig):
-    """(runtime.Kernel, meta), precompiled with attention's kernels."""
-    from ... import cache
-
-    return cache.load(_key(config), lambda: build_prepare(config),
-                      "python -m nvwgmma.kernel.attention --precompile DIR")  # fmt: skip
+# The PTX cache's view of the kernel: FAMILY.key / write / load.
+FAMILY = KernelFamily(lambda config: build_prepare(config), SIGNATURE)
+write, load = FAMILY.write, FAMILY.load
