@@ -67,10 +67,12 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     output gradient `do`, given the forward's O and its f32 log-sum-exp
     (`attention(..., return_lse=True)`). Shapes as `attention`'s: dense
     q (batch, Sq, Hq, D), k and v (batch, Sk, Hkv, D), lse (batch, Hq, Sq);
-    varlen (tokens, heads, D) with cu_seqlens and lse (Hq, total_q). dk and
-    dv are summed over the query heads sharing a K/V head. bf16 or f16,
-    head dim 64, 128 or 256. The gradients come back contiguous in q's
-    dtype.
+    varlen (tokens, heads, D) with cu_seqlens and lse (Hq, total_q) --
+    give max_seqlen_k too: without it the longest key sequence is read from
+    cu_seqlens_k, a device synchronisation (and not allowed in a CUDA graph
+    capture). dk and dv are summed over the query heads sharing a K/V head.
+    bf16 or f16, head dim 64, 128 or 256. The gradients come back
+    contiguous in q's dtype.
 
     dQ sums the contributions of every key block; by default they are added
     in whatever order the blocks finish (dq may differ in its last bits from
