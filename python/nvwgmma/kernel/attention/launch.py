@@ -233,8 +233,9 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     return (o, lse) if return_lse else o
 
 
-# Launches of recent calls, keyed by everything the checks read (_calls.key);
-# the output and LSE are the launch's own slots, rewritten per call.
+# Launches of recent calls, keyed by everything the checks read but the
+# addresses (_calls.layout_key; fp8: with them, _calls.key); the inputs',
+# the output's and the LSE's slots are rewritten per call.
 _recent: dict = {}
 
 

@@ -100,7 +100,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
     stream = _calls.default_stream(q)
     # TMA's layout for dO, one for dO and O (the preparation reads them with
     # the same strides): contiguous (no copy when they are, as autograd's are).
-    do, o = (t.contiguous() if hasattr(t, "contiguous") else t for t in (do, o))
+    do, o = do.contiguous(), o.contiguous()
     # Not cached: varlen without max_seqlen_k (the grid is read from
     # cu_seqlens_k's values).
     cacheable = cu_seqlens_k is None or max_seqlen_k is not None
@@ -123,7 +123,7 @@ def attention_backward(do, q, k, v, o, lse, *, causal=False, scale=None, cu_seql
 
 
 # Prepared backward launches of recent calls, keyed by everything the
-# checks read (_calls.key).
+# checks read but the addresses (_calls.layout_key).
 _recent: dict = {}
 
 
