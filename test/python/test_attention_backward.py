@@ -149,3 +149,53 @@ def test_deterministic_order_is_acquire_release(ctx):
     assert ptx.count("fence.proxy.async.global") == 2 and "fence.proxy.async.global" not in free
     assert "cp.async.bulk.wait_group \t0;" in ptx  # completion, not .read
     assert "fence.release.gpu;" in ptx and "atom.global.add.u32" in ptx
+
+
+@pytest.mark.parametrize("varlen,deterministic", [(False, False), (True, True)])
+def test_backward_points_both_launches_at_each_call(varlen, deterministic):
+    """_Backward.outputs: every per-call parameter of the preparation and
+    the backward kernel is rewritten with that call's tensor -- the inputs'
+    addresses and Q/K/V/dO maps, the new LSE2/D/dQ buffers' maps and
+    addresses, dK, dV, the counters (deterministic), cu_seqlens (varlen) --
+    and nothing else; dQ comes back as the buffer's rows."""
+    torch = pytest.importorskip("torch")
+    from nvwgmma.kernel.attention.backward import kernel, launch, prepare
+
+    class Launch:
+        def __init__(self):
+            self.values = {}
+
+        def set(self, index, value):
+            self.values[index] = value
+
+    def names(signature, values):
+        return {signature[i][0]: v for i, v in values.items()}
+
+    tagged = [lambda at, t=t: (t, at) for t in ("Q", "K", "V", "dO")]
+    prep, main = Launch(), Launch()
+    slots = launch._slots(prep, main, tagged, lambda at: ("rows", at), lambda at: ("acc", at))
+    rows = (0, slice(0, 10)) if varlen else (slice(None), slice(0, 10))
+    bwd = launch._Backward(prep, main, *slots, (1, 2, 16), (1, 16, 2, 64), (1, 10, 1, 64),
+                           torch.bfloat16, torch.device("cpu"), 4 if deterministic else 0,
+                           rows)  # fmt: skip
+    do, q, k, v, o = (torch.zeros(1, 10, 2, 64, dtype=torch.bfloat16) for _ in range(5))
+    lse = torch.zeros(1, 2, 10)
+    cu = (torch.zeros(2, dtype=torch.int32), torch.zeros(2, dtype=torch.int32)) if varlen else (
+        None, None)  # fmt: skip
+    dq, dk, dv = bwd.outputs((do, q, k, v, o, lse, *cu))
+    p, m = names(prepare.SIGNATURE, prep.values), names(kernel.SIGNATURE, main.values)
+    lse2, dd, acc = p["lse2"], p["D"], p["dQacc"]
+    assert len({lse2, dd, acc, dk.data_ptr(), dv.data_ptr()}) == 5
+    assert {k: v for k, v in p.items() if k not in ("lse2", "D", "dQacc")} == {
+        "dO": do.data_ptr(), "O": o.data_ptr(), "LSE": lse.data_ptr(),
+        **({"cuQ": cu[0].data_ptr()} if varlen else {})}  # fmt: skip
+    expected = {"tmQ": ("Q", q.data_ptr()), "tmK": ("K", k.data_ptr()),
+                "tmV": ("V", v.data_ptr()), "tmdO": ("dO", do.data_ptr()),
+                "tmLSE": ("rows", lse2), "tmD": ("rows", dd), "tmdQ": ("acc", acc),
+                "dK": dk.data_ptr(), "dV": dv.data_ptr()}  # fmt: skip
+    if varlen:
+        expected.update(cuQ=cu[0].data_ptr(), cuK=cu[1].data_ptr())
+    sem = m.pop("sem", None)
+    assert m == expected and (sem is not None) == deterministic
+    assert dq.shape == ((10, 2, 64) if varlen else (1, 10, 2, 64)) and dq.data_ptr() == acc
+    assert dk.shape == dv.shape == (1, 10, 1, 64) and dk.dtype == torch.bfloat16

@@ -151,12 +151,12 @@ def relaunch(launch, *outs, inputs=None) -> tuple:
 
 
 class Inputs:
-    """`launch.inputs(*tensors)`: point a prepared launch at input tensors
-    of the layout it was prepared for (a call keyed by layout_key) -- each
-    one's address, or the tensor map encoded at it, is rewritten in the
-    packed parameters; None leaves a slot as it is. `slots`: per input
-    (its parameter name, a callable address -> map, or None for a
-    pointer)."""
+    """`launch.inputs(*tensors)`: point a prepared launch at tensors of the
+    layout it was prepared for (a call keyed by layout_key: its inputs, or
+    buffers it allocates) -- each one's address, or the tensor map encoded
+    at it, is rewritten in the packed parameters; None leaves a slot as it
+    is. `slots`: per tensor (its parameter name, a callable address -> map,
+    or None for a pointer)."""
 
     def __init__(self, launch, signature, slots):
         names = [name for name, _ in signature]

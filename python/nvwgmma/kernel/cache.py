@@ -12,7 +12,7 @@ import os
 import pathlib
 import threading
 
-__all__ = ["cache_dir", "generator_digest", "key", "load", "write"]
+__all__ = ["KernelFamily", "cache_dir", "config_key", "generator_digest", "key", "load", "write"]
 
 _PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 # The sources a kernel's PTX is generated from: the kernel layer and what it
@@ -53,6 +53,34 @@ def config_key(config, signature, sources=()) -> str:
     from dataclasses import asdict
 
     return key(config.name, (asdict(config), signature), sources)
+
+
+class KernelFamily:
+    """One kernel's place in the cache, from its builder (config ->
+    (module, meta)) and parameter list: `key(config)` (config_key, computed
+    once per configuration), `write(directory, config)` (PTX for
+    precompiling) and `load(config)` -> (runtime.Kernel, meta), precompiled
+    or built where nvwgmma can compile; `precompile_hint` names the command
+    that precompiles it. `signature` may be a callable returning it (a
+    kernel module imported on first use)."""
+
+    def __init__(self, build, signature, precompile_hint: str):
+        from functools import lru_cache
+
+        self._build, self._signature, self._hint = build, signature, precompile_hint
+        self.key = lru_cache(maxsize=1024)(self._key)
+
+    def _key(self, config) -> str:
+        """The file stem of `config`'s PTX: its name and a digest of every
+        field, the kernel's parameter list and the generator's code."""
+        signature = self._signature() if callable(self._signature) else self._signature
+        return config_key(config, signature)
+
+    def write(self, directory: str, config) -> str:
+        return write(directory, self.key(config), lambda: self._build(config))
+
+    def load(self, config):
+        return load(self.key(config), lambda: self._build(config), self._hint)
 
 
 def cache_dir() -> str:

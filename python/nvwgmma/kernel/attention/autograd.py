@@ -34,11 +34,11 @@ def gradients(ctx, do, run_backward):
     """(dq, dk, dv) of the call `save` kept on `ctx`, for the output
     gradient `do`: run_backward(do, q, k, v, o, lse, causal, scale,
     cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k) -- `backward`
-    eagerly, the torch op `nvwgmma::attention_backward` when traced."""
+    eagerly, the torch op `nvwgmma::attention_backward` when traced (each
+    makes `do` contiguous where it is not)."""
     q, k, v, o, lse, cu_q, cu_k = ctx.saved_tensors
     causal, scale, max_q, max_k = ctx.options
-    return run_backward(do.contiguous(), q, k, v, o, lse, causal, scale, cu_q, cu_k, max_q,
-                        max_k)  # fmt: skip
+    return run_backward(do, q, k, v, o, lse, causal, scale, cu_q, cu_k, max_q, max_k)
 
 
 def backward(do, q, k, v, o, lse, causal, scale, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,

@@ -1,13 +1,14 @@
-"""What the forward and backward attention kernels share: a batch entry's
-sequence bounds, box-by-box TMA loads of a tile, and the checks of a
-configuration's bool fields and warpgroup register budgets."""
+"""What the forward and backward attention kernels share: their builders'
+IR helpers (KernelIR), a batch entry's sequence bounds, box-by-box TMA
+loads of a tile, the checks of a configuration's bool fields and
+warpgroup register budgets, and their place in the PTX cache."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 
 __all__ = [
-    "KernelFamily", "KernelIR", "check_bools", "check_registers", "load_tile_boxes", "sequence",
+    "KernelIR", "check_bools", "check_registers", "kernel_family", "load_tile_boxes", "sequence",
     "wide",
 ]  # fmt: skip
 
@@ -15,37 +16,12 @@ __all__ = [
 PRECOMPILE = "python -m nvwgmma.kernel.attention --precompile DIR"
 
 
-class KernelFamily:
-    """One attention kernel's place in the PTX cache, from its builder
-    (config -> (module, meta)) and parameter list: `key(config)` (a digest
-    of the configuration, the parameters and the generator's code:
-    cache.config_key; computed once per configuration), `write(directory,
-    config)` (PTX for precompiling) and `load(config)` -> (runtime.Kernel,
-    meta), precompiled with attention's kernels or built where nvwgmma can
-    compile. `signature` may be a callable returning it (a kernel module
-    imported on first use)."""
+def kernel_family(build, signature):
+    """cache.KernelFamily of an attention kernel (the forward, the backward,
+    their side passes), precompiled with attention's kernels."""
+    from .. import cache
 
-    def __init__(self, build, signature):
-        from functools import lru_cache
-
-        self._build, self._signature = build, signature
-        self.key = lru_cache(maxsize=1024)(self._key)
-
-    def _key(self, config) -> str:
-        from .. import cache
-
-        signature = self._signature() if callable(self._signature) else self._signature
-        return cache.config_key(config, signature)
-
-    def write(self, directory: str, config) -> str:
-        from .. import cache
-
-        return cache.write(directory, self.key(config), lambda: self._build(config))
-
-    def load(self, config):
-        from .. import cache
-
-        return cache.load(self.key(config), lambda: self._build(config), PRECOMPILE)
+    return cache.KernelFamily(build, signature, PRECOMPILE)
 
 
 class KernelIR:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .. import _calls
 from ..fastmath import LOG2E
-from .common import KernelFamily
+from .common import kernel_family
 from .config import AttentionConfig, default_config
 
 __all__ = [
@@ -40,7 +40,7 @@ def _build(config: AttentionConfig):
 
 # The PTX cache's view of the forward kernel (load_kernel and write_kernel
 # are looked up at call time: tests replace them).
-_FAMILY = KernelFamily(_build, _signature)
+_FAMILY = kernel_family(_build, _signature)
 kernel_key = _FAMILY.key
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .common import KernelFamily
+from .common import kernel_family
 
 __all__ = ["CONFIGS", "VCopyConfig", "build_vcopy", "load", "write"]
 
@@ -160,5 +160,5 @@ CONFIGS = tuple(VCopyConfig(d, p, v) for d in (64, 128, 256) for p in (False, Tr
 
 
 # The PTX cache's view of the kernel: FAMILY.key / write / load.
-FAMILY = KernelFamily(lambda config: build_vcopy(config), SIGNATURE)
+FAMILY = kernel_family(build_vcopy, SIGNATURE)
 write, load = FAMILY.write, FAMILY.load

@@ -25,11 +25,10 @@ written to the cache.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-from functools import lru_cache
+from dataclasses import dataclass
 
 from ...layouts import ELEMENT_BITS
-from .. import _calls
+from .. import _calls, cache
 from . import autotune
 from .config import GemmConfig
 from .fusion import ACTIVATIONS, Activation, Alpha, Bias, Residual, Scale
@@ -221,36 +220,33 @@ def fusion_chain(*, bias=None, activation=None, residual=None, beta=False, alpha
 
 
 # ---------------------------------------------------------------------------- kernels
-@lru_cache(maxsize=1024)  # a digest of every field: computed once per configuration
-def kernel_key(config: GemmConfig) -> str:
-    """The file stem of `config`'s PTX: its name and a digest of every field
-    and of the kernel's parameter list (a cached PTX of another signature
-    is never launched)."""
-    from .. import cache
+def _signature():
     from .kernel import KERNEL_SIGNATURE
 
-    return cache.key(config.name, (asdict(config), KERNEL_SIGNATURE))
+    return KERNEL_SIGNATURE
 
 
 def _build(config: GemmConfig):
     from .kernel import build_gemm
 
-    return lambda: build_gemm(config)
+    return build_gemm(config)
+
+
+# The PTX cache's view of the kernel: `kernel_key(config)` is the file stem of
+# its PTX (its name and a digest of every field, the kernel's parameter list
+# and the generator's code).
+_FAMILY = cache.KernelFamily(_build, _signature, "python -m nvwgmma.kernel.gemm --precompile DIR")
+kernel_key = _FAMILY.key
 
 
 def write_kernel(directory: str, config: GemmConfig) -> str:
     """Compile `config` and write its PTX and metadata to `directory`."""
-    from .. import cache
-
-    return cache.write(directory, kernel_key(config), _build(config))
+    return _FAMILY.write(directory, config)
 
 
 def load_kernel(config: GemmConfig):
     """(runtime.Kernel, meta) for `config`, loaded once per process."""
-    from .. import cache
-
-    return cache.load(kernel_key(config), _build(config),
-                      "python -m nvwgmma.kernel.gemm --precompile DIR")  # fmt: skip
+    return _FAMILY.load(config)
 
 
 def precompile(directory: str, problems) -> list[str]:

@@ -73,13 +73,13 @@ class _Kernel(KernelIR):
         d, bm = c.head_dim, c.block_m
         self.kv = tile(c.dtype, KEYS_PER_CONSUMER, d, "K")  # A of Sᵀ and dPᵀ
         self.q = tile(c.dtype, bm, d, "K")  # B of Sᵀ / dPᵀ (Q, dO)
-        self.q_mn = tile(c.dtype, d, bm, "MN")  # the same bytes as B of dK / dV
-        # A consumer's head dims of Q / dO as that B (shared_keys: half of them)
+        # A consumer's head dims of Q / dO read MN-major as B of dK / dV (the
+        # same bytes the TMA loaded K-major; shared_keys: half of them)
         self.q_b = tile(c.dtype, c.dkv_n, bm, "MN")
         self.ds_a = tile(c.dtype, 64, 64, "MN")  # 64 queries x 64 keys of dS (A of dQ)
         # 64 keys x 64 head dims of K (B of dQ; an n32 reads half)
         self.k_b = tile(c.dtype, 64, 64, "MN")
-        assert self.q_mn.tile_bytes == self.q.tile_bytes
+        assert self.q_b.tile_bytes * (d // c.dkv_n) == self.q.tile_bytes
         self.k_at = 0
         self.v_at = c.kv_tiles * c.kv_tile_bytes
         self.ring_at = 2 * c.kv_tiles * c.kv_tile_bytes

@@ -14,9 +14,8 @@ converted to q's dtype (torch).
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
-from ..common import KernelFamily
+from ..common import kernel_family
 
 __all__ = [
     "attention_backward", "backward_configs", "load_backward", "precompile", "write_backward",
@@ -36,7 +35,7 @@ def _build(config):
 
 
 # The PTX cache's view of the backward kernel.
-_FAMILY = KernelFamily(_build, _signature)
+_FAMILY = kernel_family(_build, _signature)
 backward_key, write_backward, load_backward = _FAMILY.key, _FAMILY.write, _FAMILY.load
 
 
@@ -245,9 +244,28 @@ def _prepared(c, p, do, q, k, v, o, lse, scale):
     counters = p.batch * hq * (padded // bm) if c.deterministic else 0
     # dQ's rows of the buffer: varlen's one batch entry, or the first Sq
     rows = (0, slice(0, q.shape[0])) if p.varlen else (slice(None), slice(0, p.sq))
-    return _Backward(prep_launch, launch, input_maps, rows_map, acc_map,
+    return _Backward(prep_launch, launch, *_slots(prep_launch, launch, input_maps, rows_map,
+                                                  acc_map),
                      (p.batch, hq, padded), acc_shape, tuple(k.shape), q.dtype, q.device,
                      counters, rows)  # fmt: skip
+
+
+def _slots(prep_launch, launch, input_maps, rows_map, acc_map):
+    """(the preparation's, the backward kernel's) _calls.Inputs over every
+    per-call tensor's parameter, in _Backward.outputs's order; `input_maps`:
+    address -> map of Q, K, V, dO; `rows_map` of LSE2 and D, `acc_map` of
+    dQ's buffer."""
+    from ... import _calls
+    from . import prepare
+    from .kernel import SIGNATURE
+
+    prep_slots = _calls.Inputs(prep_launch, prepare.SIGNATURE, [
+        (name, None) for name in ("dO", "O", "LSE", "cuQ", "lse2", "D", "dQacc")])  # fmt: skip
+    main_slots = _calls.Inputs(launch, SIGNATURE, [
+        *zip(("tmQ", "tmK", "tmV", "tmdO"), input_maps), ("cuQ", None), ("cuK", None),
+        ("tmLSE", rows_map), ("tmD", rows_map), ("tmdQ", acc_map), ("dK", None), ("dV", None),
+        ("sem", None)])  # fmt: skip
+    return prep_slots, main_slots
 
 
 class _Backward:
@@ -262,10 +280,10 @@ class _Backward:
 
     scratch = False
 
-    def __init__(self, prep, main, input_maps, rows_map, acc_map, rows_shape, acc_shape,
-                 kv_shape, dtype, device, counters, dq_rows):  # fmt: skip
+    def __init__(self, prep, main, prep_slots, main_slots, rows_shape, acc_shape, kv_shape,
+                 dtype, device, counters, dq_rows):  # fmt: skip
         self.prep, self.main = prep, main
-        self.input_maps, self.rows_map, self.acc_map = input_maps, rows_map, acc_map
+        self.prep_slots, self.main_slots = prep_slots, main_slots
         self.rows_shape, self.acc_shape, self.kv_shape = rows_shape, acc_shape, kv_shape
         self.dtype, self.device, self.counters, self.dq_rows = dtype, device, counters, dq_rows
 
@@ -273,64 +291,18 @@ class _Backward:
         import torch
 
         do, q, k, v, o, lse, cu_q, cu_k = inputs
-        (p_do, p_o, p_lse, p_cu), (maps, cu_at) = _input_slots()
-        for slot, t in ((p_do, do), (p_o, o), (p_lse, lse)):
-            self.prep.set(slot, t.data_ptr())
-        for slot, encode, t in zip(maps, self.input_maps, (q, k, v, do)):
-            self.main.set(slot, encode(t.data_ptr()))
-        if cu_q is not None:  # varlen
-            self.prep.set(p_cu, cu_q.data_ptr())
-            self.main.set(cu_at[0], cu_q.data_ptr())
-            self.main.set(cu_at[1], cu_k.data_ptr())
         f32 = {"dtype": torch.float32, "device": self.device}
         lse2, dd = torch.empty(self.rows_shape, **f32), torch.empty(self.rows_shape, **f32)
         dq_acc = torch.empty(self.acc_shape, **f32)
         dk = torch.empty(self.kv_shape, dtype=self.dtype, device=self.device)
         dv = torch.empty(self.kv_shape, dtype=self.dtype, device=self.device)
-        prep_slots, (lse2_map, d_map, dq_map, dk_at, dv_at, sem_at) = _slots()
-        for slot, t in zip(prep_slots, (lse2, dd, dq_acc)):
-            self.prep.set(slot, t.data_ptr())
-        self.main.set(lse2_map, self.rows_map(lse2.data_ptr()))
-        self.main.set(d_map, self.rows_map(dd.data_ptr()))
-        self.main.set(dq_map, self.acc_map(dq_acc.data_ptr()))
-        self.main.set(dk_at, dk.data_ptr())
-        self.main.set(dv_at, dv.data_ptr())
-        if self.counters:  # each dQ block's turn, from 0 at every launch
-            sem = torch.zeros(self.counters, dtype=torch.int32, device=self.device)
-            self.main.set(sem_at, sem.data_ptr())
+        # deterministic: each dQ block's turn, from 0 at every launch
+        sem = (torch.zeros(self.counters, dtype=torch.int32, device=self.device)
+               if self.counters else None)  # fmt: skip
+        self.prep_slots(do, o, lse, cu_q, lse2, dd, dq_acc)
+        self.main_slots(q, k, v, do, cu_q, cu_k, lse2, dd, dq_acc, dk, dv, sem)
         return dq_acc[self.dq_rows], dk, dv
 
     def __call__(self):
         self.prep()
         self.main()
-
-
-@lru_cache(maxsize=1)
-def _input_slots():
-    """Parameter positions of a call's inputs: the preparation kernel's
-    (dO, O, LSE, cuQ), the backward kernel's (Q, K, V, dO maps; cuQ, cuK)."""
-    from . import prepare
-    from .kernel import SIGNATURE
-
-    def at(signature, *names):
-        found = [name for name, _ in signature]
-        return tuple(found.index(name) for name in names)
-
-    return (at(prepare.SIGNATURE, "dO", "O", "LSE", "cuQ"),
-            (at(SIGNATURE, "tmQ", "tmK", "tmV", "tmdO"), at(SIGNATURE, "cuQ", "cuK")))  # fmt: skip
-
-
-@lru_cache(maxsize=1)
-def _slots():
-    """Parameter positions of a call's buffers: the preparation kernel's
-    (LSE2, D, dQacc), the backward kernel's (LSE2, D, dQacc maps, dK, dV,
-    the counters)."""
-    from . import prepare
-    from .kernel import SIGNATURE
-
-    def at(signature, *names):
-        found = [name for name, _ in signature]
-        return tuple(found.index(name) for name in names)
-
-    return (at(prepare.SIGNATURE, "lse2", "D", "dQacc"),
-            at(SIGNATURE, "tmLSE", "tmD", "tmdQ", "dK", "dV", "sem"))  # fmt: skip

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..common import KernelFamily
+from ..common import kernel_family
 
 __all__ = ["PrepareConfig", "build_prepare", "load", "write"]
 
@@ -160,5 +160,5 @@ def build_prepare(config: PrepareConfig):
 
 
 # The PTX cache's view of the kernel: FAMILY.key / write / load.
-FAMILY = KernelFamily(lambda config: build_prepare(config), SIGNATURE)
+FAMILY = kernel_family(build_prepare, SIGNATURE)
 write, load = FAMILY.write, FAMILY.load
