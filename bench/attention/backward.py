@@ -10,6 +10,7 @@ gradients are first checked against a float32 reference on one batch entry.
     python bench/attention/backward.py generate .device/attention
     # on the GPU (torch, cuda-python; no nvwgmma build)
     python bench/attention/backward.py run .device/attention [--quick] [--with-forward]
+        [--head-dims 64 128 256]
 
 TFLOP/s count the backward as 2.5 forwards (FlashAttention's convention:
 4 b h S² d per forward, half of it causal). Results, with GPU, clocks and
@@ -34,16 +35,18 @@ SEQS = (512, 1024, 2048, 4096, 8192, 16384)
 HEAD_DIMS = (64, 128, 256)
 
 
-def grid(quick: bool = False):
-    """(label, batch, S, heads, kv heads, head dim, causal) of every row."""
+def grid(quick: bool = False, head_dims=HEAD_DIMS):
+    """(label, batch, S, heads, kv heads, head dim, causal) of every row
+    (the GQA rows: head dim 128)."""
     rows = []
-    for d in HEAD_DIMS:
+    for d in head_dims:
         for s in SEQS if not quick else (1024, 8192):
             for causal in (False, True):
                 rows.append((f"d{d} S={s}{' causal' if causal else ''}", 16384 // s, s,
                              2048 // d, 2048 // d, d, causal))  # fmt: skip
-    rows.append(("GQA d128 S=4096 32q/8kv", 4, 4096, 32, 8, 128, False))
-    rows.append(("GQA d128 S=4096 32q/8kv causal", 4, 4096, 32, 8, 128, True))
+    if 128 in head_dims:
+        rows.append(("GQA d128 S=4096 32q/8kv", 4, 4096, 32, 8, 128, False))
+        rows.append(("GQA d128 S=4096 32q/8kv causal", 4, 4096, 32, 8, 128, True))
     return rows
 
 
@@ -53,7 +56,7 @@ def generate(directory: str) -> None:
     kernels(directory)
 
 
-def run(directory: str, quick: bool, with_forward: bool = False) -> None:
+def run(directory: str, quick: bool, with_forward: bool = False, head_dims=HEAD_DIMS) -> None:
     import torch
     from attention_backward import reference
     from run import _gpu_info, _time, _use_source_tree, write_results
@@ -68,7 +71,7 @@ def run(directory: str, quick: bool, with_forward: bool = False) -> None:
     results = {"info": info, "rows": []}
     torch.manual_seed(0)
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION}
-    for label, b, s, h, hkv, d, causal in grid(quick):
+    for label, b, s, h, hkv, d, causal in grid(quick, head_dims):
         q, k, v, do = (torch.randn(b, s, x, d, device="cuda", dtype=torch.bfloat16)
                        for x in (h, hkv, hkv, h))  # fmt: skip
         row = {"label": label, "batch": b, "seq": s, "heads": h, "kv_heads": hkv, "d": d,
@@ -157,7 +160,7 @@ def run(directory: str, quick: bool, with_forward: bool = False) -> None:
         del q, k, v, do, o, lse, tensors
     from ratios import summary as ratio_summary
 
-    summary = ratio_summary(results["rows"], backends, HEAD_DIMS)
+    summary = ratio_summary(results["rows"], backends, head_dims)
     results["summary"] = summary
     print(json.dumps(summary, indent=1))
     write_results(directory, "attention-backward-results.json", results)
@@ -170,11 +173,13 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--with-forward", action="store_true",
                         help="also time forward + backward against SDPA's")  # fmt: skip
+    parser.add_argument("--head-dims", type=int, nargs="+", default=HEAD_DIMS,
+                        choices=HEAD_DIMS, help="the head dims' rows only")  # fmt: skip
     args = parser.parse_args(argv)
     if args.action == "generate":
         generate(args.directory)
     else:
-        run(args.directory, args.quick, args.with_forward)
+        run(args.directory, args.quick, args.with_forward, tuple(args.head_dims))
     return 0
 
 

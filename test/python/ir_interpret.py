@@ -12,7 +12,10 @@ _OPS = {
     "llvm.xor": lambda a, b: a ^ b,
     "llvm.lshr": lambda a, b: a >> b,
     "llvm.shl": lambda a, b: a << b,
+    "llvm.udiv": lambda a, b: a // b,
+    "llvm.urem": lambda a, b: a % b,
     "llvm.zext": lambda a: a,
+    "llvm.sext": lambda a: a,  # the values evaluated are not negative
     "llvm.trunc": lambda a: a,
     "llvm.ptrtoint": lambda a: a,
     "arith.addi": lambda a, b: a + b,

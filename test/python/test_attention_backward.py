@@ -44,6 +44,11 @@ def test_every_configuration_is_clean(ctx, config):
         ({"dtype": "e4m3"}, r"dtype must be bf16 or f16 for the backward, but got 'e4m3'"),
         ({"consumers": 3}, r"consumers must be 2 \(128 keys per CTA\), but got 3"),
         ({"stages": 5}, r"stages must be in \[1, 4\], but got 5"),
+        (
+            {"stages": 1},
+            r"the Q/dO ring must hold every consumer's dK and dV at the end \(65536 bytes\), "
+            r"but 1 stage\(s\) hold 33792",
+        ),
         ({"consumer_regs": 248}, r"registers must be multiples of 8 within .* 248 and 24"),
         ({"causal": 1}, r"causal must be a bool, but got 1"),
         (
@@ -199,3 +204,42 @@ def test_backward_points_both_launches_at_each_call(varlen, deterministic):
     assert m == expected and (sem is not None) == deterministic
     assert dq.shape == ((10, 2, 64) if varlen else (1, 10, 2, 64)) and dq.data_ptr() == acc
     assert dk.shape == dv.shape == (1, 10, 1, 64) and dk.dtype == torch.bfloat16
+
+
+def test_inputs_encode_a_map_only_at_a_new_address():
+    """_calls.Inputs: a slot whose tensor sits where the last call's did
+    keeps its tensor map (encoding one is ~19 us of driver time; steady-state
+    training steps reuse addresses); a tensor at a new address gets its
+    map encoded, and a plain pointer is written every call."""
+    torch = pytest.importorskip("torch")
+    from nvwgmma.kernel import _calls
+
+    class Launch:
+        def __init__(self):
+            self.values = {}
+
+        def set(self, index, value):
+            self.values[index] = value
+
+    encoded = []
+
+    def map_of(at):
+        encoded.append(at)
+        return ("map", at)
+
+    launch = Launch()
+    inputs = _calls.Inputs(launch, [("tm", "map"), ("p", "ptr")], [("tm", map_of), ("p", None)])
+    a, b = torch.zeros(4), torch.zeros(4)
+    inputs(a, b)
+    inputs(a, a)
+    assert encoded == [a.data_ptr()] and launch.values == {
+        0: ("map", a.data_ptr()),
+        1: a.data_ptr(),
+    }
+    inputs(b, None)
+    assert encoded == [a.data_ptr(), b.data_ptr()] and launch.values[0] == ("map", b.data_ptr())
+    inputs(a, b)
+    assert encoded[-1] == a.data_ptr() and launch.values == {
+        0: ("map", a.data_ptr()),
+        1: b.data_ptr(),
+    }

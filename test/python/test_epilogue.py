@@ -187,6 +187,78 @@ def test_16bit_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle)
     assert (hit == 1).all()
 
 
+def _ops(block, name):
+    """`name` ops of `block` and of the regions nested in it, in order."""
+    for op in block.operations:
+        if op.name == name:
+            yield op
+        for region in op.regions:
+            for inner in region.blocks:
+                yield from _ops(inner, name)
+
+
+@pytest.mark.parametrize("n,out_type,swizzle", [(128, "bf16", 128), (64, "bf16", 128),
+                                                (64, "f16", 64), (64, "f32", 128)])  # fmt: skip
+def test_copy_staged_reads_the_staging_and_writes_whole_rows(ctx, n, out_type, swizzle):
+    """copy_staged: each 16-byte load, unswizzled, is the chunk of the
+    staged tile its store writes at (row + r) * ld + col + chunk; the tile
+    is covered once, and a warp's 32 stores of one pass are contiguous."""
+    from nvwgmma import ir
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>, %t: i32) attributes {nvvm.kernel} "
+        "{ llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    smem, ptr, t = block.arguments
+    row, col, ld = 192, 64, 1024
+    with ir.InsertionPoint(block.operations[0]):
+        epilogue.copy_staged(smem, ptr, ld, n=n, out_type=out_type, row=row, col=col, rows=250,
+                             thread=t, swizzle=swizzle)  # fmt: skip
+    module.operation.verify()
+    loads, stores = list(_ops(block, "llvm.load")), list(_ops(block, "llvm.store"))
+    ifs = list(_ops(block, "scf.if"))
+    element = 4 if out_type == "f32" else 2
+    per_row = n * element // 16
+    assert len(loads) == len(stores) == len(ifs) == 64 * per_row // 128
+    hit = np.zeros((64, per_row), int)
+    for thread in range(128):
+        for load, store in zip(loads, stores):
+            offset = evaluate(load.operands[0].owner.operands[1], {t: thread})
+            blk, r, byte = _unswizzle(offset, swizzle)
+            chunk = blk * (swizzle // 16) + byte // 16
+            index = evaluate(store.operands[1].owner.operands[1], {t: thread})
+            assert index == (row + r) * ld + col + chunk * 16 // element
+            hit[r, chunk] += 1
+    assert (hit == 1).all()
+    for store in stores:  # one warp, one pass: 512 contiguous bytes
+        first = [evaluate(store.operands[1].owner.operands[1], {t: x}) for x in range(32)]
+        rows = {i // ld for i in first}
+        assert len(rows) == 512 // (per_row * 16)  # whole rows, each written end to end
+        assert sorted(first) == sorted(r * ld + col + c * 16 // element for r in rows
+                                       for c in range(per_row))  # fmt: skip
+    bound = evaluate(ifs[-1].operands[0].owner.operands[1], {})
+    assert bound == 250
+
+
+def test_copy_staged_refuses_rows_that_do_not_fill_passes(ctx):
+    from nvwgmma import ir
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%s: !llvm.ptr<3>, %g: !llvm.ptr<1>) attributes {nvvm.kernel} { llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    smem, ptr = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        with pytest.raises(ValueError, match="power-of-two count of 16-byte chunks .* but got 192 "
+                                             "bf16 columns: 24 chunks"):  # fmt: skip
+            epilogue.copy_staged(smem, ptr, 8, n=192, swizzle=64)
+        with pytest.raises(TypeError, match=r"ptr must be an !llvm.ptr<1>, but got !llvm.ptr<3>"):
+            epilogue.copy_staged(smem, smem, 8, n=64)
+
+
 def test_staging_swizzle_is_the_widest_that_tiles_the_columns():
     from nvwgmma.kernel import epilogue
 

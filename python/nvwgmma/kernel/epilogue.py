@@ -14,11 +14,14 @@ store.
 
 from __future__ import annotations
 
+import contextlib
+
 from .. import _checks
 from ..layouts import ELEMENT_BITS
 from ._ir import as_i32, element_type, gep, i32_constant
 
 __all__ = [
+    "copy_staged",
     "issue_tma_store",
     "stage_accumulator",
     "staging_bytes",
@@ -439,6 +442,82 @@ def stage_accumulator(
             narrow = llvm.fptrunc(VectorType.get([2], elem), wide, loc=loc, ip=ip)
             regs.append(llvm.bitcast(i32, narrow, loc=loc, ip=ip))
         nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
+
+
+def copy_staged(smem, ptr, ld, *, n: int, out_type: str = "bf16", row=0, col=0, rows=None,
+                thread=None, swizzle: int = 128, loc=None, ip=None):  # fmt: skip
+    """Copy the 64 x n tile stage_accumulator staged at `smem` to the
+    row-major matrix at `ptr` (an `!llvm.ptr<1>`, leading dimension `ld`
+    elements) at (row, col), with 16-byte loads and stores: the
+    warpgroup's threads take consecutive 16-byte chunks of whole rows, so
+    a warp writes 512 contiguous bytes or more, where store_accumulator's
+    4- or 8-byte stores each touch 8 rows. Rows at or past `rows` (an int
+    or i32 Value) are not written. The caller syncs the warpgroup between
+    the staging and the copy, and keeps `ptr` + (row * ld + col) elements
+    and ld * element size 16-byte aligned (a TMA store's alignment, without
+    a tensor map)."""
+    from ..dialects import llvm, scf
+    from ..ir import InsertionPoint, IntegerType, VectorType
+    from .smem import swizzle_offset
+
+    staging_bytes(n, out_type, swizzle)
+    ptr = _checks.value(ptr, "ptr")
+    if not (isinstance(ptr.type, llvm.PointerType) and ptr.type.address_space == 1):
+        raise TypeError(f"ptr must be an !llvm.ptr<1>, but got {ptr.type}")
+    smem = _checks.value(smem, "smem")
+    if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
+        raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
+    ld, row, col = (
+        as_i32(v, w, wide=True, loc=loc, ip=ip) for v, w in ((ld, "ld"), (row, "row"), (col, "col"))
+    )
+    rows = None if rows is None else as_i32(rows, "rows", wide=True, loc=loc, ip=ip)
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
+    i64 = IntegerType.get_signless(64)
+    none = llvm.IntegerOverflowFlags.none
+    element = ELEMENT_BITS[out_type] // 8
+    per_row = n * element // 16  # 16-byte chunks of a row
+    if 128 % per_row:
+        raise ValueError(f"n must make a row of a power-of-two count of 16-byte chunks (whole "
+                         f"rows per pass of 128 threads), but got {n} {out_type} columns: "
+                         f"{per_row} chunks")  # fmt: skip
+    step = 128 // per_row  # rows a pass of the warpgroup covers
+    chunk = llvm.urem(t, i32_constant(per_row, loc, ip), loc=loc, ip=ip)
+    first_row = llvm.udiv(t, i32_constant(per_row, loc, ip), loc=loc, ip=ip)
+    chunk_bytes = llvm.mul(chunk, i32_constant(16, loc, ip), none, loc=loc, ip=ip)
+    # The chunk's column block and its byte in the block's row.
+    block = llvm.udiv(chunk_bytes, i32_constant(swizzle, loc, ip), loc=loc, ip=ip)
+    in_row = llvm.urem(chunk_bytes, i32_constant(swizzle, loc, ip), loc=loc, ip=ip)
+    block_at = llvm.mul(block, i32_constant(_BLOCK_ROWS * swizzle, loc, ip), none, loc=loc, ip=ip)
+    column = llvm.add(col, llvm.mul(chunk, i32_constant(16 // element, loc, ip), none, loc=loc,
+                                    ip=ip), none, loc=loc, ip=ip)  # fmt: skip
+    wide_ld = llvm.sext(i64, ld, loc=loc, ip=ip)
+    wide_col = llvm.sext(i64, column, loc=loc, ip=ip)
+    quad = VectorType.get([4], IntegerType.get_signless(32))
+    for p in range(_BLOCK_ROWS // step):
+        r = llvm.add(first_row, i32_constant(p * step, loc, ip), none, loc=loc, ip=ip)
+        linear = llvm.add(llvm.mul(r, i32_constant(swizzle, loc, ip), none, loc=loc, ip=ip),
+                          in_row, none, loc=loc, ip=ip)  # fmt: skip
+        at = llvm.add(block_at, swizzle_offset(linear, f"{swizzle}B", loc=loc, ip=ip), none,
+                      loc=loc, ip=ip)  # fmt: skip
+        target = llvm.add(row, r, none, loc=loc, ip=ip)
+        guard = None
+        if rows is not None:
+            inside = llvm.icmp(llvm.ICmpPredicate.slt, target, rows, loc=loc, ip=ip)
+            guard = scf.IfOp(inside, loc=loc, ip=ip)
+        with InsertionPoint(guard.then_block) if guard else contextlib.nullcontext():
+            inner = None if guard else ip  # inside the guard: its block's end
+            value = llvm.load(quad, gep(smem, at, loc=loc, ip=inner), alignment=16, loc=loc,
+                              ip=inner)  # fmt: skip
+            index = llvm.add(llvm.mul(llvm.sext(i64, target, loc=loc, ip=inner), wide_ld, none,
+                                      loc=loc, ip=inner), wide_col, none, loc=loc, ip=inner)  # fmt: skip
+            llvm.store(value, gep(ptr, index, element_type(out_type), loc=loc, ip=inner),
+                       alignment=16, loc=loc, ip=inner)  # fmt: skip
+            if guard:
+                scf.YieldOp([], loc=loc)
 
 
 def _stage_f32(acc, members, smem, t, n, first_column, width, swizzle, op, loc, ip):

@@ -122,6 +122,12 @@ class BackwardConfig:
         return epilogue.staging_bytes(self.dq_n, "f32")
 
     @property
+    def dkv_staging_bytes(self) -> int:
+        """Every consumer's dK and dV, 16-bit, staged in the ring for the
+        copy out."""
+        return 2 * self.consumers * KEYS_PER_CONSUMER * self.dkv_n * 2
+
+    @property
     def barrier_bytes(self) -> int:
         """K/V's one-shot barrier and the ring's full and empty barriers."""
         return 8 * (1 + 2 * self.stages)
@@ -168,6 +174,10 @@ def check_backward_config(c: BackwardConfig) -> None:
     if not 1 <= c.stages <= 4:
         raise ValueError(f"stages must be in [1, 4], but got {c.stages}")
     check_registers(c)
+    if c.stages * c.stage_bytes < c.dkv_staging_bytes:
+        raise ValueError(f"the Q/dO ring must hold every consumer's dK and dV at the end "
+                         f"({c.dkv_staging_bytes} bytes), but {c.stages} stage(s) hold "
+                         f"{c.stages * c.stage_bytes}")  # fmt: skip
     if c.shared_memory_bytes > _SMEM_LIMIT:
         raise ValueError(f"K, V, {c.stages} Q/dO stages and dS must fit 227 KiB of shared memory, "
                          f"but need {c.shared_memory_bytes} bytes")  # fmt: skip
