@@ -14,7 +14,10 @@ HERE = pathlib.Path(__file__).resolve().parent
 GEMM_STEADY = "h100/2026-11-24-0647-gemm-power-table-final.json"
 GEMM_SHORT = "h100/2026-11-24-0647-gemm-shapes-final.json"
 ATTENTION = "h100/2026-11-24-0205-attention-grid.json"
-ATTENTION_BACKWARD = "h100/2026-11-27-1858-attention-backward.json"
+# Head dim 128 and GQA, backward and forward + backward; head dims 64 and
+# 256 (backward) from a run of the same kernels the same evening.
+ATTENTION_BACKWARD = "h100/2026-11-27-2150-attention-backward-d128.json"
+ATTENTION_BACKWARD_OTHERS = "h100/2026-11-27-2131-attention-backward.json"
 # Decode: (GPU, set, file); "tuned" is the half rule 0 was set on.
 DECODE = [
     ("H100", "tuned: Llama-3-8B", "h100/2026-11-27-0051-gemm-decode.json"),
@@ -74,8 +77,8 @@ def gemm_fp8() -> str:
     return "\n".join(lines)
 
 
-def attention(name=None) -> str:
-    data = _load(name or ATTENTION)
+def attention(name=None, data=None) -> str:
+    data = data or _load(name or ATTENTION)
     lines = ["| head dim, S | batch x heads | ours TFLOP/s | cuDNN TFLOP/s | vs cuDNN | vs flash |",
              "|---|---|---|---|---|---|"]  # fmt: skip
     for r in data["rows"]:
@@ -154,7 +157,15 @@ def gemm_corpus_worst() -> str:
 
 
 def attention_backward() -> str:
-    return attention(ATTENTION_BACKWARD)
+    main, others = _load(ATTENTION_BACKWARD)["rows"], _load(ATTENTION_BACKWARD_OTHERS)["rows"]
+    rows = ([r for r in others if r["d"] == 64] + main
+            + [r for r in others if r["d"] == 256])  # fmt: skip
+    summary = {}
+    for name in ("cudnn", "flash"):
+        for d in (64, 128, 256):
+            v = [r[f"vs_{name}"] for r in rows if r["d"] == d and r["label"].startswith("d")]
+            summary[f"d{d} vs {name}"] = {"geomean": _geomean(v), "min": min(v)}
+    return attention(data={"rows": rows, "summary": summary})
 
 
 def attention_step() -> str:

@@ -446,7 +446,9 @@ def stage_accumulator(
 
 def copy_staged(smem, ptr, ld, *, n: int, out_type: str = "bf16", row=0, col=0, rows=None,
                 thread=None, swizzle: int = 128, loc=None, ip=None):  # fmt: skip
-    """Copy the 64 x n tile stage_accumulator staged at `smem` to the
+    """A staged tile to global memory by threads, 16 coalesced bytes each.
+
+    Copies the 64 x n tile stage_accumulator staged at `smem` to the
     row-major matrix at `ptr` (an `!llvm.ptr<1>`, leading dimension `ld`
     elements) at (row, col), with 16-byte loads and stores: the
     warpgroup's threads take consecutive 16-byte chunks of whole rows, so
