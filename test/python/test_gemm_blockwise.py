@@ -42,7 +42,7 @@ def test_block_scales_need_their_tiles():
     from nvwgmma.kernel.gemm import GemmConfig
     from nvwgmma.kernel.gemm.config import check_config
 
-    for fields in ({"dtype": "bf16"}, {"k_order": "serpentine"}, {"tile_n": 192},
+    for fields in ({"dtype": "bf16"}, {"k_order": "serpentine"}, {"tile_n": 160},
                    {"inflight": 1}, {"consumer_rows": 128, "consumers": 1}):  # fmt: skip
         config = GemmConfig(dtype="e4m3", tile_n=128, k_order="forward", block_scales=True)
         config = GemmConfig(**{**config.__dict__, **fields})
@@ -55,11 +55,46 @@ def _configs():
 
     from nvwgmma.kernel.gemm.blockwise import blockwise_config
 
-    base = blockwise_config(4096, 2112, 7168)
-    return [base, replace(base, stages=6, epilogue="registers"), replace(base, cluster_m=2)]
+    base = blockwise_config(4096, 4096, 7168)
+    return [base, blockwise_config(4096, 2112, 7168), replace(base, stages=6, epilogue="registers"),
+            replace(base, cluster_m=2)]  # fmt: skip
 
 
-@pytest.mark.parametrize("index", range(3))
+def test_blockwise_config_weighs_wave_fill_by_tile_rate():
+    """The tile with the highest wave fill x rate (128 x 192: 1.10): the
+    wide one from 0.91 of the narrow one's fill up (N = 2112 at M = 4096:
+    0.89 against 0.80; N = 7168: 0.905 against 0.97), the narrow one below
+    (N = 4096: 0.862 against 0.97; M = 128, N = 2112: 11 wide tiles against
+    17 narrow ones on 132 SMs)."""
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config
+
+    picks = {(m, n): blockwise_config(m, n, 7168).tile_n
+             for m in (128, 4096) for n in (2112, 4096, 7168, 24576, 32768)}  # fmt: skip
+    wide = {(4096, 2112), (4096, 7168), (4096, 24576), (4096, 32768), (128, 24576)}
+    assert picks == {(m, n): 192 if (m, n) in wide else 128 for m, n in picks}
+    assert blockwise_config(4096, 2112, 7168).stages == 4
+    assert blockwise_config(4096, 2112, 7168, rates={128: 1.0}).tile_n == 128
+
+
+def test_the_fitted_rate_is_the_one_in_use():
+    """bench/gemm/blockwise_fit.py's fit of its results file gives
+    TILE_RATES[192]."""
+    import json
+    import pathlib
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "bench" / "gemm"))
+    from blockwise_fit import fitted_rate
+    from nvwgmma.kernel.gemm.blockwise import TILE_RATES
+
+    data = json.loads(
+        (root / "bench/results/h100/2026-11-27-2200-blockwise-tiles-fit.json").read_text()
+    )
+    assert fitted_rate(data["rows"]) == pytest.approx(TILE_RATES[192])
+
+
+@pytest.mark.parametrize("index", range(4))
 def test_block_scaled_kernels_assemble_cleanly(ctx, index):
     """Strict-checked, 0 spills; the scales are the last two parameters,
     each K tile's product is waited for (wait_group 0) in the loop and

@@ -28,13 +28,28 @@ __all__ = ["blockwise_config", "blockwise_mm", "prepare_blockwise"]
 BLOCK = 128
 
 
-def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3",
-                     out_dtype: str = "bf16") -> GemmConfig:  # fmt: skip
-    """128 x 128 tiles of two 64-row consumers (each holds its running and
-    its fresh accumulator: 128 columns keep both in registers), K walked
-    forward (the scales' order), 5 stages of 32 KiB."""
-    return GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
+# Full-wave throughput of each tile relative to 128 x 128's, fitted on
+# Llama-3-8B's and -70B's projections at M = 256 ... 8192 (bench/gemm/
+# blockwise_fit.py; bench/results/h100/2026-11-27-2200-blockwise-tiles-fit.json):
+# the wider tile's promotion and scale loads come once per 192 columns.
+TILE_RATES = {128: 1.0, 192: 1.10}
+
+
+def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
+                     sms: int = 132, rates=None) -> GemmConfig:  # fmt: skip
+    """Two 64-row consumers (each holds its running and its fresh
+    accumulator), K walked forward (the scales' order), and the tile whose
+    wave fill on `sms` SMs times its rate (`rates`, default TILE_RATES) is
+    highest: 128 x 128 (5 stages of 32 KiB) or 128 x 192 (4 stages of 40
+    KiB; B's scales per 64 columns). N = 2112 at M = 4096: 352 wide tiles
+    in 3 waves (0.89 full) against 544 narrow ones in 5 (0.80)."""
+    from .selector import wave_fill
+
+    rates = TILE_RATES if rates is None else rates
+    base = GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
                       k_order="forward", block_scales=True)  # fmt: skip
+    tiles = [base] + [replace(base, tile_n=192, stages=4)] * (192 in rates)
+    return max(tiles, key=lambda c: wave_fill(c, m, n, 1, sms) * rates[c.tile_n])
 
 
 def _ceil(a: int, b: int) -> int:
@@ -91,7 +106,9 @@ def prepare_blockwise(a, b, scale_a, scale_b, *, out=None, out_dtype="bf16", str
     if (m > 1 and tc.strides != (n, 1)) or tc.address % 16:
         _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
     if config is None:
-        config = blockwise_config(m, n, k, dtype=ta.dtype, out_dtype=out_dtype)
+        with runtime.on_device(ta.device):
+            sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
+        config = blockwise_config(m, n, k, dtype=ta.dtype, out_dtype=out_dtype, sms=sms)
         if not aligned:
             config = replace(config, epilogue="registers")
     if not config.block_scales or config.dtype != ta.dtype or config.out_dtype != out_dtype:

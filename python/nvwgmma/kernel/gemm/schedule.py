@@ -171,9 +171,17 @@ class _Roles:
                        arith.andi(arith.shrui(t, const(2)), const(7))),
         )  # fmt: skip
         rows = [arith.minui(arith.addi(top, const(8 * h)), last_row) for h in range(2)]
-        col_block = arith.divui(work.col, const(128))
-        blocks = [arith.minui(arith.addi(col_block, const(j)), last_block)
-                  for j in range(c.tile_n // 128)]  # fmt: skip
+        # B's scale per `sub` columns of the tile: a 128-column block, or for
+        # tiles of 64 x odd columns (which start 64 into a block every other
+        # tile), each 64 columns' block -- static per element either way.
+        sub = 128 if c.tile_n % 128 == 0 else 64
+        if sub == 128:
+            col_block = arith.divui(work.col, const(128))
+            blocks = [arith.minui(arith.addi(col_block, const(j)), last_block)
+                      for j in range(c.tile_n // 128)]  # fmt: skip
+        else:
+            blocks = [arith.minui(arith.divui(arith.addi(work.col, const(64 * j)), const(128)),
+                                  last_block) for j in range(c.tile_n // 64)]  # fmt: skip
         if work.b_batch is not None:
             # A grouped GEMM: B's scales are one (N/128 x K/128) table per group.
             per_group = arith.muli(work.b_batch, arith.addi(last_block, const(1)))
@@ -210,7 +218,7 @@ class _Roles:
                 members = acc.type.body
                 out = llvm.mlir_undef(acc.type)
                 for i in range(len(members)):
-                    s = both[(i // 2) % 2][(8 * (i // 4)) // 128]
+                    s = both[(i // 2) % 2][(8 * (i // 4)) // sub]
                     x = llvm.extractvalue(members[i], part, [i])
                     y = llvm.extractvalue(members[i], acc, [i])
                     out = llvm.insertvalue(out, llvm.intr_fma(x, s, y), [i])
