@@ -156,6 +156,16 @@ def test_deterministic_order_is_acquire_release(ctx):
     assert "fence.release.gpu;" in ptx and "atom.global.add.u32" in ptx
 
 
+class Launch:
+    """A packed launch's parameters, as `set` writes them."""
+
+    def __init__(self):
+        self.values = {}
+
+    def set(self, index, value):
+        self.values[index] = value
+
+
 @pytest.mark.parametrize("varlen,deterministic", [(False, False), (True, True)])
 def test_backward_points_both_launches_at_each_call(varlen, deterministic):
     """_Backward.outputs: every per-call parameter of the preparation and
@@ -165,13 +175,6 @@ def test_backward_points_both_launches_at_each_call(varlen, deterministic):
     and nothing else; dQ comes back as the buffer's rows."""
     torch = pytest.importorskip("torch")
     from nvwgmma.kernel.attention.backward import kernel, launch, prepare
-
-    class Launch:
-        def __init__(self):
-            self.values = {}
-
-        def set(self, index, value):
-            self.values[index] = value
 
     def names(signature, values):
         return {signature[i][0]: v for i, v in values.items()}
@@ -213,13 +216,6 @@ def test_inputs_encode_a_map_only_at_a_new_address():
     map encoded, and a plain pointer is written every call."""
     torch = pytest.importorskip("torch")
     from nvwgmma.kernel import _calls
-
-    class Launch:
-        def __init__(self):
-            self.values = {}
-
-        def set(self, index, value):
-            self.values[index] = value
 
     encoded = []
 
