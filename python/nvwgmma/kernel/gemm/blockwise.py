@@ -48,7 +48,7 @@ def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: 
     rates = TILE_RATES if rates is None else rates
     base = GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
                       k_order="forward", block_scales=True)  # fmt: skip
-    tiles = [base] + [replace(base, tile_n=192, stages=4)] * (192 in rates)
+    tiles = [base] + ([replace(base, tile_n=192, stages=4)] if 192 in rates else [])
     return max(tiles, key=lambda c: wave_fill(c, m, n, 1, sms) * rates[c.tile_n])
 
 

@@ -171,9 +171,10 @@ class _Roles:
                        arith.andi(arith.shrui(t, const(2)), const(7))),
         )  # fmt: skip
         rows = [arith.minui(arith.addi(top, const(8 * h)), last_row) for h in range(2)]
-        # B's scale per `sub` columns of the tile: a 128-column block, or for
-        # tiles of 64 x odd columns (which start 64 into a block every other
-        # tile), each 64 columns' block -- static per element either way.
+        # B's scale per `sub` columns of the tile: per 128-column block, or,
+        # for a tile of an odd number of 64-column blocks (every other one
+        # starts 64 columns into a scale block), per 64 columns -- static per
+        # accumulator element either way.
         sub = 128 if c.tile_n % 128 == 0 else 64
         if sub == 128:
             col_block = arith.divui(work.col, const(128))
