@@ -608,3 +608,34 @@ def test_vcopy_refuses_other_head_dims(ctx):
 
     with pytest.raises(ValueError, match="head_dim must be 64, 128 or 256, but got 96"):
         build_vcopy(VCopyConfig(96))
+
+
+def test_fp8_copied_v_inputs_point_the_copy_at_v():
+    """An fp8 launch whose V goes through the Vᵀ copy, re-pointed at a
+    call's tensors: Q's and K's maps and cu_seqlens go to the kernel, V's
+    address and cu_seqlens_k to the copy (its source); the kernel's V map
+    (the copy's storage) is never rewritten."""
+    from nvwgmma.kernel import _calls
+    from nvwgmma.kernel.attention import SIGNATURE, launch, vcopy
+
+    class Launch:
+        def __init__(self, signature):
+            self.names, self.values = [n for n, _ in signature], {}
+
+        def set(self, index, value):
+            self.values[self.names[index]] = value
+
+    kernel, copy = Launch(SIGNATURE), Launch(vcopy.SIGNATURE)
+    inputs = launch._CopiedV(
+        _calls.Inputs(kernel, SIGNATURE, [("tmQ", lambda at: ("Q", at)),
+                                          ("tmK", lambda at: ("K", at)), ("cuQ", None),
+                                          ("cuK", None)]),
+        _calls.Inputs(copy, vcopy.SIGNATURE, [("src", None), ("cu", None)]))  # fmt: skip
+    q, k, v = (Array((2, 64, 4, 128), "<V1", address=a << 20) for a in (1, 2, 3))
+    cu_q, cu_k = (Array((3,), "<i4", address=a << 20) for a in (4, 5))
+    inputs(q, k, v, cu_q, cu_k)
+    assert kernel.values == {"tmQ": ("Q", 1 << 20), "tmK": ("K", 2 << 20), "cuQ": 4 << 20,
+                             "cuK": 5 << 20}  # fmt: skip
+    assert copy.values == {"src": 3 << 20, "cu": 5 << 20}
+    inputs(q, k, Array((2, 64, 4, 128), "<V1", address=6 << 20), None, None)  # dense
+    assert copy.values == {"src": 6 << 20, "cu": 5 << 20} and "tmV" not in kernel.values

@@ -181,9 +181,9 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
     A call repeating an earlier one's layout (tensors of the same shapes,
     strides, dtypes and devices, addresses as aligned; the same arguments)
     skips the checks and reuses the packed launch, re-pointed at this
-    call's tensors -- a training step's new activations included (fp8:
-    the same tensors) -- so the host's part of a call stays well under the
-    kernel's time even at 512 tokens.
+    call's tensors -- a training step's new activations included (fp8: V's
+    transposed copy re-pointed at the new V) -- so the host's part of a
+    call stays well under the kernel's time even at 512 tokens.
 
     The kernel runs on the tensors' device, whichever device is current;
     calls can be captured into CUDA graphs, a first call inside the capture
@@ -214,11 +214,9 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
                                         max_seqlen_q=max_seqlen_q, max_seqlen_k=max_seqlen_k,
                                         return_lse=return_lse)  # fmt: skip
     s = _calls.stream_of(stream, q)
-    # fp8's V copy reads V's own address: those launches are kept per tensors.
-    key_of = _calls.key if "float8" in str(getattr(q, "dtype", "")) else _calls.layout_key
     inputs = (q, k, v, cu_seqlens_q, cu_seqlens_k)
-    key = key_of((*inputs, max_seqlen_q, max_seqlen_k, bool(causal), scale, s, config, out,
-                  lse, q_descale, k_descale, v_descale))  # fmt: skip
+    key = _calls.layout_key((*inputs, max_seqlen_q, max_seqlen_k, bool(causal), scale, s, config,
+                             out, lse, q_descale, k_descale, v_descale))  # fmt: skip
     hit = _calls.reusable(_recent, key, s)
     if hit is None:
         launch, o, lse = prepare(q, k, v, causal=causal, scale=scale, cu_seqlens_q=cu_seqlens_q,
@@ -234,8 +232,8 @@ def attention(q, k, v, *, causal=False, scale=None, cu_seqlens_q=None, cu_seqlen
 
 
 # Launches of recent calls, keyed by everything the checks read but the
-# addresses (_calls.layout_key; fp8: with them, _calls.key); the inputs',
-# the output's and the LSE's slots are rewritten per call.
+# addresses (_calls.layout_key); the inputs', the output's and the LSE's
+# slots (and fp8's V copy's source) are rewritten per call.
 _recent: dict = {}
 
 
@@ -348,15 +346,18 @@ def _prepared(p, scale, out, lse, stream, descales):
     fresh = out is None or _contiguous(to)
     o_layout = _Layout(to.dtype, to.shape, to.strides)
     o_map = (lambda at: map_of(o_layout, "O", at)) if p.config.tma_store else None
-    # A call of this layout on other tensors (fp8 keeps its V copy's source:
-    # such calls are keyed by address and never re-pointed).
-    slots = []
+    # A call of this layout on other tensors: its maps and addresses.
+    layouts = [(name, _Layout(t.dtype, t.shape, t.strides))
+               for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]  # fmt: skip
+    maps_of = [(f"tm{name}", lambda at, n=name, t=t: map_of(t, n, at)) for name, t in layouts]
     if copy_v is None:
-        layouts = [(name, _Layout(t.dtype, t.shape, t.strides))
-                   for t, name in ((tq, "Q"), (tk, "K"), (tv, "V"))]  # fmt: skip
-        slots = [(f"tm{name}", lambda at, n=name, t=t: map_of(t, n, at)) for name, t in layouts]
-        slots += [("cuQ", None), ("cuK", None)]
-    launch.inputs = _calls.Inputs(launch, SIGNATURE, slots)
+        launch.inputs = _calls.Inputs(launch, SIGNATURE, [*maps_of, ("cuQ", None), ("cuK", None)])
+    else:  # the kernel reads V's copy, always in the same place
+        from . import vcopy
+
+        launch.inputs = _CopiedV(
+            _calls.Inputs(launch, SIGNATURE, [*maps_of[:2], ("cuQ", None), ("cuK", None)]),
+            _calls.Inputs(copy_v, vcopy.SIGNATURE, [("src", None), ("cu", None)]))  # fmt: skip
     launch.outputs = _calls.Outputs(launch, SIGNATURE, [
         ("out", "O", new_o if fresh else None, "tmO" if o_map else None, o_map),
         ("lse", "LSE", new_lse, None, None)])  # fmt: skip
@@ -409,6 +410,19 @@ def _transposed_v(tv, stream, permuted, packed=None):
     copy = kernel.launcher(grid=grid, block=meta["block"], args=args, stream=stream)
     copy.storage = storage  # alive as long as the launch
     return _tensor(storage.view(tv.value.dtype).permute(0, 3, 1, 2), "v"), copy
+
+
+class _CopiedV:
+    """`launch.inputs(q, k, v, cu_seqlens_q, cu_seqlens_k)` of an fp8 launch
+    whose V goes through the Vᵀ copy: Q's and K's maps and cu_seqlens in the
+    kernel's parameters; V's address and cu_seqlens_k in the copy's."""
+
+    def __init__(self, kernel, copy):
+        self.kernel, self.copy = kernel, copy
+
+    def __call__(self, q, k, v, cu_q, cu_k):
+        self.kernel(q, k, cu_q, cu_k)
+        self.copy(v, cu_k)
 
 
 class _AfterCopy:
