@@ -33,6 +33,7 @@ MODULES = [
     ("nvwgmma.kernel.attention", None),
     ("nvwgmma.kernel.attention.backward", None),
     ("nvwgmma.kernel.cache", None),
+    ("nvwgmma.kernel.profile", None),
     ("nvwgmma.locations", None),
     ("nvwgmma.errors", None),
     ("nvwgmma.tools", None),
