@@ -11,6 +11,18 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _load(path):
+    """A bench script as a module of its own (both timelines are
+    `timeline.py`)."""
+    import importlib.util
+
+    name = path.replace("/", "_").removesuffix(".py")
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _kernel(emit):
     from nvwgmma import ir
     from nvwgmma.kernel._ir import kernel_shell
@@ -79,10 +91,7 @@ def timeline(monkeypatch):
 
     for name in ("_sequence", "_iteration", "_finish", "_store_dq_warp"):
         monkeypatch.setattr(kernel._Kernel, name, getattr(kernel._Kernel, name))
-    monkeypatch.syspath_prepend(os.path.join(ROOT, "bench", "attention"))
-    import timeline as module
-
-    return module
+    return _load("bench/attention/timeline.py")
 
 
 def test_instrumented_backward_stamps_every_record(ctx, timeline):
@@ -113,3 +122,39 @@ def test_phases_from_records(timeline):
     p = timeline.phases(rows)
     assert p["prologue"] == 40 and p["block"] == 40 and p["gap"] == 10
     assert p["tail"] == 40 and p["cta"] == 510 and p["blocks"] == 11
+
+
+@pytest.fixture
+def gemm_timeline(monkeypatch):
+    """bench/gemm/timeline.py, its patches of the GEMM schedule undone
+    after the test."""
+    from nvwgmma.kernel.gemm import schedule
+
+    for name in ("consumer", "mainloop", "finish_tile", "done"):
+        monkeypatch.setattr(schedule._Roles, name, getattr(schedule._Roles, name))
+    return _load("bench/gemm/timeline.py")
+
+
+@pytest.mark.parametrize("shape", [(16, 14336, 4096), (4096, 4096, 4096)])
+def test_instrumented_gemm_stamps_every_record(ctx, gemm_timeline, shape):
+    """The instrumented kernel matmul picks (the decode path, a large
+    tile): strict-checker clean, 5 clock reads and a store per record."""
+    from gemm_checks import assert_clean
+
+    gemm_timeline.instrument()
+    _meta, ptx = assert_clean(gemm_timeline._config(*shape))
+    assert ptx.count("%clock64") == 5 and "%smid" in ptx
+    assert ptx.count("st.global.u64") + ptx.count("st.global.b64") == len(gemm_timeline.RECORDS)
+
+
+def test_gemm_phases_from_records(gemm_timeline):
+    rows = [
+        # sm, start, unit_start, unit_loaded, unit_stored, end, k_steps, units
+        [0, 10, 30, 1030, 1100, 1120, 64, 1],
+        [1, 20, 60, 860, 940, 960, 64, 1],
+        [0, 0, 0, 0, 0, 0, 0, 0],  # a CTA that never ran (no start)
+    ]
+    p = gemm_timeline.phases(rows, lambda r: 100)
+    assert p["ctas"] == 2 and p["setup"] == 30 and p["mainloop"] == 900
+    assert p["bytes_per_cycle"] == pytest.approx((6.4 + 8.0) / 2)
+    assert p["store"] == 75 and p["cta"] == 1025 and p["gap"] == 0
