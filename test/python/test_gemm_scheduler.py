@@ -340,7 +340,10 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None):
      ([128 * (i + 1) for i in range(8)], 4096, 132), ([5] * 3 + [900], 64, 3),
      # more tile rows than an L2 band (group_m), and an end below the one
      # before it: an empty group, the next starting where the last ended
-     ([2100, 2100, 1000, 5000], 1024, 132)],
+     ([2100, 2100, 1000, 5000], 1024, 132),
+     # more groups than a scan step reads (8): whole steps and a partial one
+     ([37 * i + (i % 3 == 0) * 100 for i in range(1, 20)], 512, 11),
+     ([64 * (i + 1) for i in range(128)], 2048, 132)],
 )  # fmt: skip
 def test_grouped_covers_every_group_tile_once(ends, n, ctas):
     """Every (group, tile row, tile column) of the ragged groups is one
