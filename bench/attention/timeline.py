@@ -42,7 +42,6 @@ def instrument():
     from nvwgmma.kernel import profile
     from nvwgmma.kernel.attention.backward import kernel as K
 
-    i32 = IntegerType.get_signless(32)
     at = {name: i for i, name in enumerate(RECORDS)}
 
     def put(self, name, when, value="clock64"):
@@ -55,7 +54,7 @@ def instrument():
                                              K._Kernel._finish, K._Kernel._store_dq_warp)  # fmt: skip
 
     def _sequence(self):
-        first = eq(nvvm.read_ptx_sreg_tid_x(i32), self.const(0))
+        first = eq(nvvm.read_ptx_sreg_tid_x(IntegerType.get_signless(32)), self.const(0))
         put(self, "start", first)
         put(self, "sm", first, "smid")
         sequence(self)

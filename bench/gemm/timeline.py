@@ -43,7 +43,6 @@ def instrument():
     from nvwgmma.kernel import profile
     from nvwgmma.kernel.gemm import schedule
 
-    i64, index = IntegerType.get_signless(64), IndexType.get()
     at = {name: i for i, name in enumerate(RECORDS)}
     R = schedule._Roles
     consumer, mainloop, finish_tile, done = R.consumer, R.mainloop, R.finish_tile, R.done
@@ -65,6 +64,7 @@ def instrument():
         self.first_unit = arith.andi(
             me(self), arith.cmpi(arith.CmpIPredicate.eq, start, self.const(0)))  # fmt: skip
         put(self, "unit_start", self.first_unit)
+        i64 = IntegerType.get_signless(64)
         steps = arith.index_cast(i64, arith.subi(work.k_end, work.k_first))
         put(self, "k_steps", self.first_unit, steps)
         accs, end = mainloop(self, work, start)
@@ -79,6 +79,7 @@ def instrument():
         done(self)
         put(self, "end", me(self))
         lower, upper, step = self.scheduler.units()
+        i64, index = IntegerType.get_signless(64), IndexType.get()
         one, zero = arith.constant(index, 1), arith.constant(index, 0)
         span = arith.maxsi(arith.subi(upper, lower), zero)  # none: a CTA past the units
         count = arith.divui(arith.addi(span, arith.subi(step, one)), step)

@@ -158,3 +158,9 @@ def test_gemm_phases_from_records(gemm_timeline):
     assert p["ctas"] == 2 and p["setup"] == 30 and p["mainloop"] == 900
     assert p["bytes_per_cycle"] == pytest.approx((6.4 + 8.0) / 2)
     assert p["store"] == 75 and p["cta"] == 1025 and p["gap"] == 0
+
+
+def test_instrumenting_needs_no_context(timeline, gemm_timeline):
+    """`generate` patches the builders before any MLIR context exists."""
+    timeline.instrument()
+    gemm_timeline.instrument()
