@@ -122,7 +122,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
     from nvwgmma.kernel.attention import attention
     from nvwgmma.kernel.attention.backward import launch
     from nvwgmma.kernel.attention.backward.kernel import SIGNATURE
-    from run import _gpu_info
+    from run import _gpu_info, write_results
 
     info, rows = _gpu_info(), []
     print(info, flush=True)
@@ -143,9 +143,11 @@ def run(ptx_dir: str, out_dir: str) -> int:
         row = {"S": s, "causal": causal, "ctas": ctas, **phases(records)}
         rows.append(row)
         print(json.dumps(row), flush=True)
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "attention-backward-timeline.json"), "w") as f:
-        json.dump({"info": info, "records": list(RECORDS), "rows": rows}, f, indent=1)
+    write_results(
+        out_dir,
+        "attention-backward-timeline.json",
+        {"info": info, "records": list(RECORDS), "rows": rows},
+    )
     return 0
 
 

@@ -135,7 +135,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
     import torch
     from nvwgmma.kernel.gemm.kernel import KERNEL_SIGNATURE
     from nvwgmma.kernel.gemm.launch import prepare
-    from run import _gpu_info, _time
+    from run import _gpu_info, _time, write_results
 
     info, rows = _gpu_info(), []
     print(info, flush=True)
@@ -163,9 +163,9 @@ def run(ptx_dir: str, out_dir: str) -> int:
                "kernel_cycles": ms * 1e-3 * clock_hz}  # fmt: skip
         rows.append(row)
         print(json.dumps(row), flush=True)
-    os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "gemm-timeline.json"), "w") as f:
-        json.dump({"info": info, "records": list(RECORDS), "rows": rows}, f, indent=1)
+    write_results(
+        out_dir, "gemm-timeline.json", {"info": info, "records": list(RECORDS), "rows": rows}
+    )
     return 0
 
 
