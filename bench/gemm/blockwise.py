@@ -29,12 +29,9 @@ FP8_MAX = 448.0
 
 # Timed besides blockwise_config's pick: both of its tiles, on every shape.
 def _configs():
-    from dataclasses import replace
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
 
-    from nvwgmma.kernel.gemm.blockwise import blockwise_config
-
-    base = blockwise_config(4096, 4096, 7168)  # 128 x 128
-    return [base, replace(base, tile_n=192, stages=4)]
+    return blockwise_tiles()
 
 
 # Grouped (MoE) layers with block scales: (model, experts, top-k, N, K).

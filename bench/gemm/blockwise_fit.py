@@ -36,13 +36,10 @@ def fitted_rate(rows, sms: int = 132) -> float:
     """The wide tile's rate (1.00 ... 1.30 in steps of 0.02) whose picks
     come closest to the faster tile of each row (geometric mean), the
     middle of the best ones."""
-    from dataclasses import replace
-
-    from nvwgmma.kernel.gemm.blockwise import blockwise_config
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
     from nvwgmma.kernel.gemm.selector import wave_fill
 
-    base = blockwise_config(4096, 4096, 7168, sms=sms, rates={128: 1.0})
-    wide = replace(base, tile_n=192, stages=4)
+    base, wide = blockwise_tiles()
 
     def score(rate):
         logs = []

@@ -88,10 +88,11 @@ def instrument():
     R.consumer, R.mainloop, R.finish_tile, R.done = _consumer, _mainloop, _finish_tile, _done
 
 
-def _config(m, n, k):
+def _config(m, n, k, sms=132):
+    """The configuration matmul picks on `sms` SMs (without autotuning)."""
     from nvwgmma.kernel.gemm.launch import Problem, problem_config
 
-    return problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K"))
+    return problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K"), sms)
 
 
 def generate(out_dir: str) -> None:
@@ -151,7 +152,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
         stamps.zero_()
         launch()
         torch.cuda.synchronize()
-        config = _config(m, n, k)
+        config = _config(m, n, k, torch.cuda.get_device_properties(0).multi_processor_count)
         rows_a, rows_b = (config.tile_m, config.tile_n)
 
         def stage_bytes(_row, a=rows_a, b=rows_b, kt=config.k_tile):

@@ -23,7 +23,7 @@ from .config import GemmConfig
 from .launch import _check_aligned, _fail, _map, _matrix, _Tensor, load_kernel
 from .scheduler import grid_size
 
-__all__ = ["blockwise_config", "blockwise_mm", "prepare_blockwise"]
+__all__ = ["blockwise_config", "blockwise_mm", "blockwise_tiles", "prepare_blockwise"]
 
 BLOCK = 128
 
@@ -35,20 +35,26 @@ BLOCK = 128
 TILE_RATES = {128: 1.0, 192: 1.10}
 
 
+def blockwise_tiles(dtype: str = "e4m3", out_dtype: str = "bf16") -> list[GemmConfig]:
+    """The configurations blockwise_config chooses between: two 64-row
+    consumers (each holds its running and its fresh accumulator), K walked
+    forward (the scales' order), 128 x 128 tiles (5 stages of 32 KiB) or
+    128 x 192 (4 stages of 40 KiB; B's scales per 64 columns)."""
+    narrow = GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
+                        k_order="forward", block_scales=True)  # fmt: skip
+    return [narrow, replace(narrow, tile_n=192, stages=4)]
+
+
 def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
                      sms: int = 132, rates=None) -> GemmConfig:  # fmt: skip
-    """Two 64-row consumers (each holds its running and its fresh
-    accumulator), K walked forward (the scales' order), and the tile whose
-    wave fill on `sms` SMs times its rate (`rates`, default TILE_RATES) is
-    highest: 128 x 128 (5 stages of 32 KiB) or 128 x 192 (4 stages of 40
-    KiB; B's scales per 64 columns). N = 2112 at M = 4096: 352 wide tiles
-    in 3 waves (0.89 full) against 544 narrow ones in 5 (0.80)."""
+    """Of blockwise_tiles, the tile whose wave fill on `sms` SMs times its
+    rate (`rates`: tile_n -> rate, default TILE_RATES; a tile it leaves
+    out is not chosen) is highest. N = 2112 at M = 4096: 352 wide tiles in
+    3 waves (0.89 full) against 544 narrow ones in 5 (0.80)."""
     from .selector import wave_fill
 
     rates = TILE_RATES if rates is None else rates
-    base = GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
-                      k_order="forward", block_scales=True)  # fmt: skip
-    tiles = [base] + ([replace(base, tile_n=192, stages=4)] if 192 in rates else [])
+    tiles = [c for c in blockwise_tiles(dtype, out_dtype) if c.tile_n in rates]
     return max(tiles, key=lambda c: wave_fill(c, m, n, 1, sms) * rates[c.tile_n])
 
 
