@@ -211,7 +211,7 @@ def test_backward_points_both_launches_at_each_call(varlen, deterministic):
 
 def test_inputs_encode_a_map_only_at_a_new_address():
     """_calls.Inputs: a slot whose tensor sits where the last call's did
-    keeps its tensor map (encoding one is ~19 us of driver time; steady-state
+    keeps its tensor map (rebuilding one is host work on every call; steady-state
     training steps reuse addresses); a tensor at a new address gets its
     map encoded, and a plain pointer is written every call."""
     torch = pytest.importorskip("torch")

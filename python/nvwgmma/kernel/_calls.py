@@ -169,8 +169,11 @@ class Inputs:
             if t is None:
                 continue
             at = address(t)
-            # A tensor map is encoded only for a new address: the driver
-            # takes ~19 us a map, and steady-state steps reuse addresses.
+            # A slot's map is rebuilt only for a new address: steady-state
+            # steps reuse addresses, and rebuilding means its sizes and
+            # strides again and runtime.encode_map's lookup (which keeps
+            # the driver's ~19 us encode to once per address) -- host work
+            # on every call of a hot path.
             if map_of is None or at != self.held[i]:
                 self.launch.set(slot, at if map_of is None else map_of(at))
                 self.held[i] = at
