@@ -111,24 +111,22 @@ def prepare_blockwise(a, b, scale_a, scale_b, *, out=None, out_dtype="bf16", str
     aligned = (n * {"bf16": 2, "f16": 2, "f32": 4}[out_dtype]) % 16 == 0
     if (m > 1 and tc.strides != (n, 1)) or tc.address % 16:
         _fail(f"out must be contiguous and 16-byte aligned, but got strides {tc.strides}")
-    if config is None:
-        with runtime.on_device(ta.device):
-            sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
-        config = blockwise_config(m, n, k, dtype=ta.dtype, out_dtype=out_dtype, sms=sms)
-        if not aligned:
-            config = replace(config, epilogue="registers")
-    if not config.block_scales or config.dtype != ta.dtype or config.out_dtype != out_dtype:
-        _fail(f"config must be a block-scaled {ta.dtype} -> {out_dtype} configuration, but got "
-              f"{config.name}")  # fmt: skip
     stream = _calls.stream_of(stream, ta.value)
     with runtime.on_device(ta.device):
+        sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
+        if config is None:
+            config = blockwise_config(m, n, k, dtype=ta.dtype, out_dtype=out_dtype, sms=sms)
+            if not aligned:
+                config = replace(config, epilogue="registers")
+        if not config.block_scales or config.dtype != ta.dtype or config.out_dtype != out_dtype:
+            _fail(f"config must be a block-scaled {ta.dtype} -> {out_dtype} configuration, but "
+                  f"got {config.name}")  # fmt: skip
         kernel, meta = load_kernel(config)
         boxes = meta["boxes"]
         tm_a = _map(ta.address, ta.dtype, a_lead, 0, m, k, 1, boxes["A"])
         tm_b = _map(tb.address, tb.dtype, b_lead, 0, n, k, 1, boxes["B"])
         tm_c = (_map(tc.address, out_dtype, n, m * n, m, n, 1, boxes["C"])
                 if config.epilogue == "tma" else tm_a)  # fmt: skip
-        sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
         args = runtime.named_args(
             meta["signature"], tmA=tm_a, tmB=tm_b, C=tc.address, tmC=tm_c, M=m, N=n, K=k,
             batch=1, bias=tc.address, R=tc.address, alpha=1.0, beta=0.0, scale=1.0,
