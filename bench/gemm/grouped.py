@@ -6,7 +6,11 @@ against torch's result.
     # here (nvwgmma built): the PTX of every candidate
     python bench/gemm/grouped.py generate .device/grouped
     # on the GPU (torch, cuda-python; no nvwgmma build)
-    python bench/gemm/grouped.py run .device/grouped [--out DIR]
+    python bench/gemm/grouped.py run .device/grouped [--out DIR] [--rule-only]
+
+Each row also gives the roofline's ratio: torch's time over the least the
+layer can take (its flops at the tensor cores' peak or its bytes at HBM's),
+the most any kernel could reach against torch there.
 
 Layers (MODELS, from each model's published config.json): the experts'
 fused gate/up projection (N = 2 x intermediate, K = hidden) and the down
@@ -209,7 +213,27 @@ def _time(calls: dict, rounds: int = 5, inner: int = 10) -> dict:
     return times
 
 
-def run(ptx_dir: str, out_dir: str) -> int:
+# Dense bf16 tensor-core peak (FLOP/s) and HBM bandwidth (bytes/s) by GPU
+# name: the H100 SXM's and the H200's (the same SMs, faster HBM).
+PEAK_FLOPS = {"H100": 989e12, "H200": 989e12}
+PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
+
+
+def roofline_ms(gpu: str, counts: list[int], n: int, k: int) -> float | None:
+    """The least time the layer can take on `gpu`: its flops at the tensor
+    cores' peak or its bytes (the weights of every expert that has rows,
+    the activations and the output, bf16) at HBM's, whichever is longer."""
+    peak = next((key for key in PEAK_FLOPS if key in gpu), None)
+    if peak is None:
+        return None
+    rows, used = sum(counts), sum(1 for c in counts if c)
+    moved = 2 * (used * n * k + rows * k + rows * n)
+    return max(2 * rows * n * k / PEAK_FLOPS[peak], moved / PEAK_BANDWIDTH[peak]) * 1e3
+
+
+def run(ptx_dir: str, out_dir: str, rule_only: bool = False) -> int:
+    """Time every candidate (or, `rule_only`, grouped_config's pick alone)
+    against torch on every layer row, then the checks."""
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
 
@@ -228,8 +252,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 picked = grouped_config(t, n, k, e)
                 calls, errors = {"torch": lambda x=x, w=w, offs=offs: torch._grouped_mm(
                     x, w.transpose(-2, -1), offs=offs)}, {}  # fmt: skip
-                for cand in CANDIDATES:
-                    config = _config(cand)
+                for config in [picked] if rule_only else map(_config, CANDIDATES):
                     launch, out = prepare_grouped(x, w.transpose(-2, -1), offs=offs,
                                                   config=config)  # fmt: skip
                     launch()
@@ -250,6 +273,8 @@ def run(ptx_dir: str, out_dir: str) -> int:
                            half="tuned" if model in TUNED else "held-out", ok=ok,
                            max_rel_err=max(errors.values()), ms=ms, torch_over=ratio,
                            rule=rule, rule_ratio=ratio.get(rule), best=best,
+                           roofline_ratio=(ms["torch"] / bound if (bound := roofline_ms(
+                               torch.cuda.get_device_name(0), counts, n, k)) else None),
                            tflops=2 * t * n * k / ms[rule] / 1e9 if rule in ms else None)  # fmt: skip
                 rows.append(row)
                 print(f"{'ok ' if ok else 'BAD'} {model} {layer} T={tokens} {routing}: rule "
@@ -274,9 +299,14 @@ def run(ptx_dir: str, out_dir: str) -> int:
 
 
 def main(argv=None) -> int:
+    import functools
+
     from two_step import main as two_step
 
-    return two_step(__doc__, generate, run, argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    rule_only = "--rule-only" in argv  # run: grouped_config's pick alone
+    argv = [a for a in argv if a != "--rule-only"]
+    return two_step(__doc__, generate, functools.partial(run, rule_only=rule_only), argv)
 
 
 if __name__ == "__main__":

@@ -27,9 +27,10 @@ DECODE = [
     ("H200", "held out: Llama-3-70B, Qwen2.5-7B", "h200/2026-11-27-0055-gemm-decode-heldout.json"),
 ]
 
-GROUPED = "h100/2026-11-27-0615-grouped-mm.json"
+GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out", "h100/2026-11-27-0700-gemm-corpus-heldout-model.json"),
+CORPUS = [("held out", "h100/2026-11-28-0025-gemm-corpus-heldout-pingpong.json"),
+          ("held out, before the ping-pong tile", "h100/2026-11-27-0700-gemm-corpus-heldout-model.json"),
           ("held out, rules before the cost model", "h100/2026-11-27-0640-gemm-corpus-heldout.json"),
           ("tuned, rules before the cost model", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip
 BANDS = [("M <= 16", 1, 16), ("M 17-64", 17, 64), ("M 65-512", 65, 512), ("M > 512", 513, 1 << 30)]

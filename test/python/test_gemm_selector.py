@@ -347,3 +347,45 @@ def test_decode_configuration_assembles_cleanly(ctx, index):
     from gemm_checks import assert_clean
 
     assert_clean(_decode_returnable()[index])
+
+
+def test_the_fitted_rates_are_the_ones_in_use():
+    """bench/gemm/tile_rates.py's refit of the candidates run gives every
+    rate of the cost model."""
+    import json
+    import pathlib
+    import sys
+
+    from nvwgmma.kernel.gemm.selector import PINGPONG_RATE, TILE_RATES
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "bench" / "gemm"))
+    from tile_rates import RUN, fitted_rates
+
+    fitted = {name.removeprefix("gemm_bf16_bf16_"): round(rate)
+              for name, rate in fitted_rates(json.loads(pathlib.Path(RUN).read_text())).items()}  # fmt: skip
+    assert fitted["64x256x64_s4_tma_pingpong"] == PINGPONG_RATE
+    assert fitted["128x128x64_s6_tma_wg128_w1_split_wait"] == TILE_RATES[128]
+    for n in (192, 224, 256):
+        assert fitted[f"128x{n}x64_s{4 if n == 192 else 3}_tma"] == TILE_RATES[n]
+
+
+def test_ping_pong_packs_a_ragged_m():
+    """M = 777 (Qwen2.5-32B's O at tp 4 x 5120): 13 ping-pong tiles of 64
+    rows x 20 columns = 260 fit one wave of two per SM (fill 0.92, x 565),
+    where 128-row tiles make 7 x 27 of 128 x 192 in two waves (0.61, x 698:
+    the pick before, 0.78-0.83x cuBLAS on the tuned half where ping-pong ran
+    0.83-0.87x) or 7 x 40 of 128 x 128 in three (0.61); at M = 768, 6 x 20 tiles
+    of 128 x 256 make one wave 0.91 full, and win."""
+    from nvwgmma.kernel.gemm import GemmConfig, select_config
+    from nvwgmma.kernel.gemm.selector import wave_fill
+
+    pingpong = GemmConfig(schedule="pingpong")
+    assert round(wave_fill(pingpong, 777, 5120, 1, 132), 2) == 0.92
+    assert round(wave_fill(GemmConfig(tile_n=192), 777, 5120, 1, 132), 2) == 0.61
+    c = select_config(777, 5120, 5120)
+    assert (c.schedule, c.tile_m, c.tile_n) == ("pingpong", 64, 256)
+    assert select_config(768, 5120, 5120).tile_n == 256
+    assert select_config(768, 5120, 5120).schedule == "cooperative"
+    # fp8 keeps its thresholds.
+    assert select_config(777, 5120, 5120, dtype="e4m3").schedule == "cooperative"

@@ -380,35 +380,54 @@ class Grouped(Persistent):
         self.offsets, self.groups = offsets, groups
         self.total = self._scan(None)[1]
 
+    # Offsets a scan step reads at once: its loads are independent, so they
+    # are in flight together, where one load per group waited for each in
+    # turn (~50 cycles a group: 6k cycles of every unit at 128 experts, as
+    # long as a short-K tile's mainloop).
+    SCAN_STEP = 8
+
     def _scan(self, unit):
-        """The scan over the groups: (last end, units before the end, and
-        for `unit` (an i32 Value, or None): its group, the group's first
-        row, its end and the units before the group)."""
+        """The scan over the groups, SCAN_STEP offsets per step: (last end,
+        units before the end, and for `unit` (an i32 Value, or None): its
+        group, the group's first row, its end and the units before the
+        group). With a unit it stops at the step that holds the unit's
+        group (then the first two results are that step's)."""
         from ...dialects import arith, llvm, scf
         from ...ir import InsertionPoint
         from .._ir import gep
 
-        zero, c = self.const(0), self.config
-        loop = scf.ForOp(self._index(zero), self._index(self.groups), self._index(self.const(1)),
-                         [zero] * 6)  # fmt: skip
-        with InsertionPoint(loop.body):
-            prev_end, before, found_g, found_start, found_end, found_before = loop.inner_iter_args
-            g = arith.index_cast(self.i32, loop.induction_variable)
-            start, end = self._rows(g, llvm.load(self.i32, gep(self.offsets, g, self.i32)),
-                                    prev_end)  # fmt: skip
-            rows = arith.subi(end, start)
-            tiles = arith.muli(self.ceil(rows, c.tile_m), self.tiles_n)
-            after = arith.addi(before, tiles)
-            if unit is None:
-                found = (found_g, found_start, found_end, found_before)
-            else:
-                hit = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, before, unit),
-                                 arith.cmpi(arith.CmpIPredicate.ult, unit, after))  # fmt: skip
-                found = tuple(arith.select(hit, new, old) for new, old in (
-                    (g, found_g), (start, found_start), (end, found_end),
-                    (before, found_before)))  # fmt: skip
-            scf.YieldOp([end, after, *found])
-        return loop.results
+        zero, c, step = self.const(0), self.config, self.SCAN_STEP
+        carried = [zero] * 7  # next group, prev end, before, found g/start/end/before
+        loop = scf.WhileOp([v.type for v in carried], carried)
+        cond = loop.before.blocks.append(*[v.type for v in carried])
+        with InsertionPoint(cond):
+            g0, _, before = cond.arguments[:3]
+            going = arith.cmpi(arith.CmpIPredicate.slt, g0, self.groups)
+            if unit is not None:  # not yet past the unit's group
+                going = arith.andi(going, arith.cmpi(arith.CmpIPredicate.ule, before, unit))
+            scf.ConditionOp(going, list(cond.arguments))
+        body = loop.after.blocks.append(*[v.type for v in carried])
+        with InsertionPoint(body):
+            g0, prev_end, before, *found = body.arguments
+            last = arith.subi(self.groups, self.const(1))
+            gs = [arith.addi(g0, self.const(j)) for j in range(step)]
+            inside = [arith.cmpi(arith.CmpIPredicate.slt, g, self.groups) for g in gs]
+            # Every load first (a clamped address past the last group).
+            values = [llvm.load(self.i32, gep(self.offsets, arith.minsi(g, last), self.i32))
+                      for g in gs]  # fmt: skip
+            for g, ok, value in zip(gs, inside, values):
+                start, end = self._rows(g, value, prev_end)
+                end = arith.select(ok, end, prev_end)
+                rows = arith.select(ok, arith.subi(end, start), zero)
+                after = arith.addi(before, arith.muli(self.ceil(rows, c.tile_m), self.tiles_n))
+                if unit is not None:
+                    hit = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, before, unit),
+                                     arith.cmpi(arith.CmpIPredicate.ult, unit, after))  # fmt: skip
+                    found = [arith.select(hit, new, old)
+                             for new, old in zip((g, start, end, before), found)]  # fmt: skip
+                prev_end, before = end, after
+            scf.YieldOp([arith.addi(g0, self.const(step)), prev_end, before, *found])
+        return loop.results[1:]
 
     def _rows(self, g, value, prev_end):
         """(first row, end) of group g, from its offsets entry `value`: the

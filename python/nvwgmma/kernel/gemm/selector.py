@@ -32,10 +32,11 @@ The rule, in order (tiles counted with ceil-division, times the batch):
 
 For 16-bit inputs, rules 1-3 are one cost model (`_modelled`): wherever
 128 x 128 tiles make at least half a wave, the data-parallel tile among
-128 x 256, 128 x 224, 128 x 192 and rule 3's 128 x 128 with the most wave
-fill (output elements over the tile elements its whole waves hold) times
-the tile's full-wave throughput (TILE_RATES, fitted on the tuned half of
-the public shape corpus). It picks what rules 1-3 pick on the Llama-3-8B
+128 x 256, 128 x 224, 128 x 192, rule 3's 128 x 128 and the ping-pong
+64 x 256 (two consumers on tiles of their own) with the most wave fill
+(output elements over the tile elements its whole waves hold) times the
+tile's full-wave throughput (TILE_RATES and PINGPONG_RATE, fitted on the
+tuned half of the public shape corpus: bench/gemm/tile_rates.py). It picks what rules 1-3 pick on the Llama-3-8B
 table; elsewhere (odd N, ragged M) it weighs a second, mostly empty wave
 against a narrower tile instead of thresholds. fp8 keeps rules 1-3 (the
 model was not fitted on it). Only tiles TMA can load compete: an N-major B
@@ -105,6 +106,11 @@ WAVE_FILL, WAVE_GAIN = 0.95, 0.08
 # bench/results/archive/h100/2026-11-27-0650-gemm-corpus-candidates.json).
 # A problem's time is its flops over (wave fill x rate).
 TILE_RATES = {256: 727.0, 224: 708.0, 192: 698.0, 128: 651.0}
+# The ping-pong 64 x 256 tile's, fitted the same way (its two consumers
+# each on a tile of their own: a wave is two tiles per SM). 64-row tiles
+# pack a ragged M closer: M = 777 is 13 of them (832 rows) against 7 of
+# 128 (896). `python bench/gemm/tile_rates.py` refits both.
+PINGPONG_RATE = 565.0
 
 
 def _ceil(a: int, b: int) -> int:
@@ -143,9 +149,16 @@ def _tiles(config: GemmConfig, m: int, n: int, batch: int) -> int:
 
 def wave_fill(config: GemmConfig, m: int, n: int, batch: int, sms: int) -> float:
     """The fraction of the tile elements `config`'s waves hold that are
-    output elements: M x N over whole waves of tiles."""
-    waves = _ceil(_tiles(config, m, n, batch), sms)
-    return batch * m * n / (waves * sms * config.tile_m * config.tile_n)
+    output elements: M x N over whole waves of tiles (a ping-pong CTA
+    holds two tiles at once)."""
+    per_wave = sms * (2 if config.schedule == "pingpong" else 1)
+    waves = _ceil(_tiles(config, m, n, batch), per_wave)
+    return batch * m * n / (waves * per_wave * config.tile_m * config.tile_n)
+
+
+def tile_rate(config: GemmConfig) -> float:
+    """The cost model's full-wave rate of a data-parallel tile."""
+    return PINGPONG_RATE if config.schedule == "pingpong" else TILE_RATES[config.tile_n]
 
 
 def _fuller(chosen: GemmConfig, base: GemmConfig, m, n, batch, sms) -> GemmConfig:
@@ -169,13 +182,14 @@ def _buildable(c: GemmConfig) -> bool:
 
 
 def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
-    """The data-parallel tile (128 x 256, 224, 192, or 128 x 128 of one
-    warpgroup) the cost model predicts fastest: the most wave fill times
-    the tile's full-wave rate (TILE_RATES)."""
+    """The data-parallel tile (128 x 256, 224, 192, 128 x 128 of one
+    warpgroup, or ping-pong 64 x 256) the cost model predicts fastest: the
+    most wave fill times the tile's full-wave rate (`tile_rate`)."""
     tiles = [with_tile(base, tile_n, **(ONE_WARPGROUP_TILE if tile_n == 128 else {}))
              for tile_n in TILE_RATES]  # fmt: skip
+    tiles.append(with_tile(base, 256, schedule="pingpong"))
     tiles = [c for c in tiles if _buildable(c)]
-    return max(tiles, key=lambda c: wave_fill(c, m, n, batch, sms) * TILE_RATES[c.tile_n])
+    return max(tiles, key=lambda c: wave_fill(c, m, n, batch, sms) * tile_rate(c))
 
 
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
