@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -54,8 +55,11 @@ def table(dtype: str, which: str = "llama8b"):
     if which == "corpus-candidates":  # the tuned half above decode sizes, to fit on
         import models
 
-        return [(f"[tuned] {label}", m, n, k) for label, m, n, k in models.sample("tuned", 40, 2)
-                if m > 64]  # fmt: skip
+        # bf16: the sample the 16-bit rates were fitted on; fp8 its own
+        per_band, seed = (40, 2) if dtype == "bf16" else (20, 3)
+        return [(f"[tuned] {label}", m, n, k) for label, m, n, k in
+                models.sample("tuned", per_band, seed)
+                if m > 64 and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
     if which == "corpus":
         import models
 
@@ -90,7 +94,7 @@ def generate(out_dir: str, which: str = "llama8b") -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     written, plan = {}, []
-    both = which in ("llama8b", "corpus", "decode", "decode-heldout")
+    both = which in ("llama8b", "corpus", "corpus-candidates", "decode", "decode-heldout")
     for dtype in ("bf16", "e4m3") if both else ("bf16",):
         for label, m, n, k in table(dtype, which):
             chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
@@ -172,7 +176,7 @@ def _config_of(meta):
 
 
 def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: bool = False,
-        candidates: str | None = None) -> int:  # fmt: skip
+        candidates: str | None = None, only_dtype: str | None = None) -> int:  # fmt: skip
     import numpy as np
     import torch
     from run import _gpu_info, _interleaved, failures, write_results
@@ -189,7 +193,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
     plan = json.load(open(os.path.join(out_dir, "plan.json")))
     rows, failed = [], 0
     for entry in plan:
-        if only and only not in entry["label"]:
+        if (only and only not in entry["label"]) or (only_dtype and only_dtype != entry["dtype"]):
             continue
         m, n, k, dtype = entry["m"], entry["n"], entry["k"], entry["dtype"]
         fp8 = dtype == "e4m3"
@@ -213,7 +217,7 @@ def run(out_dir: str, rounds: int = 5, only: str | None = None, chosen_only: boo
         tried = (
             []
             if chosen_only
-            else [t for t in entry["tried"] if candidates is None or candidates in t]
+            else [t for t in entry["tried"] if candidates is None or re.search(candidates, t)]
         )
         for key in [entry["chosen"], *tried]:
             config = _config_of(metas[key])
@@ -299,15 +303,16 @@ def main(argv=None) -> int:
         help="time the selector's choice alone, not the other candidates (run)",
     )
     parser.add_argument(
-        "--candidates", help="time only the candidates whose name contains this (run)"
+        "--candidates", help="time only the candidates whose file stem matches this regex (run)"
     )
+    parser.add_argument("--dtype", choices=("bf16", "e4m3"), help="rows of this input type (run)")
     parser.add_argument("--set", default="llama8b", choices=SETS, help="the shapes (generate)")
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir, args.set)
         return 0
     use_kernels(args.dir)
-    return run(args.dir, args.rounds, args.only, args.chosen_only, args.candidates)
+    return run(args.dir, args.rounds, args.only, args.chosen_only, args.candidates, args.dtype)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ of its achieved TFLOP/s over its wave fill (selector.wave_fill).
     python bench/gemm/shapes.py run DIR --rounds 2                     # on the GPU
     python bench/gemm/tile_rates.py [RESULTS.json]                     # anywhere
 
-Without an argument it refits the run the rates in use came from.
+Without an argument it refits the runs the rates in use came from (16-bit
+and fp8; `--set corpus-candidates` generates both, `run --dtype` picks one).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 RUN = os.path.join(ROOT, "bench/results/archive/h100/2026-11-27-0650-gemm-corpus-candidates.json")
+FP8_RUN = "bench/results/h100/2026-11-28-0030-gemm-corpus-candidates-fp8.json"
 # The kernels the model weighs, by name (their tile and schedule in it).
-KERNEL = re.compile(r"_(\d+)x(\d+)x64_s\d+_tma(_wg128_w1_split_wait|_pingpong)?$")
+KERNEL = re.compile(r"_(\d+)x(\d+)x(?:64|128)_s\d+_tma(_wg128_w1_split_wait|_pingpong)?$")
 
 
 def fitted_rates(data: dict, sms: int = 132) -> dict[str, float]:
@@ -55,10 +57,11 @@ def fitted_rates(data: dict, sms: int = 132) -> dict[str, float]:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     sys.path.insert(0, os.path.join(ROOT, "python"))
-    with open(argv[0] if argv else RUN) as f:
-        data = json.load(f)
-    for name, rate in sorted(fitted_rates(data).items(), key=lambda x: -x[1]):
-        print(f"{name:48s} {rate:6.0f}")
+    for path in argv or [RUN, os.path.join(ROOT, FP8_RUN)]:
+        with open(path) as f:
+            data = json.load(f)
+        for name, rate in sorted(fitted_rates(data).items(), key=lambda x: -x[1]):
+            print(f"{name:56s} {rate:6.0f}")
     return 0
 
 

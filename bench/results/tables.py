@@ -29,7 +29,8 @@ DECODE = [
 
 GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out", "h100/2026-11-28-0025-gemm-corpus-heldout-pingpong.json"),
+CORPUS = [("held out", "h100/2026-11-28-0040-gemm-corpus-heldout-fp8-model.json"),
+          ("held out, before fp8's cost model", "h100/2026-11-28-0025-gemm-corpus-heldout-pingpong.json"),
           ("held out, before the ping-pong tile", "h100/2026-11-27-0700-gemm-corpus-heldout-model.json"),
           ("held out, rules before the cost model", "h100/2026-11-27-0640-gemm-corpus-heldout.json"),
           ("tuned, rules before the cost model", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip

@@ -83,10 +83,10 @@ def test_wave_filling_tile_needs_full_waves_and_a_clear_gain():
     assert round(wave_fill(GemmConfig(tile_n=224), 512, 28672, 1, 132), 3) == 0.970
     # Two SMs fewer: 512 tiles take 4 waves of 130 (98.5 %), 448 take 4 (86.2 %).
     assert select_config(512, 28672, 4096, sms=130).tile_n == 224
-    # 1000 x 14336: 224 fills 94.7 % against the wide tile's 82.9 % (the cost
-    # model, 16-bit; fp8 keeps the 95 % threshold and the wide tile).
+    # 1000 x 14336: 224 fills 94.7 % against the wide tile's 82.9 % (the
+    # cost model, fp8's rates as 16-bit's).
     assert select_config(1000, 14336, 4096).tile_n == 224
-    assert select_config(1000, 14336, 4096, dtype="e4m3").tile_n == 256
+    assert select_config(1000, 14336, 4096, dtype="e4m3").tile_n == 224
     # 2048 x 28672: both fill 97.0 %: no gain, the wide tile stays.
     assert select_config(2048, 28672, 4096).tile_n == 256
     # Rule 2 (one wave of 128 x 192) is not second-guessed.
@@ -142,8 +142,9 @@ def test_select_config_follows_the_problem():
     # N = 5568, 4 x 29 = 116 (0.88) still beat 128 x 128's second wave.
     assert select_config(512, 5760, 4096).tile_n == 192
     assert select_config(512, 5568, 4096).tile_n == 192
-    # fp8 keeps the thresholds: 116 tiles of 128 x 192 are under 0.9 of a wave.
-    assert select_config(512, 5568, 4096, dtype="e4m3").tile_n == 128
+    # fp8 too (its own rates): 116 tiles of 128 x 192 in one wave (0.88
+    # full) against 176 of 128 x 128 in two (0.66); the thresholds gave 128.
+    assert select_config(512, 5568, 4096, dtype="e4m3").tile_n == 192
 
 
 def test_cost_model_weighs_wave_fill_against_tile_rate():
@@ -174,6 +175,7 @@ def test_stages_are_as_many_as_fit():
 
 def test_candidates_start_with_the_choice():
     from nvwgmma.kernel.gemm import candidates, select_config
+    from nvwgmma.kernel.gemm.selector import model_tiles
 
     found = candidates(4096, 4096, 4096)
     assert found[0] == select_config(4096, 4096, 4096)
@@ -194,7 +196,10 @@ def test_candidates_start_with_the_choice():
     o = {(c.tile_m, c.tile_n, c.stages, c.scheduler, c.splits) for c in candidates(128, 4096, 4096)}
     assert {(64, 64, 13, "persistent", 1), (64, 128, 8, "persistent", 1),
             (64, 128, 8, "split_k", 2)} <= o  # fmt: skip
-    assert all(c.consumers == 2 for c in found)
+    # No 64-row tile of one consumer at 4096^3: 128-row tiles (one
+    # warpgroup's 128 x 128 among them) and the ping-pong 64 x 256.
+    assert all(c.tile_m == 128 or c.schedule == "pingpong" for c in found)
+    assert {c.name for c in model_tiles(found[0])} <= {c.name for c in found}
     # The 2-CTA cluster of 128 x 128 tiles where they are at most a wave.
     assert any(c.cluster_m == 2 and c.tile_n == 128 for c in candidates(512, 4096, 4096))
 
@@ -228,7 +233,7 @@ def _returnable():
     pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
              ("bf16", "e4m3")]  # fmt: skip
     shapes = ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336),
-              (128, 6144, 4096), (512, 28672, 4096))  # fmt: skip
+              (128, 6144, 4096), (512, 28672, 4096), (777, 5120, 5120))  # fmt: skip
     for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
@@ -250,6 +255,7 @@ def test_returnable_configurations_cover_every_rule():
         (128, 192, "persistent"),
         (128, 128, "persistent"),
         (128, 224, "persistent"),
+        (64, 256, "persistent"),  # ping-pong
         (64, 128, "persistent"),
         (64, 128, "split_k"),
     }
@@ -350,17 +356,17 @@ def test_decode_configuration_assembles_cleanly(ctx, index):
 
 
 def test_the_fitted_rates_are_the_ones_in_use():
-    """bench/gemm/tile_rates.py's refit of the candidates run gives every
-    rate of the cost model."""
+    """bench/gemm/tile_rates.py's refit of the candidates runs (16-bit and
+    fp8) gives every rate of the cost model."""
     import json
     import pathlib
     import sys
 
-    from nvwgmma.kernel.gemm.selector import PINGPONG_RATE, TILE_RATES
+    from nvwgmma.kernel.gemm.selector import FP8_RATES, PINGPONG_RATE, TILE_RATES
 
     root = pathlib.Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "bench" / "gemm"))
-    from tile_rates import RUN, fitted_rates
+    from tile_rates import FP8_RUN, RUN, fitted_rates
 
     fitted = {name.removeprefix("gemm_bf16_bf16_"): round(rate)
               for name, rate in fitted_rates(json.loads(pathlib.Path(RUN).read_text())).items()}  # fmt: skip
@@ -368,6 +374,12 @@ def test_the_fitted_rates_are_the_ones_in_use():
     assert fitted["128x128x64_s6_tma_wg128_w1_split_wait"] == TILE_RATES[128]
     for n in (192, 224, 256):
         assert fitted[f"128x{n}x64_s{4 if n == 192 else 3}_tma"] == TILE_RATES[n]
+    fp8 = {name.removeprefix("gemm_e4m3_bf16_"): round(rate) for name, rate in fitted_rates(
+        json.loads((root / FP8_RUN).read_text())).items()}  # fmt: skip
+    assert fp8["64x256x128_s4_tma_pingpong"] == FP8_RATES["pingpong"]
+    assert fp8["128x128x128_s6_tma_wg128_w1_split_wait"] == FP8_RATES[128]
+    for n in (192, 224, 256):
+        assert fp8[f"128x{n}x128_s{4 if n == 192 else 3}_tma"] == FP8_RATES[n]
 
 
 def test_ping_pong_packs_a_ragged_m():
@@ -387,5 +399,5 @@ def test_ping_pong_packs_a_ragged_m():
     assert (c.schedule, c.tile_m, c.tile_n) == ("pingpong", 64, 256)
     assert select_config(768, 5120, 5120).tile_n == 256
     assert select_config(768, 5120, 5120).schedule == "cooperative"
-    # fp8 keeps its thresholds.
-    assert select_config(777, 5120, 5120, dtype="e4m3").schedule == "cooperative"
+    # fp8 likewise (0.92 x 1116 against 0.61 x 1340).
+    assert select_config(777, 5120, 5120, dtype="e4m3").schedule == "pingpong"

@@ -5,7 +5,7 @@ and the autotuner tries).
 
 The rule, in order (tiles counted with ceil-division, times the batch):
 
-0. Decode (16-bit inputs, M <= 32 tokens, N >= 256, row-major A -- its tokens, the
+0. Decode (16-bit or fp8 inputs, M <= 32 tokens, N >= 256, row-major A -- its tokens, the
    kernel's B, are then K-major): the problem transposed, C^T = W X^T
    (`store_transposed`): the weights are the 64-row operand and the tokens
    wgmma's N (32 wide, where 64-row tiles of tokens would be mostly
@@ -13,6 +13,9 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    that fits, each stage released when its wgmmas are done, their K split
    so that tiles x parts is about a wave (as rule 4), C stored transposed
    from registers.
+Rules 1-3 as the thresholds they were set as (the cost model below picks
+the same on the Llama-3-8B table, and replaces them everywhere):
+
 1. At least 0.9 of a wave of 128 x 256 tiles: the 128 x 256 tile,
    data-parallel persistent -- the fastest per tile (one m64n256 wgmma per
    consumer reads the most math per byte of shared memory).
@@ -30,25 +33,20 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    so that tiles x S is about one wave, each part keeping at least 4 K
    stages (split-K; S = 1: the 64 x 128 tiles data-parallel).
 
-For 16-bit inputs, rules 1-3 are one cost model (`_modelled`): wherever
-128 x 128 tiles make at least half a wave, the data-parallel tile among
-128 x 256, 128 x 224, 128 x 192, rule 3's 128 x 128 and the ping-pong
-64 x 256 (two consumers on tiles of their own) with the most wave fill
-(output elements over the tile elements its whole waves hold) times the
-tile's full-wave throughput (TILE_RATES and PINGPONG_RATE, fitted on the
-tuned half of the public shape corpus: bench/gemm/tile_rates.py). It picks what rules 1-3 pick on the Llama-3-8B
-table; elsewhere (odd N, ragged M) it weighs a second, mostly empty wave
-against a narrower tile instead of thresholds. fp8 keeps rules 1-3 (the
-model was not fitted on it). Only tiles TMA can load compete: an N-major B
-is loaded in 64-column swizzle atoms, so it takes no 128 x 224.
-
-Then, where rule 1 or 3 chose for fp8 (the 16-bit model weighs 128 x 224
-itself), whole waves: if 128 x 224 tiles fill their
-waves to at least 95 % (output elements over tile elements the waves
-hold) and at least 8 points more than the chosen tile does, the 128 x 224
-tile (two 64-row consumers). 28672 = 128 x 224 and 14336 = 64 x 224: the
+Rules 1-3 are one cost model (`_modelled`): wherever 128 x 128 tiles make
+at least half a wave, the data-parallel tile among 128 x 256, 128 x 224,
+128 x 192, rule 3's 128 x 128 and the ping-pong 64 x 256 (two consumers
+on tiles of their own) with the most wave fill (output elements over the
+tile elements its whole waves hold) times the tile's full-wave
+throughput -- TILE_RATES and PINGPONG_RATE for 16-bit inputs, FP8_RATES
+for fp8, each fitted on the tuned half of the public shape corpus
+(bench/gemm/tile_rates.py). It picks what the thresholds above pick on
+the Llama-3-8B table; elsewhere (odd N, ragged M) it weighs a second,
+mostly empty wave against a narrower tile instead. 28672 = 128 x 224: the
 gate/up projection at M = 512 is 448 tiles of 128 x 256, 3.4 waves whose
 last leaves 85 % of the SMs idle, and 512 tiles of 128 x 224, 3.9 waves.
+Only tiles TMA can load compete: an N-major B is loaded in 64-column
+swizzle atoms, so it takes no 128 x 224.
 
 Stages: as many as fit 227 KiB beside the epilogue's staging.
 
@@ -96,10 +94,6 @@ MIN_PART_STAGES = 4
 # for between them, so the tensor cores never drain.
 SPLIT_WAIT = dict(inflight=1, split_wait=True)
 ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, **SPLIT_WAIT)
-# The wave-filling tile's width, and how full its waves must be, and by
-# how much fuller than the rule's tile, for it to be chosen instead.
-WAVE_TILE_N = 224
-WAVE_FILL, WAVE_GAIN = 0.95, 0.08
 # The cost model of 16-bit inputs (rules 1-3): each data-parallel tile's
 # throughput with its waves full (TFLOP/s on an H100: the median over the
 # tuned half of the public shape corpus of achieved TFLOP/s over wave fill,
@@ -111,6 +105,10 @@ TILE_RATES = {256: 727.0, 224: 708.0, 192: 698.0, 128: 651.0}
 # pack a ragged M closer: M = 777 is 13 of them (832 rows) against 7 of
 # 128 (896). `python bench/gemm/tile_rates.py` refits both.
 PINGPONG_RATE = 565.0
+# fp8's (e4m3 and e5m2: the same bytes and tiles), "pingpong" for the
+# ping-pong tile, from a run timing each of them on 40 shapes of the tuned
+# half (bench/results/h100/2026-11-28-0030-gemm-corpus-candidates-fp8.json).
+FP8_RATES = {256: 1361.0, 224: 1356.0, 192: 1340.0, 128: 1195.0, "pingpong": 1116.0}
 
 
 def _ceil(a: int, b: int) -> int:
@@ -158,19 +156,10 @@ def wave_fill(config: GemmConfig, m: int, n: int, batch: int, sms: int) -> float
 
 def tile_rate(config: GemmConfig) -> float:
     """The cost model's full-wave rate of a data-parallel tile."""
-    return PINGPONG_RATE if config.schedule == "pingpong" else TILE_RATES[config.tile_n]
-
-
-def _fuller(chosen: GemmConfig, base: GemmConfig, m, n, batch, sms) -> GemmConfig:
-    """The 128 x 224 tile where its waves are full and the chosen tile's
-    are not (see the module docstring), else `chosen`."""
-    wide = with_tile(base, WAVE_TILE_N)
-    if not _buildable(wide):
-        return chosen
-    fill = wave_fill(wide, m, n, batch, sms)
-    if fill >= WAVE_FILL and fill >= wave_fill(chosen, m, n, batch, sms) + WAVE_GAIN:
-        return wide
-    return chosen
+    pingpong = config.schedule == "pingpong"
+    if config.dtype in ("e4m3", "e5m2"):
+        return FP8_RATES["pingpong" if pingpong else config.tile_n]
+    return PINGPONG_RATE if pingpong else TILE_RATES[config.tile_n]
 
 
 def _buildable(c: GemmConfig) -> bool:
@@ -181,15 +170,20 @@ def _buildable(c: GemmConfig) -> bool:
     return partial_atoms(c) is None
 
 
-def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
-    """The data-parallel tile (128 x 256, 224, 192, 128 x 128 of one
-    warpgroup, or ping-pong 64 x 256) the cost model predicts fastest: the
-    most wave fill times the tile's full-wave rate (`tile_rate`)."""
+def model_tiles(base: GemmConfig) -> list[GemmConfig]:
+    """The data-parallel tiles the cost model weighs, on `base`'s
+    epilogue and layouts: 128 x 256, 224, 192, 128 x 128 of one
+    warpgroup, and the ping-pong 64 x 256 (those TMA can load)."""
     tiles = [with_tile(base, tile_n, **(ONE_WARPGROUP_TILE if tile_n == 128 else {}))
              for tile_n in TILE_RATES]  # fmt: skip
     tiles.append(with_tile(base, 256, schedule="pingpong"))
-    tiles = [c for c in tiles if _buildable(c)]
-    return max(tiles, key=lambda c: wave_fill(c, m, n, batch, sms) * tile_rate(c))
+    return [c for c in tiles if _buildable(c)]
+
+
+def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
+    """The tile of `model_tiles` the cost model predicts fastest: the most
+    wave fill times the tile's full-wave rate (`tile_rate`)."""
+    return max(model_tiles(base), key=lambda c: wave_fill(c, m, n, batch, sms) * tile_rate(c))
 
 
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
@@ -251,18 +245,8 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
-    narrow = batch * _ceil(m, 128) * _ceil(n, 128)
-    if dtype in ("bf16", "f16") and 2 * narrow >= sms:
+    if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
         return _modelled(base, m, n, batch, sms)
-    # 0.9 of a wave: the idle tenth costs less than a narrower tile's
-    # lower math per byte (rule 1 in the module docstring).
-    full = 0.9 * sms
-    if batch * _ceil(m, 128) * _ceil(n, 256) >= full:
-        return _fuller(with_tile(base, 256), base, m, n, batch, sms)
-    if full <= batch * _ceil(m, 128) * _ceil(n, 192) <= sms:
-        return with_tile(base, 192)
-    if 2 * narrow >= sms:
-        return _fuller(with_tile(base, 128, **ONE_WARPGROUP_TILE), base, m, n, batch, sms)
     # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
     # that tiles x parts is about a wave.
     small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
@@ -273,7 +257,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
                c_aligned: bool = True, sms: int = H100_SMS) -> list[GemmConfig]:  # fmt: skip
     """Configurations worth trying on this problem, the rule's choice
-    first: both tiles and the 128 x 224 data-parallel, split-K in 2 and 4
+    first: both tiles and the 128 x 224 data-parallel (and, where the
+    cost model picks, every tile it weighs), split-K in 2 and 4
     parts, stream-K on both tiles, the 128 x 192 tile (data-parallel, and split about a wave
     where its tiles are few: 6144 / 192 = 32 tiles x 4 parts fill 128 of
     132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), where
@@ -287,7 +272,9 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                            sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     k_stages = _ceil(k, base.k_tile)
-    found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, WAVE_TILE_N)]
+    found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, 224)]
+    if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # where the cost model picks
+        found += model_tiles(base)
     if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
