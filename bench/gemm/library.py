@@ -60,6 +60,13 @@ CASES = [
     (2, 256, 6144, 1024, "bf16", "bf16", "K", "K", ()),
     (1, 500, 5800, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (1, 500, 5801, 1000, "bf16", "bf16", "M", "N", ("bias", "silu")),
+    # The ping-pong 64 x 256 tile (the cost model's pick for a ragged M of
+    # 777 and at M = 64): every layout, fp8, f32 out with a fused chain.
+    *[(1, 777, 5120, 1024, "bf16", "bf16", a, b, ()) for a in "KM" for b in "KN"],
+    (1, 777, 5120, 1024, "e4m3", "bf16", "K", "K", ()),
+    (1, 777, 5120, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (1, 64, 57344, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 64, 57344, 1024, "e4m3", "bf16", "K", "K", ()),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.
