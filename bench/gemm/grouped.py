@@ -213,16 +213,17 @@ def _time(calls: dict, rounds: int = 5, inner: int = 10) -> dict:
     return times
 
 
-# Dense bf16 tensor-core peak (FLOP/s) and HBM bandwidth (bytes/s) by GPU
-# name: the H100 SXM's and the H200's (the same SMs, faster HBM).
+# Dense bf16 tensor-core peak (FLOP/s) by GPU name: the H100 SXM's and the
+# H200's (the same SMs; HBM peaks: shapes.PEAK_BANDWIDTH).
 PEAK_FLOPS = {"H100": 989e12, "H200": 989e12}
-PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
 
 
 def roofline_ms(gpu: str, counts: list[int], n: int, k: int) -> float | None:
     """The least time the layer can take on `gpu`: its flops at the tensor
     cores' peak or its bytes (the weights of every expert that has rows,
     the activations and the output, bf16) at HBM's, whichever is longer."""
+    from shapes import PEAK_BANDWIDTH
+
     peak = next((key for key in PEAK_FLOPS if key in gpu), None)
     if peak is None:
         return None

@@ -415,3 +415,26 @@ def test_block_scaled_grouped_kernels_build_clean(ctx, tokens):
     module, meta = _build(config)()
     assert meta["signature"][-2:] == [list(p) for p in SCALE_PARAMS]
     _assert_kernel_clean(module)
+
+
+def test_the_bench_roofline_is_the_slower_of_flops_and_bytes():
+    """bench/gemm/grouped.py's least time for a layer: Mixtral's gate/up at
+    16 rows per expert reads every expert's weights (8 x 28672 x 4096 bf16,
+    1.88 GB: 561 us at 3.35 TB/s) and does 30 GFLOP (31 us at 989 TFLOP/s);
+    an empty expert's weights are not read; an unknown GPU has none."""
+    import pathlib
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "bench" / "gemm"))
+    from grouped import roofline_ms
+
+    h100 = "NVIDIA H100 80GB HBM3"
+    weights = 8 * 28672 * 4096 * 2
+    moved = weights + 2 * (128 * 4096 + 128 * 28672)
+    assert roofline_ms(h100, [16] * 8, 28672, 4096) == pytest.approx(moved / 3.35e12 * 1e3)
+    assert roofline_ms(h100, [32] * 4 + [0] * 4, 28672, 4096) == pytest.approx(
+        (weights / 2 + 2 * (128 * 4096 + 128 * 28672)) / 3.35e12 * 1e3)  # fmt: skip
+    # 32768 rows: the flops bound (2 x 32768 x 28672 x 4096 at 989 TFLOP/s).
+    assert roofline_ms(h100, [4096] * 8, 28672, 4096) == pytest.approx(
+        2 * 32768 * 28672 * 4096 / 989e12 * 1e3)  # fmt: skip
+    assert roofline_ms("NVIDIA A100-SXM4-80GB", [16] * 8, 28672, 4096) is None

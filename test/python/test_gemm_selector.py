@@ -73,7 +73,7 @@ def test_rule_4_splits_each_stage_in_two_groups():
     assert not select_config(4096, 4096, 4096).split_wait
 
 
-def test_wave_filling_tile_needs_full_waves_and_a_clear_gain():
+def test_the_224_tile_where_it_fills_waves_better():
     from nvwgmma.kernel.gemm import GemmConfig, select_config
     from nvwgmma.kernel.gemm.selector import wave_fill
 
@@ -87,7 +87,7 @@ def test_wave_filling_tile_needs_full_waves_and_a_clear_gain():
     # cost model, fp8's rates as 16-bit's).
     assert select_config(1000, 14336, 4096).tile_n == 224
     assert select_config(1000, 14336, 4096, dtype="e4m3").tile_n == 224
-    # 2048 x 28672: both fill 97.0 %: no gain, the wide tile stays.
+    # 2048 x 28672: both fill 97.0 %: the wide tile's higher rate wins.
     assert select_config(2048, 28672, 4096).tile_n == 256
     # Rule 2 (one wave of 128 x 192) is not second-guessed.
     assert select_config(512, 6144, 4096).tile_n == 192

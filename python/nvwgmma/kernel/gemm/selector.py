@@ -13,8 +13,8 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    that fits, each stage released when its wgmmas are done, their K split
    so that tiles x parts is about a wave (as rule 4), C stored transposed
    from registers.
-Rules 1-3 as the thresholds they were set as (the cost model below picks
-the same on the Llama-3-8B table, and replaces them everywhere):
+Rules 1-3, as the thresholds first set (the cost model below picks the
+same on the Llama-3-8B table and replaces them everywhere):
 
 1. At least 0.9 of a wave of 128 x 256 tiles: the 128 x 256 tile,
    data-parallel persistent -- the fastest per tile (one m64n256 wgmma per
@@ -103,7 +103,7 @@ TILE_RATES = {256: 727.0, 224: 708.0, 192: 698.0, 128: 651.0}
 # The ping-pong 64 x 256 tile's, fitted the same way (its two consumers
 # each on a tile of their own: a wave is two tiles per SM). 64-row tiles
 # pack a ragged M closer: M = 777 is 13 of them (832 rows) against 7 of
-# 128 (896). `python bench/gemm/tile_rates.py` refits both.
+# 128 (896). `python bench/gemm/tile_rates.py` refits every rate.
 PINGPONG_RATE = 565.0
 # fp8's (e4m3 and e5m2: the same bytes and tiles), "pingpong" for the
 # ping-pong tile, from a run timing each of them on 40 shapes of the tuned
