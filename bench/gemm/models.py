@@ -4,7 +4,8 @@ counts of decode, prefill and training -- and its split by model.
 
 Each model's numbers are those of its published config.json (hidden size,
 intermediate size, attention heads, key/value heads, head dim, vocabulary),
-as released by its authors on the Hugging Face hub under the model's name.
+as released by its authors on the Hugging Face hub (`SOURCES`: each
+model's repository id).
 Layers: fused QKV (N = (heads + 2 x kv heads) x head dim, K = hidden), O
 (N = hidden, K = heads x head dim), fused gate/up (N = 2 x intermediate,
 K = hidden), down (N = hidden, K = intermediate), lm_head (N = vocabulary,
@@ -39,6 +40,24 @@ MODELS = {
     "Gemma-2-9B": (3584, 14336, 16, 8, 256, 256000),
     "Gemma-2-27B": (4608, 36864, 32, 16, 128, 256000),
     "Phi-3-medium-14B": (5120, 17920, 40, 10, 128, 32064),
+}
+# Where each row above comes from: the model's repository on the Hugging
+# Face hub (its config.json), by the id its authors released it under.
+SOURCES = {
+    "Llama-3.2-1B": "meta-llama/Llama-3.2-1B",
+    "Llama-3.2-3B": "meta-llama/Llama-3.2-3B",
+    "Llama-3.1-8B": "meta-llama/Llama-3.1-8B",
+    "Llama-3.1-70B": "meta-llama/Llama-3.1-70B",
+    "Llama-3.1-405B": "meta-llama/Llama-3.1-405B",
+    "Qwen2.5-7B": "Qwen/Qwen2.5-7B",
+    "Qwen2.5-14B": "Qwen/Qwen2.5-14B",
+    "Qwen2.5-32B": "Qwen/Qwen2.5-32B",
+    "Qwen2.5-72B": "Qwen/Qwen2.5-72B",
+    "Mistral-7B-v0.3": "mistralai/Mistral-7B-v0.3",
+    "Mistral-Nemo-12B": "mistralai/Mistral-Nemo-Base-2407",
+    "Gemma-2-9B": "google/gemma-2-9b",
+    "Gemma-2-27B": "google/gemma-2-27b",
+    "Phi-3-medium-14B": "microsoft/Phi-3-medium-4k-instruct",
 }
 # Llama-3-8B's projections set the selector's rules; Llama-3-70B's and
 # Qwen2.5-7B's were measured while its decode rule was revised.

@@ -1,0 +1,48 @@
+"""bench/gemm/models.py, the public shape corpus: every model sourced,
+the halves fixed and disjoint, the layers' tensor-parallel shapes, and the
+samples the reports draw stable."""
+
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parents[2] / "bench" / "gemm"))
+
+
+def test_every_model_has_a_source_and_a_half():
+    import models
+
+    assert len(models.MODELS) >= 12
+    assert set(models.SOURCES) == set(models.MODELS)
+    assert all("/" in repo for repo in models.SOURCES.values())
+    halves = {h: {n for n, x in models.SPLIT.items() if x == h} for h in ("tuned", "held-out")}
+    assert halves["tuned"] and halves["held-out"]
+    assert halves["tuned"] | halves["held-out"] == set(models.MODELS)
+    assert set(models.TUNED) == halves["tuned"]
+
+
+def test_tensor_parallel_divides_n_of_column_layers_and_k_of_row_layers():
+    """Llama-3.1-8B (32 heads, 8 key/value heads of 128): fused QKV 6144 x
+    4096 at tp 1; at tp 8, 4 query heads and one key/value head each, 768;
+    O's and down's K divided; lm_head's N divided."""
+    import models
+
+    one = dict((name, (n, k)) for name, n, k in models.layers("Llama-3.1-8B", 1))
+    eight = dict((name, (n, k)) for name, n, k in models.layers("Llama-3.1-8B", 8))
+    assert one == {"QKV": (6144, 4096), "O": (4096, 4096), "gate/up": (28672, 4096),
+                   "down": (4096, 14336), "lm_head": (128256, 4096)}  # fmt: skip
+    assert eight == {"QKV": (768, 4096), "O": (4096, 512), "gate/up": (3584, 4096),
+                     "down": (4096, 1792), "lm_head": (16032, 4096)}  # fmt: skip
+
+
+def test_samples_stay_inside_their_half():
+    """A sample of the held-out half holds only held-out models' shapes,
+    drawn the same way each time (the reports rerun it)."""
+    import models
+
+    held = models.sample("held-out", 10, seed=0)
+    assert held == models.sample("held-out", 10, seed=0)
+    held_shapes = {(m, n, k) for _name, h, _layer, _tp, m, n, k in models.corpus()
+                   if h == "held-out"}  # fmt: skip
+    assert all((m, n, k) in held_shapes for _label, m, n, k in held)
+    assert all(label.split()[0] in models.SPLIT and models.SPLIT[label.split()[0]] == "held-out"
+               for label, *_ in held)  # fmt: skip
