@@ -300,14 +300,10 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False) -> int:
 
 
 def main(argv=None) -> int:
-    import functools
-
     from two_step import main as two_step
 
-    argv = sys.argv[1:] if argv is None else list(argv)
-    rule_only = "--rule-only" in argv  # run: grouped_config's pick alone
-    argv = [a for a in argv if a != "--rule-only"]
-    return two_step(__doc__, generate, functools.partial(run, rule_only=rule_only), argv)
+    flags = [("rule-only", "run: time grouped_config's pick alone")]
+    return two_step(__doc__, generate, run, argv, flags=flags)
 
 
 if __name__ == "__main__":

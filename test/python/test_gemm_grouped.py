@@ -438,3 +438,23 @@ def test_the_bench_roofline_is_the_slower_of_flops_and_bytes():
     assert roofline_ms(h100, [4096] * 8, 28672, 4096) == pytest.approx(
         2 * 32768 * 28672 * 4096 / 989e12 * 1e3)  # fmt: skip
     assert roofline_ms("NVIDIA A100-SXM4-80GB", [16] * 8, 28672, 4096) is None
+
+
+def test_the_bench_passes_its_run_flag_and_refuses_others(monkeypatch):
+    """bench/gemm/grouped.py's --rule-only reaches run() through
+    two_step's flags; an unknown option is refused."""
+    import pathlib
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "bench" / "gemm"))
+    sys.path.insert(0, str(root / "examples"))
+    import grouped
+
+    calls = []
+    monkeypatch.setattr(grouped, "run", lambda d, o, rule_only=False: calls.append(rule_only) or 0)
+    assert grouped.main(["run", "ptx", "--out", "out", "--rule-only"]) == 0
+    assert grouped.main(["run", "ptx", "--out", "out"]) == 0
+    assert calls == [True, False]
+    with pytest.raises(SystemExit):
+        grouped.main(["run", "ptx", "--all-candidates"])
