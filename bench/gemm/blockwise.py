@@ -55,7 +55,10 @@ def generate(out_dir: str) -> None:
     from nvwgmma.kernel.gemm.grouped import grouped_chain, grouped_config, write_grouped
     from nvwgmma.kernel.gemm.launch import write_kernel
 
-    for config in _configs():
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config
+
+    picks = [blockwise_config(m, n, k) for n, k in SHAPES for m in TOKENS]
+    for config in dict.fromkeys([*_configs(), *picks]):
         print(write_kernel(out_dir, config))
     for _name, e, topk, n, k in GROUPED:
         for tokens in GROUPED_TOKENS:

@@ -67,6 +67,12 @@ CASES = [
     (1, 777, 5120, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (1, 64, 57344, 1024, "bf16", "bf16", "K", "K", ()),
     (1, 64, 57344, 1024, "e4m3", "bf16", "K", "K", ()),
+    # Rule 4's 64 x 64 tiles (at most a wave of them), whole and split-K:
+    # every layout, fp8, f32 out with a fused chain, a ragged N.
+    *[(1, 128, 4096, 4096, "bf16", "bf16", a, b, ()) for a in "KM" for b in "KN"],
+    (1, 128, 2048, 4096, "e4m3", "bf16", "K", "K", ()),
+    (1, 100, 2000, 3000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (1, 64, 1000, 1000, "bf16", "bf16", "M", "N", ("bias", "silu")),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.

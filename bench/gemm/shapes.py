@@ -43,7 +43,7 @@ DECODE_TOKENS = (1, 8, 16, 32, 64)
 HELD_OUT = {"70B QKV": (10240, 8192), "70B O": (8192, 8192), "70B gate/up": (28672, 8192),
             "70B down": (8192, 28672), "Qwen7B QKV": (4608, 3584), "Qwen7B O": (3584, 3584),
             "Qwen7B gate/up": (37888, 3584), "Qwen7B down": (3584, 18944)}  # fmt: skip
-SETS = ("llama8b", "decode", "decode-heldout", "corpus", "corpus-candidates")
+SETS = ("llama8b", "decode", "decode-heldout", "corpus", "corpus-candidates", "corpus-small")
 # Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
 
@@ -52,14 +52,18 @@ def table(dtype: str, which: str = "llama8b"):
     """(label, m, n, k) of every row of set `which` measured for `dtype`
     ("corpus": a sample of bench/gemm/models.py's shapes, each half
     stratified by M, the half in the label)."""
-    if which == "corpus-candidates":  # the tuned half above decode sizes, to fit on
+    if which in ("corpus-candidates", "corpus-small"):  # the tuned half, to fit on
         import models
 
-        # bf16: the sample the 16-bit rates were fitted on; fp8 its own
+        # bf16: the sample the 16-bit rates were fitted on; fp8 its own.
+        # "corpus-small": rule 4's region (128 x 128 tiles under half a
+        # wave) from M = 33 up (rule 0 takes fewer tokens).
         per_band, seed = (40, 2) if dtype == "bf16" else (20, 3)
+        small = which == "corpus-small"
         return [(f"[tuned] {label}", m, n, k) for label, m, n, k in
                 models.sample("tuned", per_band, seed)
-                if m > 64 and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
+                if (m > 32 and 2 * -(-m // 128) * -(-n // 128) < 132 if small else m > 64)
+                and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
     if which == "corpus":
         import models
 
@@ -94,7 +98,8 @@ def generate(out_dir: str, which: str = "llama8b") -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     written, plan = {}, []
-    both = which in ("llama8b", "corpus", "corpus-candidates", "decode", "decode-heldout")
+    both = which in ("llama8b", "corpus", "corpus-candidates", "corpus-small", "decode",
+                    "decode-heldout")
     for dtype in ("bf16", "e4m3") if both else ("bf16",):
         for label, m, n, k in table(dtype, which):
             chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")

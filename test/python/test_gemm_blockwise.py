@@ -57,7 +57,8 @@ def _configs():
 
     base = blockwise_config(4096, 4096, 7168)
     return [base, blockwise_config(4096, 2112, 7168), replace(base, stages=6, epilogue="registers"),
-            replace(base, cluster_m=2)]  # fmt: skip
+            replace(base, cluster_m=2), blockwise_config(128, 7168, 16384),
+            blockwise_config(64, 7168, 16384)]  # fmt: skip
 
 
 def test_blockwise_config_weighs_wave_fill_by_tile_rate():
@@ -74,6 +75,28 @@ def test_blockwise_config_weighs_wave_fill_by_tile_rate():
     assert picks == {(m, n): 192 if (m, n) in wide else 128 for m, n in picks}
     assert blockwise_config(4096, 2112, 7168).stages == 4
     assert blockwise_config(4096, 2112, 7168, rates={128: 1.0}).tile_n == 128
+
+
+def test_few_tiles_split_k_to_about_a_wave():
+    """Under half a wave of 128 x 128 tiles: K split so that tiles x parts
+    is about a wave (each part at least 4 K blocks), 64-row tiles at
+    M <= 64; from half a wave up, or with K too short to split, none."""
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config, blockwise_split
+
+    picks = {(m, n, k): (c.tile_m, c.tile_n, c.scheduler, c.splits)
+             for m, n, k in ((128, 7168, 16384), (128, 4096, 7168), (128, 2112, 7168),
+                             (64, 7168, 16384), (16, 4096, 7168))
+             for c in [blockwise_config(m, n, k)]}  # fmt: skip
+    assert picks == {
+        (128, 7168, 16384): (128, 128, "split_k", 2),  # 56 tiles x 2
+        (128, 4096, 7168): (128, 128, "split_k", 4),  # 32 x 4
+        (128, 2112, 7168): (128, 128, "split_k", 7),  # 17 x 7, 8 K blocks each
+        (64, 7168, 16384): (64, 128, "split_k", 2),
+        (16, 4096, 7168): (64, 128, "split_k", 4),
+    }
+    assert blockwise_split(128, 24576, 1536) is None  # 192 tiles: data-parallel
+    assert blockwise_split(128, 4096, 512) is None  # 4 K blocks: nothing to split
+    assert blockwise_config(128, 4096, 512).scheduler == "persistent"
 
 
 def test_the_fitted_rate_is_the_one_in_use():
@@ -94,7 +117,7 @@ def test_the_fitted_rate_is_the_one_in_use():
     assert fitted_rate(data["rows"]) == pytest.approx(TILE_RATES[192])
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(6))
 def test_block_scaled_kernels_assemble_cleanly(ctx, index):
     """Strict-checked, 0 spills; the scales are the last two parameters,
     each K tile's product is waited for (wait_group 0) in the loop and

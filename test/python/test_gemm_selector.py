@@ -33,11 +33,12 @@ def _pick(m, name, **kw):
         # Half a wave of 128 x 128 tiles: the narrow one, 6 stages.
         (512, "O", (128, 128, 6, "persistent", 1)),
         (512, "down", (128, 128, 6, "persistent", 1)),
-        # Fewer: 64 x 128 tiles (8 stages), split-K to about a wave of
-        # parts, each >= 4 K stages: 96 tiles stay whole, 64 split in 2.
+        # Fewer: 64-row tiles, 64 x 64 (13 stages) where those make at most
+        # a wave (2 x 64 = 128), else 64 x 128 (8 stages: 96 tiles), split-K
+        # to about a wave of parts (here one: no split).
         (128, "QKV", (64, 128, 8, "persistent", 1)),
-        (128, "O", (64, 128, 8, "split_k", 2)),
-        (128, "down", (64, 128, 8, "split_k", 2)),
+        (128, "O", (64, 64, 13, "persistent", 1)),
+        (128, "down", (64, 64, 13, "persistent", 1)),
     ],
 )
 def test_select_config_on_llama_projections(m, name, expected):
@@ -104,15 +105,15 @@ def test_split_k_keeps_parts_long():
     # 7 x 7 x 64: one K stage, nothing to split.
     assert select_config(7, 7, 64).scheduler == "persistent"
     # Rule 4 (a column-major A: rule 0 takes row-major ones at M <= 32).
-    # 64 x 4096 x 1024: 32 tiles of 64 x 128 ask for 4 parts; 16 K stages
+    # 64 x 2048 x 1024: 32 tiles of 64 x 64 ask for 4 parts; 16 K stages
     # allow 4 of 4.
-    c = select_config(64, 4096, 1024, a_major="M")
-    assert (c.tile_m, c.scheduler, c.splits) == (64, "split_k", 4)
-    # 64 x 4096 x 512: 8 stages allow only 2 of 4.
-    c = select_config(64, 4096, 512, a_major="M")
+    c = select_config(64, 2048, 1024, a_major="M")
+    assert (c.tile_m, c.tile_n, c.scheduler, c.splits) == (64, 64, "split_k", 4)
+    # 64 x 2048 x 512: 8 stages allow only 2 of 4.
+    c = select_config(64, 2048, 512, a_major="M")
     assert (c.scheduler, c.splits) == ("split_k", 2)
-    # 64 x 4096 x 448: 7 stages, one part of 4: no split.
-    assert select_config(64, 4096, 448, a_major="M").scheduler == "persistent"
+    # 64 x 2048 x 448: 7 stages, one part of 4: no split.
+    assert select_config(64, 2048, 448, a_major="M").scheduler == "persistent"
 
 
 def test_select_config_follows_the_problem():
@@ -233,7 +234,8 @@ def _returnable():
     pairs = [("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"),
              ("bf16", "e4m3")]  # fmt: skip
     shapes = ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336),
-              (128, 6144, 4096), (512, 28672, 4096), (777, 5120, 5120))  # fmt: skip
+              (128, 6144, 4096), (512, 28672, 4096), (777, 5120, 5120),
+              (128, 2048, 4096))  # fmt: skip
     for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
@@ -257,7 +259,8 @@ def test_returnable_configurations_cover_every_rule():
         (128, 224, "persistent"),
         (64, 256, "persistent"),  # ping-pong
         (64, 128, "persistent"),
-        (64, 128, "split_k"),
+        (64, 64, "persistent"),
+        (64, 64, "split_k"),
     }
 
 

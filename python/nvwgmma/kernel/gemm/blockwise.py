@@ -20,10 +20,11 @@ from dataclasses import replace
 
 from .. import _calls
 from .config import GemmConfig
-from .launch import _check_aligned, _fail, _map, _matrix, _Tensor, load_kernel
+from .launch import _check_aligned, _fail, _map, _matrix, _Tensor, fixup_buffers, load_kernel
 from .scheduler import grid_size
 
-__all__ = ["blockwise_config", "blockwise_mm", "blockwise_tiles", "prepare_blockwise"]
+__all__ = ["blockwise_config", "blockwise_mm", "blockwise_split", "blockwise_tiles",
+           "prepare_blockwise"]
 
 BLOCK = 128
 
@@ -50,12 +51,36 @@ def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: 
     """Of blockwise_tiles, the tile whose wave fill on `sms` SMs times its
     rate (`rates`: tile_n -> rate, default TILE_RATES; a tile it leaves
     out is not chosen) is highest. N = 2112 at M = 4096: 352 wide tiles in
-    3 waves (0.89 full) against 544 narrow ones in 5 (0.80)."""
+    3 waves (0.89 full) against 544 narrow ones in 5 (0.80).
+
+    Where 128 x 128 tiles are under half a wave (few tokens: M = 128 on
+    N = 7168 is 56 of them for 132 SMs), `blockwise_split`'s instead."""
     from .selector import wave_fill
 
+    split = blockwise_split(m, n, k, dtype=dtype, out_dtype=out_dtype, sms=sms)
+    if split is not None:
+        return split
     rates = TILE_RATES if rates is None else rates
     tiles = [c for c in blockwise_tiles(dtype, out_dtype) if c.tile_n in rates]
     return max(tiles, key=lambda c: wave_fill(c, m, n, 1, sms) * rates[c.tile_n])
+
+
+def blockwise_split(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
+                    sms: int = 132) -> GemmConfig | None:  # fmt: skip
+    """Where 128 x 128 tiles fill under half of a wave: 128-column tiles
+    of 64 rows (one consumer) at M <= 64, 128 rows above, their K split
+    so that tiles x parts is about a wave, each part keeping at least 4
+    K blocks (the bf16 selector's rule 4: selector._split_to_a_wave); the
+    parts' promoted f32 sums are added in a fixed order. None where the
+    tiles are not that few, or K too short to split."""
+    from .selector import _split_to_a_wave
+
+    if 2 * _ceil(m, 128) * _ceil(n, 128) >= sms:
+        return None
+    narrow = blockwise_tiles(dtype, out_dtype)[0]
+    if m <= 64:
+        narrow = replace(narrow, consumers=1, stages=8)
+    return _split_to_a_wave(narrow, m, n, k, 1, sms)
 
 
 def _ceil(a: int, b: int) -> int:
@@ -127,13 +152,15 @@ def prepare_blockwise(a, b, scale_a, scale_b, *, out=None, out_dtype="bf16", str
         tm_b = _map(tb.address, tb.dtype, b_lead, 0, n, k, 1, boxes["B"])
         tm_c = (_map(tc.address, out_dtype, n, m * n, m, n, 1, boxes["C"])
                 if config.epilogue == "tma" else tm_a)  # fmt: skip
+        grid = grid_size(meta, m, n, k, sms)
+        scratch, flags = fixup_buffers(meta, m, n, k, grid, 1, stream)
         args = runtime.named_args(
             meta["signature"], tmA=tm_a, tmB=tm_b, C=tc.address, tmC=tm_c, M=m, N=n, K=k,
             batch=1, bias=tc.address, R=tc.address, alpha=1.0, beta=0.0, scale=1.0,
-            workspace=0, flags=0, scale_a=sa.address, scale_b=sb.address)  # fmt: skip
-        grid = grid_size(meta, m, n, k, sms)
+            workspace=scratch, flags=flags, scale_a=sa.address, scale_b=sb.address)  # fmt: skip
         launch = kernel.launcher(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args,
                                  stream=stream)  # fmt: skip
+        launch.scratch = bool(scratch or flags)
     return launch, out
 
 

@@ -433,7 +433,7 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
     """prepare's work once the call is checked, in the operands' context."""
     from .. import runtime
     from .kernel import KERNEL_SIGNATURE
-    from .scheduler import flag_bytes, grid_size, workspace_bytes
+    from .scheduler import grid_size
 
     sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
     if config is None:
@@ -469,9 +469,7 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
     tm_c = c_map(tc.address) if config.epilogue == "tma" else tm_a  # (unread by registers)
     if grid is None:
         grid = grid_size(meta, p.m, p.n, p.k, sms, p.batch)
-    shape = (meta, p.m, p.n, p.k, grid, p.batch)
-    scratch = runtime.workspace(workspace_bytes(*shape), stream, "partials")
-    flags = runtime.workspace(flag_bytes(*shape), stream, "flags")
+    scratch, flags = fixup_buffers(meta, p.m, p.n, p.k, grid, p.batch, stream)
     bias_ptr = o["bias"].address if o["bias"] is not None else tc.address
     res_ptr = o["residual"].address if o["residual"] is not None else tc.address
     args = runtime.named_args(
@@ -486,6 +484,18 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
                                     [("out", "C", o["new_out"], "tmC" if tma else None,
                                       c_map if tma else None)])  # fmt: skip
     return launch, out
+
+
+def fixup_buffers(meta: dict, m: int, n: int, k: int, grid: int, batch: int, stream):
+    """(partials, flags): the device addresses a split-K or stream-K launch
+    of `meta`'s kernel passes between its CTAs (0, 0 for data-parallel),
+    the stream's own (runtime.workspace)."""
+    from .. import runtime
+    from .scheduler import flag_bytes, workspace_bytes
+
+    shape = (meta, m, n, k, grid, batch)
+    return (runtime.workspace(workspace_bytes(*shape), stream, "partials"),
+            runtime.workspace(flag_bytes(*shape), stream, "flags"))  # fmt: skip
 
 
 def _check_config(config: GemmConfig, p: Problem) -> None:

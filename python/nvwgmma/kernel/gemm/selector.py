@@ -27,11 +27,12 @@ same on the Llama-3-8B table and replaces them everywhere):
    consumer warpgroup of 128 rows (two m64 wgmmas per K step on the same
    B) that waits for the previous stage between its two blocks, so the
    tensor cores never drain (cuBLAS's kernel for these shapes).
-4. Else (few output tiles: small M and N): 64 x 128 tiles (one consumer
-   warpgroup, 8 stages, each stage's wgmmas in two groups with the
-   previous stage waited for between them) with their K split in S parts
+4. Else (few output tiles: small M and N): 64-row tiles of one consumer
+   warpgroup, each stage's wgmmas in two groups with the previous stage
+   waited for between them -- 64 x 64 (13 stages) where those make at
+   most a wave, else 64 x 128 (8 stages) -- with their K split in S parts
    so that tiles x S is about one wave, each part keeping at least 4 K
-   stages (split-K; S = 1: the 64 x 128 tiles data-parallel).
+   stages (split-K; S = 1: the tiles data-parallel).
 
 Rules 1-3 are one cost model (`_modelled`): wherever 128 x 128 tiles make
 at least half a wave, the data-parallel tile among 128 x 256, 128 x 224,
@@ -71,6 +72,12 @@ gate/up at M = 512 0.980x torch where 128 x 256 ran 0.922x (467.6 against
 419.7 TFLOP/s per GHz; cuBLAS's tile there, 176 x 128 across N, fills its
 waves the same way), at M = 128 0.971x where rule 3's tile ran 0.956x; at
 M = 2048, where both fill 97 %, 128 x 256 stays ahead (1.025 / 1.003).
+Rule 4's 64 x 64 tiles (H100, shapes.py --set corpus-small, 3 rounds:
+every 64-row candidate on the 48 shapes of the tuned half in rule 4's
+region, bench/results/h100/2026-11-28-0325-gemm-corpus-small.json): the
+pick over the best candidate, geomean, bf16 0.847 -> 0.981, e4m3 0.926
+-> 0.988, against 64 x 128 tiles everywhere; where 64 x 64 tiles need two
+waves (M = 256, N = 4096), 64 x 128 ran 1.10x torch against 0.87.
 Rule 4's split wait (H100, shapes.py, 5 rounds, against the same kernel
 without it): bf16 QKV / O / down at M = 128 0.969 / 1.433 / 1.068x torch
 against 0.954 / 1.432 / 1.039, e4m3 3.29 / 3.22 / 1.10x torch._scaled_mm
@@ -247,9 +254,12 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
         return _modelled(base, m, n, batch, sms)
-    # Rule 4: 64 x 128 tiles (one consumer, a deep ring), their K split so
-    # that tiles x parts is about a wave.
-    small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
+    # Rule 4: 64-row tiles (one consumer, a deep ring), 64 columns wide
+    # where those fit one wave, else 128, their K split so that tiles x
+    # parts is about a wave.
+    small = with_tile(base, 64, consumers=1, max_stages=16, **SPLIT_WAIT)
+    if _tiles(small, m, n, batch) > sms:
+        small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
     return _split_to_a_wave(small, m, n, k, batch, sms) or small
 
 
@@ -292,11 +302,14 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     found.append(_split_to_a_wave(with_tile(base, 192), m, n, k, batch, sms))
     # 64-row tiles (one consumer) with deep rings: where 128-row tiles are
     # few, what cuBLAS picks at M <= 128 (64 x 64, 13 stages, on the O
-    # projection at M = 128: bench/gemm/cublas_kernels.py).
+    # projection at M = 128: bench/gemm/cublas_kernels.py), each also in
+    # rule 4's stage order (split wait).
     if batch * _ceil(m, 128) * _ceil(n, 128) < sms:
         for tile_n in (64, 128):
             narrow = with_tile(base, tile_n, consumers=1, max_stages=16)
-            found += [narrow, _split_to_a_wave(narrow, m, n, k, batch, sms)]
+            waited = replace(narrow, **SPLIT_WAIT)  # rule 4's stage order
+            found += [narrow, _split_to_a_wave(narrow, m, n, k, batch, sms), waited,
+                      _split_to_a_wave(waited, m, n, k, batch, sms)]  # fmt: skip
     if m >= 256 and batch * _ceil(m, 128) * _ceil(n, 128) <= sms:
         found.append(replace(with_tile(base, 128), cluster_m=2))
     if batch * _ceil(m, 128) * _ceil(n, 256) >= sms:
