@@ -117,8 +117,10 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
             print(m, n, k, {t: round(v) for t, v in tflops.items()}, flush=True)
     if small:
         picked = [r["pick_over_best"] for r in rows]
-        print(f"the pick over the best candidate: geomean "
-              f"{math.exp(statistics.mean(map(math.log, picked))):.3f}, worst {min(picked):.3f}")
+        print(
+            f"the pick over the best candidate: geomean "
+            f"{math.exp(statistics.mean(map(math.log, picked))):.3f}, worst {min(picked):.3f}"
+        )
         write_results(out_dir, "blockwise-split-fit.json", {"info": info, "rows": rows})
         return 0
     rate = fitted_rate(rows, info.get("sms", 132))
@@ -130,8 +132,9 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
 def main(argv=None) -> int:
     from two_step import main as two_step
 
-    return two_step(__doc__, generate, run, argv,
-                    flags=[("small", "the M = 16 ... 128 rows (run)")])
+    return two_step(
+        __doc__, generate, run, argv, flags=[("small", "the M = 16 ... 128 rows (run)")]
+    )
 
 
 if __name__ == "__main__":

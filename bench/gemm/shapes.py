@@ -43,7 +43,15 @@ DECODE_TOKENS = (1, 8, 16, 32, 64)
 HELD_OUT = {"70B QKV": (10240, 8192), "70B O": (8192, 8192), "70B gate/up": (28672, 8192),
             "70B down": (8192, 28672), "Qwen7B QKV": (4608, 3584), "Qwen7B O": (3584, 3584),
             "Qwen7B gate/up": (37888, 3584), "Qwen7B down": (3584, 18944)}  # fmt: skip
-SETS = ("llama8b", "decode", "decode-heldout", "corpus", "corpus-candidates", "corpus-small")
+SETS = (
+    "llama8b",
+    "decode",
+    "decode-heldout",
+    "corpus",
+    "corpus-second",
+    "corpus-candidates",
+    "corpus-small",
+)
 # Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
 
@@ -63,6 +71,15 @@ def table(dtype: str, which: str = "llama8b"):
         return [(f"[tuned] {label}", m, n, k) for label, m, n, k in
                 models.sample("tuned", per_band, seed)
                 if (m > 32 and 2 * -(-m // 128) * -(-n // 128) < 132 if small else m > 64)
+                and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
+    if which == "corpus-second":  # a second held-out sample, disjoint from the first
+        import models
+
+        first = {row[1:] for row in table(dtype, "corpus")}
+        per_band, seed = (40, 5) if dtype == "bf16" else (12, 6)
+        return [(f"[held-out] {label}", m, n, k) for label, m, n, k in
+                models.sample("held-out", per_band, seed)
+                if (m, n, k) not in first
                 and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
     if which == "corpus":
         import models
@@ -98,13 +115,24 @@ def generate(out_dir: str, which: str = "llama8b") -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     written, plan = {}, []
-    both = which in ("llama8b", "corpus", "corpus-candidates", "corpus-small", "decode",
-                    "decode-heldout")
+    both = which in (
+        "llama8b",
+        "corpus",
+        "corpus-second",
+        "corpus-candidates",
+        "corpus-small",
+        "decode",
+        "decode-heldout",
+    )
     for dtype in ("bf16", "e4m3") if both else ("bf16",):
         for label, m, n, k in table(dtype, which):
             chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
             # The corpus measures what the selector picks, nothing else.
-            tried = [] if which == "corpus" else candidates(m, n, k, dtype=dtype, out_dtype="bf16")
+            tried = (
+                []
+                if which in ("corpus", "corpus-second")
+                else candidates(m, n, k, dtype=dtype, out_dtype="bf16")
+            )
             for config in [chosen, *tried]:
                 key = _key(config)
                 if key not in written:

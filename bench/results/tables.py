@@ -29,10 +29,9 @@ DECODE = [
 
 GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out", "h100/2026-11-28-0040-gemm-corpus-heldout-fp8-model.json"),
-          ("held out, before fp8's cost model", "h100/2026-11-28-0025-gemm-corpus-heldout-pingpong.json"),
-          ("held out, before the ping-pong tile", "h100/2026-11-27-0700-gemm-corpus-heldout-model.json"),
-          ("held out, rules before the cost model", "h100/2026-11-27-0640-gemm-corpus-heldout.json"),
+CORPUS = [("held out, a second sample", "h100/2026-11-28-0355-gemm-corpus-heldout-second.json"),
+          ("held out", "h100/2026-11-28-0329-gemm-corpus-heldout-rule4.json"),
+          ("held out, before rule 4's 64 x 64 tiles", "h100/2026-11-28-0040-gemm-corpus-heldout-fp8-model.json"),
           ("tuned, rules before the cost model", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip
 BANDS = [("M <= 16", 1, 16), ("M 17-64", 17, 64), ("M 65-512", 65, 512), ("M > 512", 513, 1 << 30)]
 GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3"),
@@ -146,7 +145,7 @@ def gemm_corpus() -> str:
 
 
 def gemm_corpus_worst() -> str:
-    """The held-out half's 12 worst bf16 shapes, with the configuration."""
+    """The 12 worst bf16 shapes of CORPUS's first run, with the configuration."""
     data = _load(CORPUS[0][1])
     rows = sorted((r for r in data["rows"] if r["dtype"] == "bf16"),
                   key=lambda r: r["ratio"]["chosen"])[:12]  # fmt: skip

@@ -46,3 +46,21 @@ def test_samples_stay_inside_their_half():
     assert all((m, n, k) in held_shapes for _label, m, n, k in held)
     assert all(label.split()[0] in models.SPLIT and models.SPLIT[label.split()[0]] == "held-out"
                for label, *_ in held)  # fmt: skip
+
+
+def test_the_bench_sets_keep_to_their_halves():
+    """shapes.py's sets: "corpus-small" is the tuned half in rule 4's
+    region (128 x 128 tiles under half a wave) above rule 0's tokens;
+    "corpus-second" is held-out shapes the first sample ("corpus") does not
+    hold."""
+    import shapes
+
+    for dtype in ("bf16", "e4m3"):
+        small = shapes.table(dtype, "corpus-small")
+        assert small and all(label.startswith("[tuned] ") for label, *_ in small)
+        assert all(m > 32 and 2 * -(-m // 128) * -(-n // 128) < 132 for _, m, n, _k in small)
+        first = {row[1:] for row in shapes.table(dtype, "corpus") if "[held-out]" in row[0]}
+        second = shapes.table(dtype, "corpus-second")
+        assert len(second) >= 40
+        assert all(label.startswith("[held-out] ") for label, *_ in second)
+        assert not first & {row[1:] for row in second}

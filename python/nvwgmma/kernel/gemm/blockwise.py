@@ -23,8 +23,13 @@ from .config import GemmConfig
 from .launch import _check_aligned, _fail, _map, _matrix, _Tensor, fixup_buffers, load_kernel
 from .scheduler import grid_size
 
-__all__ = ["blockwise_config", "blockwise_mm", "blockwise_split", "blockwise_tiles",
-           "prepare_blockwise"]
+__all__ = [
+    "blockwise_config",
+    "blockwise_mm",
+    "blockwise_split",
+    "blockwise_tiles",
+    "prepare_blockwise",
+]
 
 BLOCK = 128
 
