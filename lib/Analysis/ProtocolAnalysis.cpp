@@ -148,12 +148,19 @@ struct Pending {
   }
 };
 
-/// A small set of Pending, compared without regard to order.
+/// A set of Pending in insertion order, compared without regard to order.
+/// Indexed by hash: a persistent loop whose last wait is missing carries
+/// hundreds of pending reads round its back edge, and a linear search per
+/// insert made the checker quadratic in them (minutes on one kernel).
 class PendingSet {
 public:
   void insert(const Pending &p) {
-    if (!llvm::is_contained(items, p))
-      items.push_back(p);
+    SmallVector<unsigned, 1> &slots = index[hashOf(p)];
+    for (unsigned i : slots)
+      if (items[i] == p)
+        return;
+    slots.push_back(items.size());
+    items.push_back(p);
   }
   void insert(const PendingSet &o) {
     for (const Pending &p : o.items)
@@ -163,13 +170,16 @@ public:
     return llvm::any_of(items, [&](const Pending &p) { return p.op == op; });
   }
   bool empty() const { return items.empty(); }
-  void clear() { items.clear(); }
+  void clear() {
+    items.clear();
+    index.clear();
+  }
   Operation *front() const { return items.front().op; }
   auto begin() const { return items.begin(); }
   auto end() const { return items.end(); }
   template <typename F> void rewrite(F f) {
     SmallVector<Pending, 4> old = std::move(items);
-    items.clear();
+    clear();
     for (Pending p : old) {
       for (StageExpr &e : p.stages)
         f(e);
@@ -178,13 +188,26 @@ public:
   }
   bool operator==(const PendingSet &o) const {
     return items.size() == o.items.size() &&
-           llvm::all_of(items, [&](const Pending &p) {
-             return llvm::is_contained(o.items, p);
-           });
+           llvm::all_of(items, [&](const Pending &p) { return o.has(p); });
   }
 
 private:
+  bool has(const Pending &p) const {
+    auto it = index.find(hashOf(p));
+    return it != index.end() &&
+           llvm::any_of(it->second, [&](unsigned i) { return items[i] == p; });
+  }
+  /// 31 bits: DenseMap keeps the two largest unsigned values for itself.
+  static unsigned hashOf(const Pending &p) {
+    llvm::hash_code h = llvm::hash_value(p.op);
+    for (const StageExpr &e : p.stages)
+      h = llvm::hash_combine(h, e.counter.getAsOpaquePointer(), e.offset,
+                             e.stages);
+    return static_cast<unsigned>(static_cast<size_t>(h)) & 0x7fffffffu;
+  }
+
   SmallVector<Pending, 4> items;
+  llvm::DenseMap<unsigned, SmallVector<unsigned, 1>> index;
 };
 
 struct State {
