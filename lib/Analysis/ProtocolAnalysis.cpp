@@ -1488,6 +1488,21 @@ private:
       if (!step || e.offset < -kMaxAge * std::max<int64_t>(1, *step))
         e = unknownStage();
     });
+    // A pending read names its slot only modulo the ring (all the rules ask
+    // of it is sameSlot): one issued a whole ring of slots ago reads the
+    // slot the same read issued now does. Folding the rounds bounds what a
+    // loop whose reads stay pending (its last wait missing) carries round
+    // the back edge, and its fixpoint comes within a ring's iterations
+    // rather than kMaxAge's.
+    auto fold = [&](StageExpr &e) {
+      auto arg = dyn_cast_or_null<BlockArgument>(e.counter);
+      if (arg && arg.getOwner() == header && e.stages > 0 &&
+          e.offset < -e.stages)
+        e.offset = ((e.offset % e.stages) + e.stages) % e.stages - e.stages;
+    };
+    s.uncommitted.rewrite(fold);
+    for (PendingSet &g : s.groups)
+      g.rewrite(fold);
     return s;
   }
 

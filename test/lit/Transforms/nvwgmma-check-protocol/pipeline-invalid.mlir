@@ -74,6 +74,79 @@ func.func @protocol_c7_wait_depth_two_for_release_distance_one(%smem: !llvm.ptr<
 
 // -----
 
+// wait_group 5 keeps reads pending for more than a ring of 3 stages: the
+// release of stage k - 4, the slot of stage k - 1, while that group may run.
+!acc = !llvm.struct<(f32, f32, f32, f32)>
+func.func @protocol_c7_pending_for_more_than_a_ring(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c0_i32 = arith.constant 0 : i32
+  %c1_i32 = arith.constant 1 : i32
+  %c3 = arith.constant 3 : i32
+  %stage_bytes = arith.constant 8192 : i32
+  %stage_units = arith.constant 512 : i32
+  %full = llvm.getelementptr %smem[24576] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+  %empty = llvm.getelementptr %full[3] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i64
+  %addr = llvm.ptrtoint %smem : !llvm.ptr<3> to i64
+  %c4_i64 = llvm.mlir.constant(4 : i64) : i64
+  %field = llvm.lshr %addr, %c4_i64 : i64
+  %layout = llvm.mlir.constant(4611686293305360384 : i64) : i64
+  %desc0 = llvm.or %field, %layout : i64
+  scf.if %producer {
+    scf.for %k = %c0 to %k_tiles step %c1 {
+      %ki = arith.index_cast %k : index to i32
+      %s = arith.remui %ki, %c3 : i32
+      %round = arith.divui %ki, %c3 : i32
+      %par = arith.andi %round, %c1_i32 : i32
+      %epar = arith.xori %par, %c1_i32 : i32
+      %eb = llvm.getelementptr %empty[%s] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+      nvvm.mbarrier.try_wait.parity %eb, %epar, %c0_i32 : !llvm.ptr<3>, i32, i32
+      %fb = llvm.getelementptr %full[%s] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+      %tx = arith.constant 8192 : i32
+      %t = nvvm.mbarrier.arrive.expect_tx %fb, %tx : !llvm.ptr<3>, i32 -> i64
+      %off = arith.muli %s, %stage_bytes : i32
+      %dst = llvm.getelementptr %smem[%off] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+      nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %tmA, %fb, box[%c0_i32, %ki] {isCTAOnly = true, nvwgmma.tx_bytes = 8192 : i64} : !llvm.ptr<3>, !llvm.ptr
+    }
+  } else {
+    %zero = llvm.mlir.zero : !acc
+    %r = scf.for %k = %c0 to %k_tiles step %c1 iter_args(%acc = %zero) -> !acc {
+      %ki = arith.index_cast %k : index to i32
+      %s = arith.remui %ki, %c3 : i32
+      %round = arith.divui %ki, %c3 : i32
+      %par = arith.andi %round, %c1_i32 : i32
+      %fb = llvm.getelementptr %full[%s] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+      nvvm.mbarrier.try_wait.parity %fb, %par, %c0_i32 : !llvm.ptr<3>, i32, i32
+      %units = arith.muli %s, %stage_units : i32
+      %units64 = arith.extui %units : i32 to i64
+      %desc = llvm.add %desc0, %units64 : i64
+      nvwgmma.fence
+      // expected-note @+1 {{mma_async reading the stage issued here}}
+      %d = nvwgmma.mma_async %desc, %desc, %acc, #nvwgmma.shape<m = 64, n = 8, k = 16>,
+             D [f32, one], A [f16, one, row], B [f16, one, col] : i64, !acc -> !acc
+      nvwgmma.commit_group
+      // expected-note @+1 {{the last wait_group executed before it}}
+      nvwgmma.wait_group 5
+      %c4_i32 = arith.constant 4 : i32
+      %has_prev = arith.cmpi ugt, %ki, %c3 : i32
+      scf.if %has_prev {
+        %prev = arith.subi %ki, %c4_i32 : i32
+        %ps = arith.remui %prev, %c3 : i32
+        %pb = llvm.getelementptr %empty[%ps] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i64
+        // expected-error @+1 {{a stage must be released only after the wgmma groups reading it completed (wait_group 1 or lower first), but got stage (k - 4) mod 3 released while that group may be pending (protocol_c7)}}
+        %a = nvvm.mbarrier.arrive %pb : !llvm.ptr<3> -> i64
+      }
+      scf.yield %d : !acc
+    }
+    nvwgmma.wait_group 0
+    %v = llvm.extractvalue %r[0] : !acc
+    llvm.store %v, %out : f32, !llvm.ptr<1>
+  }
+  return
+}
+
+// -----
+
 // The issue's case: wait_group 3 with the release one iteration behind.
 !acc = !llvm.struct<(f32, f32, f32, f32)>
 func.func @protocol_c7_wait_depth_three_for_release_distance_one(%smem: !llvm.ptr<3>, %tmA: !llvm.ptr, %k_tiles: index, %producer: i1, %leader: i1, %out: !llvm.ptr<1>) {
