@@ -116,6 +116,21 @@ def test_split_k_keeps_parts_long():
     assert select_config(64, 2048, 448, a_major="M").scheduler == "persistent"
 
 
+def test_rule_4_takes_m_64_up_to_a_wave_of_128_row_tiles():
+    """At M <= 64 a 128-row tile is half padding: rule 4's 64-row tiles up
+    to a whole wave of 128 x 128 tiles (80 for N = 10240, 126 for N =
+    16032), the cost model from there (448 for N = 57344); above 64 rows
+    rule 4 stops at half a wave."""
+    from nvwgmma.kernel.gemm import select_config
+
+    for n, dtype in ((10240, "bf16"), (13824, "bf16"), (16032, "e4m3")):
+        c = select_config(64, n, 8192, dtype=dtype, a_major="K")
+        assert (c.tile_m, c.tile_n, c.consumers, c.split_wait) == (64, 128, 1, True), n
+    assert select_config(64, 57344, 8192).tile_m == 64  # the model's ping-pong tile
+    assert select_config(64, 57344, 8192).schedule == "pingpong"
+    assert select_config(128, 10240, 8192).tile_m == 128  # 80 tiles: half a wave
+
+
 def test_select_config_follows_the_problem():
     from nvwgmma.kernel.gemm import select_config
 

@@ -27,7 +27,8 @@ same on the Llama-3-8B table and replaces them everywhere):
    consumer warpgroup of 128 rows (two m64 wgmmas per K step on the same
    B) that waits for the previous stage between its two blocks, so the
    tensor cores never drain (cuBLAS's kernel for these shapes).
-4. Else (few output tiles: small M and N): 64-row tiles of one consumer
+4. Else (few output tiles: 128 x 128 tiles under half a wave, or under a
+   whole one at M <= 64): 64-row tiles of one consumer
    warpgroup, each stage's wgmmas in two groups with the previous stage
    waited for between them -- 64 x 64 (13 stages) where those make at
    most a wave, else 64 x 128 (8 stages) -- with their K split in S parts
@@ -35,7 +36,7 @@ same on the Llama-3-8B table and replaces them everywhere):
    stages (split-K; S = 1: the tiles data-parallel).
 
 Rules 1-3 are one cost model (`_modelled`): wherever 128 x 128 tiles make
-at least half a wave, the data-parallel tile among 128 x 256, 128 x 224,
+at least half a wave (a whole one at M <= 64), the data-parallel tile among 128 x 256, 128 x 224,
 128 x 192, rule 3's 128 x 128 and the ping-pong 64 x 256 (two consumers
 on tiles of their own) with the most wave fill (output elements over the
 tile elements its whole waves hold) times the tile's full-wave
@@ -78,6 +79,11 @@ region, bench/results/h100/2026-11-28-0325-gemm-corpus-small.json): the
 pick over the best candidate, geomean, bf16 0.847 -> 0.981, e4m3 0.926
 -> 0.988, against 64 x 128 tiles everywhere; where 64 x 64 tiles need two
 waves (M = 256, N = 4096), 64 x 128 ran 1.10x torch against 0.87.
+Rule 4 at M <= 64 up to a wave of 128 x 128 tiles (H100, shapes.py --set
+corpus-m64, 3 rounds, the tuned half's 33-64 token shapes where the cost
+model picked, bench/results/h100/2026-11-28-0430-gemm-corpus-m64.json):
+on the 4 shapes it moves, 0.80-1.00x torch -> 0.94-1.05x (Llama-3.1-70B's
+QKV, 64 x 10240 x 8192: 0.798 -> 0.936).
 Rule 4's split wait (H100, shapes.py, 5 rounds, against the same kernel
 without it): bf16 QKV / O / down at M = 128 0.969 / 1.433 / 1.068x torch
 against 0.954 / 1.432 / 1.039, e4m3 3.29 / 3.22 / 1.10x torch._scaled_mm
@@ -200,6 +206,13 @@ def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | No
     return replace(config, scheduler="split_k", splits=splits) if splits >= 2 else None
 
 
+def _few_tiles(m: int, n: int, batch: int, sms: int) -> bool:
+    """Rule 4's region: 128 x 128 tiles fill under half a wave -- or under
+    a whole one at M <= 64, where a 128-row tile is half padding or more."""
+    tiles = batch * _ceil(m, 128) * _ceil(n, 128)
+    return 2 * tiles < sms or (m <= 64 and tiles < sms)
+
+
 def _out_default(dtype, out_dtype):
     if out_dtype is not None:
         return out_dtype
@@ -252,7 +265,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
-    if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
+    if not _few_tiles(m, n, batch, sms):
         return _modelled(base, m, n, batch, sms)
     # Rule 4: 64-row tiles (one consumer, a deep ring), 64 columns wide
     # where those fit one wave, else 128, their K split so that tiles x
@@ -283,7 +296,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     k_stages = _ceil(k, base.k_tile)
     found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, 224)]
-    if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # where the cost model picks
+    if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # the cost model's tiles apply
         found += model_tiles(base)
     if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
