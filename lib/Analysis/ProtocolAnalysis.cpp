@@ -149,9 +149,9 @@ struct Pending {
 };
 
 /// A set of Pending in insertion order, compared without regard to order.
-/// Indexed by hash: a persistent loop whose last wait is missing carries
-/// hundreds of pending reads round its back edge, and a linear search per
-/// insert made the checker quadratic in them (minutes on one kernel).
+/// Indexed by hash: a loop whose reads stay pending can carry hundreds of
+/// them round its back edge, and a linear search per insert made every
+/// join and comparison quadratic in them.
 class PendingSet {
 public:
   void insert(const Pending &p) {
