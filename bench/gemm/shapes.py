@@ -57,49 +57,47 @@ SETS = (
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
 
 
+def _tiles_128(m: int, n: int) -> int:
+    return -(-m // 128) * -(-n // 128)
+
+
+# The sets drawn from the tuned half's sample, each keeping the (M, N, K) its
+# test holds: above decode sizes; rule 4's region (128 x 128 tiles under
+# half a wave) from M = 33 up (rule 0 takes fewer tokens); 33-64 tokens
+# where the cost model picks.
+TUNED_SETS = {
+    "corpus-candidates": lambda m, n, k: m > 64,
+    "corpus-small": lambda m, n, k: m > 32 and 2 * _tiles_128(m, n) < 132,
+    "corpus-m64": lambda m, n, k: 32 < m <= 64 and 2 * _tiles_128(m, n) >= 132,
+}
+
+
+def _sampled(half: str, dtype: str, per_band: int, seed: int, keep=lambda m, n, k: True):
+    """models.sample's shapes of `half` that `keep` holds, labelled with the
+    half; for fp8, those whose N and K are whole 16-byte rows."""
+    import models
+
+    return [(f"[{half}] {label}", m, n, k) for label, m, n, k in
+            models.sample(half, per_band, seed)
+            if keep(m, n, k) and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
+
+
 def table(dtype: str, which: str = "llama8b"):
     """(label, m, n, k) of every row of set `which` measured for `dtype`
     ("corpus": a sample of bench/gemm/models.py's shapes, each half
     stratified by M, the half in the label)."""
-    if which in ("corpus-candidates", "corpus-small"):  # the tuned half, to fit on
-        import models
-
+    if which in TUNED_SETS:  # the tuned half, to fit on
         # bf16: the sample the 16-bit rates were fitted on; fp8 its own.
-        # "corpus-small": rule 4's region (128 x 128 tiles under half a
-        # wave) from M = 33 up (rule 0 takes fewer tokens).
         per_band, seed = (40, 2) if dtype == "bf16" else (20, 3)
-        small = which == "corpus-small"
-        return [(f"[tuned] {label}", m, n, k) for label, m, n, k in
-                models.sample("tuned", per_band, seed)
-                if (m > 32 and 2 * -(-m // 128) * -(-n // 128) < 132 if small else m > 64)
-                and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
-    if which == "corpus-m64":  # the tuned half at 33-64 tokens where the cost model picks
-        import models
-
-        per_band, seed = (40, 2) if dtype == "bf16" else (20, 3)
-        return [(f"[tuned] {label}", m, n, k) for label, m, n, k in
-                models.sample("tuned", per_band, seed)
-                if 32 < m <= 64 and 2 * -(-m // 128) * -(-n // 128) >= 132
-                and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
+        return _sampled("tuned", dtype, per_band, seed, TUNED_SETS[which])
     if which == "corpus-second":  # a second held-out sample, disjoint from the first
-        import models
-
         first = {row[1:] for row in table(dtype, "corpus")}
         per_band, seed = (40, 5) if dtype == "bf16" else (12, 6)
-        return [(f"[held-out] {label}", m, n, k) for label, m, n, k in
-                models.sample("held-out", per_band, seed)
-                if (m, n, k) not in first
-                and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
+        return _sampled("held-out", dtype, per_band, seed, lambda m, n, k: (m, n, k) not in first)
     if which == "corpus":
-        import models
-
         per_band, seed = (40, 0) if dtype == "bf16" else (12, 1)
-        rows = []
-        for half in ("tuned", "held-out"):
-            rows += [(f"[{half}] {label}", m, n, k) for label, m, n, k in
-                     models.sample(half, per_band, seed)
-                     if dtype == "bf16" or (n % 16 == 0 and k % 16 == 0)]  # fmt: skip
-        return rows
+        return [row for half in ("tuned", "held-out")
+                for row in _sampled(half, dtype, per_band, seed)]  # fmt: skip
     if which == "decode":
         return [(f"{name} M={m}", m, n, k) for m in DECODE_TOKENS
                 for name, (n, k) in PROJECTIONS.items()]  # fmt: skip
@@ -124,17 +122,7 @@ def generate(out_dir: str, which: str = "llama8b") -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     written, plan = {}, []
-    both = which in (
-        "llama8b",
-        "corpus",
-        "corpus-second",
-        "corpus-candidates",
-        "corpus-small",
-        "corpus-m64",
-        "decode",
-        "decode-heldout",
-    )
-    for dtype in ("bf16", "e4m3") if both else ("bf16",):
+    for dtype in ("bf16", "e4m3"):  # every set has rows of both
         for label, m, n, k in table(dtype, which):
             chosen = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
             # The corpus measures what the selector picks, nothing else.
