@@ -78,13 +78,13 @@ def blockwise_split(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: s
     K blocks (the bf16 selector's rule 4: selector._split_to_a_wave); the
     parts' promoted f32 sums are added in a fixed order. None where the
     tiles are not that few, or K too short to split."""
-    from .selector import _split_to_a_wave
+    from .selector import _split_to_a_wave, with_tile
 
     if 2 * _ceil(m, 128) * _ceil(n, 128) >= sms:
         return None
     narrow = blockwise_tiles(dtype, out_dtype)[0]
-    if m <= 64:
-        narrow = replace(narrow, consumers=1, stages=8)
+    if m <= 64:  # as many stages as fit beside the staging
+        narrow = with_tile(narrow, narrow.tile_n, consumers=1, max_stages=16)
     return _split_to_a_wave(narrow, m, n, k, 1, sms)
 
 
