@@ -21,6 +21,9 @@ device while device 0 is current):
 3. torch: a transformer block calling both ops, under
    torch.compile(fullgraph=True), mode="reduce-overhead", and torch.export:
    outputs against eager and a torch reference, and times against eager.
+4. blockwise: blockwise_mm's split-K pick on each device, alternating
+   devices, in a CUDA graph and under torch.compile (`--blockwise-only`:
+   these alone).
 Writes deploy-results.json (GPU, driver, torch, every figure).
 """
 
@@ -45,6 +48,8 @@ GEMMS = {
     "ragged": (777, 1000, 520, None),
 }
 CUPY_GEMM = (1000, 1024, 512)  # f16 in, f16 out
+# blockwise_mm at few tokens: its pick splits K (partials in a workspace)
+BLOCKWISE = (128, 4096, 7168)
 # name: (batch, Sq, Hq, Hkv, D, dtype, causal, varlen, dynamic)
 ATTENTIONS = {
     "dense_causal": (2, 512, 8, 2, 128, "bf16", True, False, False),
@@ -95,6 +100,9 @@ def generate(out_dir: str) -> None:
     for m, n, k, activation in problems(Shape(**BLOCK), BATCH * SEQ):
         chain = fusion_chain(activation=activation)
         configs.append(problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K", chain)))
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config
+
+    configs.append(blockwise_config(*BLOCKWISE))
     for config in dict.fromkeys(configs):
         print(write_kernel(out_dir, config))
     attention = [_attention_config(c) for c in [*ATTENTIONS.values(), *attention_shapes]]
@@ -525,6 +533,64 @@ def check_torch(check):
         check("torch: block times (ms)", True, **{k.replace(" ", "_"): v for k, v in times.items()})
 
 
+def check_blockwise(check, ndev):
+    """blockwise_mm's split-K pick: on each device alone (device 0 current)
+    against the dequantised product, 20 calls alternating devices
+    bit-identical to those, a CUDA graph captured on its first call and
+    replayed on new activations, and torch.compile(fullgraph=True) of a
+    function calling it (the custom op)."""
+    import torch
+
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "gemm"))
+    from blockwise import _dequantised, _quantise
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config, blockwise_mm
+
+    m, n, k = BLOCKWISE
+    config = blockwise_config(m, n, k)
+    torch.cuda.set_device(0)
+    cases = {}
+    for device in reversed(range(ndev)):
+        g = torch.Generator(device=f"cuda:{device}").manual_seed(device)
+        w8, sw = _quantise(torch.randn(n, k, device=f"cuda:{device}", generator=g) * 0.05, 128, 128)
+        x8, sx = _quantise(torch.randn(m, k, device=f"cuda:{device}", generator=g), 1, 128)
+        y = blockwise_mm(x8, w8.T, sx, sw)
+        torch.cuda.synchronize(device)
+        ref = _dequantised(x8, sx, 1, 128) @ _dequantised(w8, sw, 128, 128).T
+        err = _rel(y.float(), ref)
+        cases[device] = (x8, w8, sx, sw, y.clone())
+        check(f"blockwise: {config.name} on cuda:{device} (cuda:0 current)",
+              y.device.index == device and err < 1e-2, rel_err=err)  # fmt: skip
+    bad = 0
+    for i in range(20):
+        x8, w8, sx, sw, expected = cases[i % ndev]
+        bad += not torch.equal(blockwise_mm(x8, w8.T, sx, sw), expected)
+    check("blockwise: 20 calls alternating devices, bit-identical", bad == 0, mismatches=bad)
+    x8, w8, sx, sw, _ = cases[0]
+    out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda:0")
+    graph, side = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    with torch.cuda.stream(side), torch.cuda.graph(graph):
+        blockwise_mm(x8, w8.T, sx, sw, out=out)
+    g = torch.Generator(device="cuda:0").manual_seed(11)
+    nx8, nsx = _quantise(torch.randn(m, k, device="cuda:0", generator=g), 1, 128)
+    x8.copy_(nx8)
+    sx.copy_(nsx)
+    graph.replay()
+    torch.cuda.synchronize()
+    ref = _dequantised(nx8, nsx, 1, 128) @ _dequantised(w8, sw, 128, 128).T
+    err = _rel(out.float(), ref)
+    check("blockwise: graph (first call in capture) replays correct", err < 1e-2, rel_err=err)
+    eager = blockwise_mm(x8, w8.T, sx, sw)
+    try:
+        compiled = torch.compile(lambda a, s: blockwise_mm(a, w8.T, s, sw), fullgraph=True)
+        got = compiled(x8, sx)
+        torch.cuda.synchronize()
+        check("blockwise: compile(fullgraph=True) bit-identical to eager",
+              torch.equal(got, eager), vs_eager=_rel(got.float(), eager.float()))  # fmt: skip
+    except Exception as error:
+        check("blockwise: compile(fullgraph=True)", False,
+              error=f"{type(error).__name__}: {error}"[:400])  # fmt: skip
+
+
 def _speed_sanity(check):
     """Our 4096^3 bf16 GEMM against torch.matmul (short paired rounds): the
     by-value tensor maps cost nothing."""
@@ -542,7 +608,7 @@ def _speed_sanity(check):
           ratio=statistics.median(ratios))  # fmt: skip
 
 
-def run(ptx_dir: str, out_dir: str) -> int:
+def run(ptx_dir: str, out_dir: str, blockwise_only: bool = False) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ.setdefault("NVWGMMA_PTX_DIR", ptx_dir)
     os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(out_dir, "cache"))
@@ -553,10 +619,12 @@ def run(ptx_dir: str, out_dir: str) -> int:
     info = _info()
     print(info, flush=True)
     check = Checks()
-    check_devices(check, ndev)
-    check_graphs(check, ndev)
-    check_torch(check)
-    _speed_sanity(check)
+    if not blockwise_only:
+        check_devices(check, ndev)
+        check_graphs(check, ndev)
+        check_torch(check)
+        _speed_sanity(check)
+    check_blockwise(check, ndev)
     for device in range(ndev):
         torch.cuda.synchronize(device)
     os.makedirs(out_dir, exist_ok=True)
@@ -569,7 +637,8 @@ def run(ptx_dir: str, out_dir: str) -> int:
 def main(argv=None) -> int:
     from two_step import main as two_step
 
-    return two_step(__doc__, generate, run, argv)
+    flags = [("blockwise-only", "run: the blockwise_mm checks alone")]
+    return two_step(__doc__, generate, run, argv, flags=flags)
 
 
 if __name__ == "__main__":
