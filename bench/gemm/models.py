@@ -99,13 +99,15 @@ def band(m: int) -> str:
     return "M <= 16" if m <= 16 else "M 17-64" if m <= 64 else "M 65-512" if m <= 512 else "M > 512"
 
 
-def sample(half: str, per_band: int, seed: int = 0, max_flops: float = 4e12):
-    """Unique (M, N, K) of a half, `per_band` drawn at random from each M
-    band (labels: the first model layer with the shape), problems above
-    `max_flops` left out (one run must fit in minutes)."""
+def sample(half: str, per_band: int, seed: int = 0, max_flops: float = 4e12,
+           keep=lambda m, n, k: True):  # fmt: skip
+    """Unique (M, N, K) of a half that `keep` holds, `per_band` drawn at
+    random from each M band (labels: the first model layer with the
+    shape), problems above `max_flops` left out (one run must fit in
+    minutes)."""
     unique: dict = {}
     for name, h, layer, tp, m, n, k in corpus():
-        if h == half and 2 * m * n * k <= max_flops:
+        if h == half and 2 * m * n * k <= max_flops and keep(m, n, k):
             unique.setdefault((m, n, k), f"{name} {layer} tp{tp} M={m}")
     rng = random.Random(seed)
     picked = []

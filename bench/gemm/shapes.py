@@ -52,6 +52,10 @@ SETS = (
     "corpus-candidates",
     "corpus-small",
     "corpus-m64",
+    "corpus-mid",
+    "heldout-mid",
+    "heldout-mid-second",
+    "heldout-narrow",
 )
 # Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
@@ -72,13 +76,22 @@ TUNED_SETS = {
 }
 
 
-def _sampled(half: str, dtype: str, per_band: int, seed: int, keep=lambda m, n, k: True):
-    """models.sample's shapes of `half` that `keep` holds, labelled with the
-    half; for fp8, those whose N and K are whole 16-byte rows."""
+# Drawn from the shapes of a region rather than filtered out of the sample
+# (the region holds too few of the sample's): the half-to-one wave of
+# 128 x 128 tiles above 64 tokens, where every tile leaves SMs idle.
+def _mid(m: int, n: int, k: int) -> bool:
+    return m > 64 and 132 <= 2 * _tiles_128(m, n) < 264
+
+
+def _sampled(half: str, dtype: str, per_band: int, seed: int, keep=lambda m, n, k: True,
+             pool=lambda m, n, k: True):  # fmt: skip
+    """models.sample's shapes of `half` (drawn among those `pool` holds)
+    that `keep` holds, labelled with the half; for fp8, those whose N and
+    K are whole 16-byte rows."""
     import models
 
     return [(f"[{half}] {label}", m, n, k) for label, m, n, k in
-            models.sample(half, per_band, seed)
+            models.sample(half, per_band, seed, keep=pool)
             if keep(m, n, k) and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))]  # fmt: skip
 
 
@@ -90,6 +103,20 @@ def table(dtype: str, which: str = "llama8b"):
         # bf16: the sample the 16-bit rates were fitted on; fp8 its own.
         per_band, seed = (40, 2) if dtype == "bf16" else (20, 3)
         return _sampled("tuned", dtype, per_band, seed, TUNED_SETS[which])
+    if which in ("corpus-mid", "heldout-mid", "heldout-mid-second"):  # _mid, 20 / 10 per band
+        half, seed = {"corpus-mid": ("tuned", 7), "heldout-mid": ("held-out", 8),
+                      "heldout-mid-second": ("held-out", 10)}[which]  # fmt: skip
+        earlier = ("corpus", "corpus-second") + (("heldout-mid",) if seed == 10 else ())
+        seen = {row[1:] for sample in earlier for row in table(dtype, sample)}
+        return _sampled(half, dtype, 20 if dtype == "bf16" else 10, seed + (dtype != "bf16"),
+                        keep=lambda m, n, k: (m, n, k) not in seen, pool=_mid)  # fmt: skip
+    if which == "heldout-narrow":  # the held-out rows rule 3b takes, none yet run with it
+        from nvwgmma.kernel.gemm.selector import NARROW_TILE_N, select_config
+
+        rows = [row for sample in ("corpus", "corpus-second", "heldout-mid-second")
+                for row in table(dtype, sample) if row[0].startswith("[held-out]")]  # fmt: skip
+        return [row for row in rows if select_config(*row[1:], dtype=dtype, out_dtype="bf16").tile_n
+                == NARROW_TILE_N]  # fmt: skip
     if which == "corpus-second":  # a second held-out sample, disjoint from the first
         first = {row[1:] for row in table(dtype, "corpus")}
         per_band, seed = (40, 5) if dtype == "bf16" else (12, 6)

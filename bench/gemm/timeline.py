@@ -27,12 +27,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
 
-RECORDS = ("sm", "start", "unit_start", "unit_loaded", "unit_stored", "end", "k_steps", "units")
+RECORDS = ("sm", "start", "unit_start", "unit_loaded", "unit_stored", "end", "k_steps", "units",
+           "start_ns", "end_ns")  # fmt: skip
 SLOTS = len(RECORDS)
 MAX_CTAS = 1024  # the persistent grids are at most a few waves
 # (M, N, K), bf16: decode token counts on Llama-3 projections
 SHAPES = [(m, n, k) for m in (1, 16, 64)
           for n, k in ((4096, 4096), (14336, 4096), (4096, 14336), (28672, 8192), (8192, 8192))]  # fmt: skip
+# Where a split's fix-up goes: 128 x 128 tiles of one warpgroup (rule 3's)
+# data-parallel, K split in 2, and stream-K, on shapes of about a wave of
+# tiles (where a split buys no parallelism, so what it adds is its cost)
+# and of 80 tiles (where it should buy some).
+FIXUP_SHAPES = [(1024, 2048, 1024), (1024, 2048, 8192), (256, 5120, 14336), (1024, 1280, 8192)]
+FIXUP_SCHEDULES = (dict(), dict(scheduler="split_k", splits=2), dict(scheduler="stream_k"))
 
 
 def instrument():
@@ -57,6 +64,7 @@ def instrument():
     def _consumer(self, index, a_start):
         consumer(self, index, a_start)
         put(self, "start", me(self))
+        put(self, "start_ns", me(self), "globaltimer")
         put(self, "sm", me(self), "smid")
 
     def _mainloop(self, work, start):
@@ -78,6 +86,7 @@ def instrument():
     def _done(self):
         done(self)
         put(self, "end", me(self))
+        put(self, "end_ns", me(self), "globaltimer")
         lower, upper, step = self.scheduler.units()
         i64, index = IntegerType.get_signless(64), IndexType.get()
         one, zero = arith.constant(index, 1), arith.constant(index, 0)
@@ -95,13 +104,27 @@ def _config(m, n, k, sms=132):
     return problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K"), sms)
 
 
+def _fixup_configs():
+    from nvwgmma.kernel.gemm.selector import ONE_WARPGROUP_TILE, _base, with_tile
+
+    base = _base("bf16", "bf16", "K", "K", (), True)
+    return [with_tile(base, 128, **ONE_WARPGROUP_TILE, **s) for s in FIXUP_SCHEDULES]
+
+
 def generate(out_dir: str) -> None:
+    from dataclasses import asdict
+
     from nvwgmma.kernel.gemm.launch import write_kernel
 
-    configs = list(dict.fromkeys(_config(*s) for s in SHAPES))
+    configs = list(dict.fromkeys([*(_config(*s) for s in SHAPES), *_fixup_configs()]))
     instrument()
     for config in configs:
         print(write_kernel(out_dir, config))
+    cases = [{"m": m, "n": n, "k": k, "config": asdict(_config(m, n, k))} for m, n, k in SHAPES]
+    cases += [{"m": m, "n": n, "k": k, "config": asdict(c)}
+              for m, n, k in FIXUP_SHAPES for c in _fixup_configs()]  # fmt: skip
+    with open(os.path.join(out_dir, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
 
 
 def phases(records, stage_bytes):
@@ -127,6 +150,10 @@ def phases(records, stage_bytes):
             )
             or [0]
         ),  # fmt: skip
+        # The SM clock under this load (GHz): cycles over nanoseconds.
+        "ghz": med((r["end"] - r["start"]) / max(r["end_ns"] - r["start_ns"], 1) for r in rows),
+        "cta_us": med((r["end_ns"] - r["start_ns"]) / 1e3 for r in rows),
+        "span_us": (max(r["end_ns"] for r in rows) - min(r["start_ns"] for r in rows)) / 1e3,
     }
 
 
@@ -142,28 +169,37 @@ def run(ptx_dir: str, out_dir: str) -> int:
     print(info, flush=True)
     slot = [name for name, _ in KERNEL_SIGNATURE].index("R")
     clock_hz = torch.cuda.get_device_properties(0).clock_rate * 1e3  # kHz
-    for m, n, k in SHAPES:
+    from nvwgmma.kernel.gemm import GemmConfig
+
+    for case in json.load(open(os.path.join(ptx_dir, "cases.json"))):
+        m, n, k = case["m"], case["n"], case["k"]
+        config = GemmConfig(**{**case["config"], "fusion": ()})
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
-        launch, out = prepare(x, w.T)
+        launch, out = prepare(x, w.T, config=config)
+        ref = x.float() @ w.float().T
+        launch()
+        torch.cuda.synchronize()
+        error = float((out.float() - ref).norm() / ref.norm())
         stamps = torch.zeros(MAX_CTAS * SLOTS, dtype=torch.int64, device="cuda")
         launch.set(slot, stamps.data_ptr())
         ms = _time(launch)
         stamps.zero_()
         launch()
         torch.cuda.synchronize()
-        config = _config(m, n, k, torch.cuda.get_device_properties(0).multi_processor_count)
         rows_a, rows_b = (config.tile_m, config.tile_n)
 
         def stage_bytes(_row, a=rows_a, b=rows_b, kt=config.k_tile):
             return (a + b) * kt * 2
 
-        row = {"m": m, "n": n, "k": k, "config": config.name, "ms": ms,
+        raw = stamps.view(MAX_CTAS, SLOTS).tolist()
+        row = {"m": m, "n": n, "k": k, "config": config.name, "ms": ms, "rel_err": error,
+               "ctas_raw": [r for r in raw if r[RECORDS.index("start")]],
                "hbm_gb_s": (n * k + m * k + m * n) * 2 / ms / 1e6,
-               **phases(stamps.view(MAX_CTAS, SLOTS).tolist(), stage_bytes),
+               **phases(raw, stage_bytes),
                "kernel_cycles": ms * 1e-3 * clock_hz}  # fmt: skip
         rows.append(row)
-        print(json.dumps(row), flush=True)
+        print(json.dumps({k: v for k, v in row.items() if k != "ctas_raw"}), flush=True)
     write_results(
         out_dir, "gemm-timeline.json", {"info": info, "records": list(RECORDS), "rows": rows}
     )

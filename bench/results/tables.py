@@ -29,7 +29,8 @@ DECODE = [
 
 GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out, a second sample", "h100/2026-11-28-0355-gemm-corpus-heldout-second.json"),
+CORPUS = [("held out, a second sample, rule 3b", "h100/2026-11-28-0641-gemm-corpus-heldout-second-narrow.json"),
+          ("held out, a second sample", "h100/2026-11-28-0355-gemm-corpus-heldout-second.json"),
           ("held out", "h100/2026-11-28-0329-gemm-corpus-heldout-rule4.json"),
           ("held out, before rule 4's 64 x 64 tiles", "h100/2026-11-28-0040-gemm-corpus-heldout-fp8-model.json"),
           ("tuned, rules before the cost model", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip

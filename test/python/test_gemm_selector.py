@@ -131,6 +131,30 @@ def test_rule_4_takes_m_64_up_to_a_wave_of_128_row_tiles():
     assert select_config(128, 10240, 8192).tile_m == 128  # 80 tiles: half a wave
 
 
+def test_rule_3b_takes_the_96_wide_tile_where_its_tiles_fill_under_a_wave():
+    """Under a wave of 128 x 128 tiles, 128 x 96 of one warpgroup where its
+    tiles make at most 0.82 of a wave and the 128-row tiles are at least
+    0.9 full: 256 x 5120 is 80 tiles of 128 x 128, 2 x 54 = 108 of 128 x 96."""
+    from nvwgmma.kernel.gemm import candidates, select_config
+    from nvwgmma.kernel.gemm.selector import NARROW_MAX_WAVE
+
+    for dtype in ("bf16", "e4m3"):
+        c = select_config(256, 5120, 14336, dtype=dtype)
+        assert (c.tile_m, c.tile_n, c.consumers, c.consumer_rows, c.scheduler) == (
+            128, 96, 1, 128, "persistent")  # fmt: skip
+        assert c.split_wait and c in candidates(256, 5120, 14336, dtype=dtype)
+    assert 108 <= NARROW_MAX_WAVE * 132 < 112
+    # 8 x 14 = 112 narrow tiles (past 0.82 of a wave): rule 3's 128 x 128.
+    assert select_config(1024, 1280, 8192).tile_n == 128
+    # M = 777: the seventh row of 128-row tiles holds 9 rows (0.87 full).
+    assert select_config(777, 1536, 5120).tile_n == 128
+    assert select_config(768, 1536, 5120).tile_n == 96
+    # Nearly a wave of 128 x 128 (512 x 4096: 4 x 32 = 128 tiles) stays.
+    assert select_config(512, 4096, 4096).tile_n == 128
+    # An N-major B loads whole 64-column atoms: no 96-wide tile.
+    assert select_config(256, 5120, 14336, b_major="N").tile_n != 96
+
+
 def test_select_config_follows_the_problem():
     from nvwgmma.kernel.gemm import select_config
 
@@ -250,7 +274,7 @@ def _returnable():
              ("bf16", "e4m3")]  # fmt: skip
     shapes = ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336),
               (128, 6144, 4096), (512, 28672, 4096), (777, 5120, 5120),
-              (128, 2048, 4096))  # fmt: skip
+              (128, 2048, 4096), (256, 5120, 14336))  # fmt: skip
     for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
@@ -271,6 +295,7 @@ def test_returnable_configurations_cover_every_rule():
         (128, 256, "persistent"),
         (128, 192, "persistent"),
         (128, 128, "persistent"),
+        (128, 96, "persistent"),  # rule 3b
         (128, 224, "persistent"),
         (64, 256, "persistent"),  # ping-pong
         (64, 128, "persistent"),

@@ -27,6 +27,11 @@ same on the Llama-3-8B table and replaces them everywhere):
    consumer warpgroup of 128 rows (two m64 wgmmas per K step on the same
    B) that waits for the previous stage between its two blocks, so the
    tensor cores never drain (cuBLAS's kernel for these shapes).
+3b. Where 128 x 128 tiles make half a wave to a wave (SMs left idle),
+   the 128 x 96 tile of rule 3's consumer if its tiles make at most 0.82
+   of a wave and the 128-row tiles are at least 0.9 full: more tiles in
+   the one wave, each a quarter shorter (B K-major: an N-major B takes
+   whole 64-column atoms).
 4. Else (few output tiles: 128 x 128 tiles under half a wave, or under a
    whole one at M <= 64): 64-row tiles of one consumer
    warpgroup, each stage's wgmmas in two groups with the previous stage
@@ -84,6 +89,21 @@ corpus-m64, 3 rounds, the tuned half's 33-64 token shapes where the cost
 model picked, bench/results/h100/2026-11-28-0430-gemm-corpus-m64.json):
 on the 4 shapes it moves, 0.80-1.00x torch -> 0.94-1.05x (Llama-3.1-70B's
 QKV, 64 x 10240 x 8192: 0.798 -> 0.936).
+Rule 3b (tuned: H100, shapes.py --set corpus-mid, the tuned half where
+128 x 128 tiles fill half a wave to a wave, 56 shapes,
+bench/results/h100/2026-11-28-0628-gemm-corpus-mid-narrow.json): where
+128 x 96 tiles make at most 108 of 132 SMs, 1.03-1.24x faster than
+128 x 128 on 9 of 10 rows (M = 777 the tenth: 0.78x); past that,
+0.63-1.02x except two rows at M = 1024 (1.19, 1.36x). Held out (the 13
+held-out rows it takes in three samples, none run with it before, paired
+with the 128 x 128 tile in one run,
+bench/results/h100/2026-11-28-0640-gemm-heldout-narrow-paired.json):
+1.08x geomean, 0.98-1.25x (Llama-3.1-405B's QKV at tp 8, 512 x 2304 x
+16384: 0.80 -> 0.93x torch). Split-K of 128 x 128 in 2 to 6 parts and
+stream-K there ran at 0.33-0.77 of the best candidate, geomean (H200,
+bench/results/archive/h200/2026-11-28-0611-gemm-corpus-mid-splits.json):
+each fix-up cost 3.0-3.7k cycles a unit, and a fuller wave ran at a lower
+clock (bench/results/h200/2026-11-28-0625-gemm-fixup-timeline.json).
 Rule 4's split wait (H100, shapes.py, 5 rounds, against the same kernel
 without it): bf16 QKV / O / down at M = 128 0.969 / 1.433 / 1.068x torch
 against 0.954 / 1.432 / 1.039, e4m3 3.29 / 3.22 / 1.10x torch._scaled_mm
@@ -206,6 +226,30 @@ def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | No
     return replace(config, scheduler="split_k", splits=splits) if splits >= 2 else None
 
 
+# Rule 3b: where 128 x 128 tiles leave SMs idle (under a wave), the
+# 128 x 96 tile of rule 3's consumer if its tiles make at most this much
+# of a wave -- more tiles on one wave, each a quarter shorter (cuBLAS
+# fills such waves with 80- to 144-wide tiles: bench/gemm/cublas_kernels.py).
+# Past it, a nearly full wave of the narrower tile ran slower than the
+# wave of 128 x 128 with SMs to spare (H100, shapes.py --set corpus-mid,
+# bench/results/h100/2026-11-28-0628-gemm-corpus-mid-narrow.json); so did
+# it where the last row of 128-row tiles is mostly padding (M = 77, 777:
+# 0.78-0.96x the 128 x 128 tile, tuned and held-out rows alike,
+# bench/results/h200/2026-11-28-0635-gemm-heldout-mid-narrow.json).
+NARROW_TILE_N, NARROW_MAX_WAVE, NARROW_MIN_ROWS = 96, 0.82, 0.9
+
+
+def _narrow(base: GemmConfig, m, n, batch, sms) -> GemmConfig | None:
+    """Rule 3b's tile, or None where it does not apply (an N-major B
+    loads whole 64-column swizzle atoms: no 96-wide tile)."""
+    if base.b_major != "K" or batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
+        return None
+    if m < NARROW_MIN_ROWS * 128 * _ceil(m, 128):  # 128-row tiles under 0.9 full
+        return None
+    narrow = with_tile(base, NARROW_TILE_N, **ONE_WARPGROUP_TILE)
+    return narrow if _tiles(narrow, m, n, batch) <= NARROW_MAX_WAVE * sms else None
+
+
 def _few_tiles(m: int, n: int, batch: int, sms: int) -> bool:
     """Rule 4's region: 128 x 128 tiles fill under half a wave -- or under
     a whole one at M <= 64, where a 128-row tile is half padding or more."""
@@ -266,7 +310,7 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     if not _few_tiles(m, n, batch, sms):
-        return _modelled(base, m, n, batch, sms)
+        return _narrow(base, m, n, batch, sms) or _modelled(base, m, n, batch, sms)
     # Rule 4: 64-row tiles (one consumer, a deep ring), 64 columns wide
     # where those fit one wave, else 128, their K split so that tiles x
     # parts is about a wave.
@@ -298,6 +342,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     found = [chosen, with_tile(base, 256), with_tile(base, 128), with_tile(base, 224)]
     if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # the cost model's tiles apply
         found += model_tiles(base)
+        if base.b_major == "K" and batch * _ceil(m, 128) * _ceil(n, 128) < sms:
+            found.append(with_tile(base, NARROW_TILE_N, **ONE_WARPGROUP_TILE))  # rule 3b's
     if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
