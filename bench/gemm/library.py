@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import sys
@@ -73,6 +74,15 @@ CASES = [
     (1, 128, 2048, 4096, "e4m3", "bf16", "K", "K", ()),
     (1, 100, 2000, 3000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (1, 64, 1000, 1000, "bf16", "bf16", "M", "N", ("bias", "silu")),
+    # Rule 3b's 128 x 96 tiles (128 x 128 tiles under a wave, the narrow
+    # ones at most 0.82 of one): both A layouts, fp8 in and out, a batch,
+    # f32 out with a fused chain, a ragged N (registers epilogue).
+    *[(1, 256, 5120, 2048, "bf16", "bf16", a, "K", ()) for a in "KM"],
+    (1, 256, 5120, 2048, "e4m3", "bf16", "K", "K", ()),
+    (1, 256, 5120, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
+    (2, 128, 5120, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 256, 5120, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (1, 256, 5121, 1000, "bf16", "bf16", "K", "K", ("bias", "silu")),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.
@@ -204,13 +214,17 @@ def _bound(case) -> float:
     )
 
 
-def check_cases(rows):
+def check_cases(rows, only=None):
+    """Every case (those whose configuration's name `only` finds, a regex)
+    against float64; the number that failed."""
     import torch
     from nvwgmma.kernel.gemm import matmul
     from nvwgmma.kernel.gemm.fusion import ACTIVATIONS
 
     failed = 0
     for index, case in enumerate(CASES):
+        if only and not re.search(only, _config(case).name):
+            continue
         batch, m, n, k, dtype, out, a_major, b_major, names = case[:9]
         gen = torch.Generator(device="cuda").manual_seed(index)
         a = _operand(batch, m, k, dtype, a_major == "K", gen)
@@ -457,7 +471,7 @@ def check_readme(rows):
     return int(not ok)
 
 
-def run(out_dir: str) -> int:
+def run(out_dir: str, only: str | None = None) -> int:
     import torch
     from run import _gpu_info, failures, write_results
 
@@ -469,8 +483,9 @@ def run(out_dir: str) -> int:
     info = _gpu_info()
     print(info, flush=True)
     rows = []
-    failed = check_cases(rows) + check_errors(rows) + check_readme(rows)
-    speed(out_dir, rows)
+    failed = check_cases(rows, only) + check_errors(rows) + check_readme(rows)
+    if not only:
+        speed(out_dir, rows)
     write_results(out_dir, "library-results.json", {"info": info, "rows": rows})
     return failures(failed)
 
@@ -480,11 +495,14 @@ def main(argv=None) -> int:
 
     parser = mode_parser(__doc__)
     parser.add_argument("--baseline", help="directory with the pre-split default kernel")
+    parser.add_argument(
+        "--only", help="the cases whose configuration this regex finds, no speed rows (run)"
+    )
     args = parser.parse_args(argv)
     if args.mode == "generate":
         generate(args.dir, args.baseline)
         return 0
-    return run(args.dir)
+    return run(args.dir, args.only)
 
 
 if __name__ == "__main__":
