@@ -1,12 +1,16 @@
-"""Where a GEMM CTA's time goes, at decode sizes first: the kernels
-`matmul` picks, built with stamps (nvwgmma.kernel.profile) by consumer 0
--- its start, its first unit's mainloop begun and done (the K stages
-streamed), that unit stored, its last unit done -- with the SM, the
-first unit's K stages and the CTA's units; written to the kernel's `R`
-(residual) pointer, unused without a residual. Per shape: the call's time,
-the weights' bandwidth against the HBM peak, and medians over CTAs of the
-set-up, the first unit's mainloop and its bytes per cycle, the store, and
-the whole CTA against the kernel.
+"""Where a GEMM CTA's time goes: the kernels `matmul` picks at decode
+sizes, and rule 3's 128 x 128 tile data-parallel, split in 2 and
+stream-K (FIXUP_SHAPES: what a split's fix-up costs), built with stamps
+(nvwgmma.kernel.profile) by consumer 0 -- its start, its first unit's
+mainloop begun and done (the K stages streamed), that unit stored (a
+split unit's fix-up included), its last unit done, globaltimer beside
+clock64 at the start and end -- with the SM, the first unit's K stages
+and the CTA's units; written to the kernel's `R` (residual) pointer,
+unused without a residual. Per case: the output's error, the call's time,
+the bandwidth against the HBM peak, and medians over CTAs of the set-up,
+the first unit's mainloop and its bytes per cycle, the store, the whole
+CTA against the kernel, and the SM clock under that load (cycles over
+nanoseconds).
 
     # here (nvwgmma built): the instrumented PTX (production cache keys)
     python bench/gemm/timeline.py generate .device/gemm-timeline
@@ -177,12 +181,13 @@ def run(ptx_dir: str, out_dir: str) -> int:
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
         w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
         launch, out = prepare(x, w.T, config=config)
-        ref = x.float() @ w.float().T
-        launch()
-        torch.cuda.synchronize()
-        error = float((out.float() - ref).norm() / ref.norm())
+        # The stamps go to their own buffer before the first launch (R's
+        # default placeholder is C: they would overwrite the output).
         stamps = torch.zeros(MAX_CTAS * SLOTS, dtype=torch.int64, device="cuda")
         launch.set(slot, stamps.data_ptr())
+        launch()
+        ref = x.float() @ w.float().T
+        error = float((out.float() - ref).norm() / ref.norm())
         ms = _time(launch)
         stamps.zero_()
         launch()

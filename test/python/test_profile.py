@@ -138,28 +138,33 @@ def gemm_timeline(monkeypatch):
 @pytest.mark.parametrize("shape", [(16, 14336, 4096), (4096, 4096, 4096)])
 def test_instrumented_gemm_stamps_every_record(ctx, gemm_timeline, shape):
     """The instrumented kernel matmul picks (the decode path, a large
-    tile): strict-checker clean, 5 clock reads and a store per record."""
+    tile): strict-checker clean, 5 clock reads, 2 of the global timer and a
+    store per record."""
     from gemm_checks import assert_clean
 
     gemm_timeline.instrument()
     # Not through assert_clean's cache: it holds the production kernels
     # under the same configs (and must not keep this one).
     _meta, ptx = assert_clean.__wrapped__(gemm_timeline._config(*shape))
-    assert ptx.count("%clock64") == 5 and "%smid" in ptx
+    assert ptx.count("%clock64") == 5 and ptx.count("%globaltimer") == 2 and "%smid" in ptx
     assert ptx.count("st.global.u64") + ptx.count("st.global.b64") == len(gemm_timeline.RECORDS)
 
 
 def test_gemm_phases_from_records(gemm_timeline):
     rows = [
-        # sm, start, unit_start, unit_loaded, unit_stored, end, k_steps, units
-        [0, 10, 30, 1030, 1100, 1120, 64, 1],
-        [1, 20, 60, 860, 940, 960, 64, 1],
-        [0, 0, 0, 0, 0, 0, 0, 0],  # a CTA that never ran (no start)
+        # sm, start, unit_start, unit_loaded, unit_stored, end, k_steps, units,
+        # start_ns, end_ns
+        [0, 10, 30, 1030, 1100, 1120, 64, 1, 5000, 5740],
+        [1, 20, 60, 860, 940, 960, 64, 1, 5100, 5600],
+        [0, 0, 0, 0, 0, 0, 0, 0, 0, 0],  # a CTA that never ran (no start)
     ]
     p = gemm_timeline.phases(rows, lambda r: 100)
     assert p["ctas"] == 2 and p["setup"] == 30 and p["mainloop"] == 900
     assert p["bytes_per_cycle"] == pytest.approx((6.4 + 8.0) / 2)
     assert p["store"] == 75 and p["cta"] == 1025 and p["gap"] == 0
+    # 1110 cycles in 740 ns and 940 in 500: 1.5 and 1.88 GHz.
+    assert p["ghz"] == pytest.approx((1.5 + 1.88) / 2)
+    assert p["cta_us"] == pytest.approx(0.62) and p["span_us"] == pytest.approx(0.74)
 
 
 def test_instrumenting_needs_no_context(timeline, gemm_timeline):
