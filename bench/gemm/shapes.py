@@ -106,7 +106,7 @@ def table(dtype: str, which: str = "llama8b"):
     if which in ("corpus-mid", "heldout-mid", "heldout-mid-second"):  # _mid, 20 / 10 per band
         half, seed = {"corpus-mid": ("tuned", 7), "heldout-mid": ("held-out", 8),
                       "heldout-mid-second": ("held-out", 10)}[which]  # fmt: skip
-        earlier = ("corpus", "corpus-second") + (("heldout-mid",) if seed == 10 else ())
+        earlier = ("corpus", "corpus-second") + (("heldout-mid",) * (which == "heldout-mid-second"))
         seen = {row[1:] for sample in earlier for row in table(dtype, sample)}
         return _sampled(half, dtype, 20 if dtype == "bf16" else 10, seed + (dtype != "bf16"),
                         keep=lambda m, n, k: (m, n, k) not in seen, pool=_mid)  # fmt: skip
