@@ -2,6 +2,7 @@
 configuration it can return builds, passes the strict protocol check and
 assembles without spills."""
 
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -309,6 +310,56 @@ def test_returnable_configuration_assembles_cleanly(ctx, index):
     from gemm_checks import assert_clean
 
     assert_clean(_returnable()[index])
+
+
+def _returnable_fused():
+    """What select_config returns with an epilogue chain -- a residual;
+    bias and GELU; alpha, bias, GELU, residual and beta; fp8 output's
+    scale -- on every rule's shapes, C aligned or not."""
+    from nvwgmma.kernel.gemm import selector
+    from nvwgmma.kernel.gemm.launch import fusion_chain
+
+    found = []
+    shapes = ((4096, 4096, 4096), (512, 4096, 4096), (256, 5120, 14336), (128, 4096, 14336),
+              (777, 5120, 5120), (16, 4096, 4096))  # fmt: skip
+    for (dtype, out), aligned, (m, n, k) in itertools.product(
+        (("bf16", "bf16"), ("f16", "f16"), ("bf16", "f32"), ("e4m3", "bf16"), ("bf16", "e4m3")),
+        (True, False), shapes):  # fmt: skip
+        loaded = "f32" if out == "f32" else "bf16"
+        chains = [dict(residual=loaded), dict(bias=loaded, activation="gelu"),
+                  dict(alpha=True, bias=loaded, activation="gelu", residual=loaded, beta=True)]  # fmt: skip
+        if out == "e4m3":
+            chains = [dict(scale=True), dict(bias=loaded, activation="gelu", scale=True)]
+        for chain in chains:
+            c = selector.select_config(m, n, k, dtype=dtype, out_dtype=out, c_aligned=aligned,
+                                       fusion=tuple(fusion_chain(**chain)))  # fmt: skip
+            if c not in found:
+                found.append(c)
+    return found
+
+
+def test_an_epilogue_chain_takes_two_consumers():
+    """Rule 3's one-warpgroup tile spilled with an epilogue chain: with
+    one, 128 x 128 tiles have two 64-row consumers and rule 3b stands
+    aside."""
+    from nvwgmma.kernel.gemm import select_config
+    from nvwgmma.kernel.gemm.launch import fusion_chain
+
+    plain = select_config(512, 4096, 4096)
+    fused = select_config(512, 4096, 4096, fusion=tuple(fusion_chain(bias="bf16")))
+    assert (plain.tile_n, plain.consumers, plain.consumer_rows) == (128, 1, 128)
+    assert (fused.tile_n, fused.consumers, fused.consumer_rows) == (128, 2, 64)
+    assert select_config(256, 5120, 14336).tile_n == 96
+    residual = tuple(fusion_chain(residual="bf16"))
+    assert select_config(256, 5120, 14336, fusion=residual).consumer_rows == 64
+    assert all(c.consumer_rows == 64 or c.tile_m == 64 for c in _returnable_fused())
+
+
+@pytest.mark.parametrize("index", range(len(_returnable_fused())))
+def test_returnable_fused_configuration_assembles_cleanly(ctx, index):
+    from gemm_checks import assert_clean
+
+    assert_clean(_returnable_fused()[index])
 
 
 def test_performance_md_table_is_what_the_rule_picks():

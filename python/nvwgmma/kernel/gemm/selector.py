@@ -27,11 +27,14 @@ same on the Llama-3-8B table and replaces them everywhere):
    consumer warpgroup of 128 rows (two m64 wgmmas per K step on the same
    B) that waits for the previous stage between its two blocks, so the
    tensor cores never drain (cuBLAS's kernel for these shapes).
+   With an epilogue chain (bias, activation, residual, ...) the tile's
+   consumers are two warpgroups of 64 rows: beside one warpgroup's two
+   accumulators the chain's registers spilled.
 3b. Where 128 x 128 tiles make half a wave to a wave (SMs left idle),
    the 128 x 96 tile of rule 3's consumer if its tiles make at most 0.82
    of a wave and the 128-row tiles are at least 0.9 full: more tiles in
    the one wave, each a quarter shorter (B K-major: an N-major B takes
-   whole 64-column atoms).
+   whole 64-column atoms; without an epilogue chain).
 4. Else (few output tiles: 128 x 128 tiles under half a wave, or under a
    whole one at M <= 64): 64-row tiles of one consumer
    warpgroup, each stage's wgmmas in two groups with the previous stage
@@ -127,6 +130,16 @@ MIN_PART_STAGES = 4
 # for between them, so the tensor cores never drain.
 SPLIT_WAIT = dict(inflight=1, split_wait=True)
 ONE_WARPGROUP_TILE = dict(consumers=1, consumer_rows=128, **SPLIT_WAIT)
+
+
+def _rule3_consumer(base: GemmConfig) -> dict:
+    """Rule 3's consumer: one warpgroup of 128 rows without an epilogue
+    chain; two of 64 rows with one, where the chain's registers (bias,
+    residual, activation) beside two m64 accumulators spilled 36-580 bytes
+    in ptxas for every input type."""
+    return {} if base.fusion else ONE_WARPGROUP_TILE
+
+
 # The cost model of 16-bit inputs (rules 1-3): each data-parallel tile's
 # throughput with its waves full (TFLOP/s on an H100: the median over the
 # tuned half of the public shape corpus of achieved TFLOP/s over wave fill,
@@ -203,11 +216,23 @@ def _buildable(c: GemmConfig) -> bool:
     return partial_atoms(c) is None
 
 
+def _chain_beside_wide_accumulators_spills(base: GemmConfig) -> bool:
+    """Whether an epilogue chain meets the accumulators in registers past
+    what 192- to 256-wide tiles leave free: stored from registers (C not
+    16-byte aligned, fp8 C) or as f32. There ptxas spilled 8-864 bytes on
+    tiles 192 to 256 wide (ping-pong's too) and none on 128 x 128 of two
+    consumers; a bf16 or f16 C through TMA stays clean at every width."""
+    return bool(base.fusion) and (base.epilogue == "registers" or base.out_dtype == "f32")
+
+
 def model_tiles(base: GemmConfig) -> list[GemmConfig]:
     """The data-parallel tiles the cost model weighs, on `base`'s
     epilogue and layouts: 128 x 256, 224, 192, 128 x 128 of one
-    warpgroup, and the ping-pong 64 x 256 (those TMA can load)."""
-    tiles = [with_tile(base, tile_n, **(ONE_WARPGROUP_TILE if tile_n == 128 else {}))
+    warpgroup, and the ping-pong 64 x 256 (those TMA can load); 128 x 128
+    of two consumers alone where a wider tile's chain would spill."""
+    if _chain_beside_wide_accumulators_spills(base):
+        return [with_tile(base, 128, **_rule3_consumer(base))]
+    tiles = [with_tile(base, tile_n, **(_rule3_consumer(base) if tile_n == 128 else {}))
              for tile_n in TILE_RATES]  # fmt: skip
     tiles.append(with_tile(base, 256, schedule="pingpong"))
     return [c for c in tiles if _buildable(c)]
@@ -241,8 +266,9 @@ NARROW_TILE_N, NARROW_MAX_WAVE, NARROW_MIN_ROWS = 96, 0.82, 0.9
 
 def _narrow(base: GemmConfig, m, n, batch, sms) -> GemmConfig | None:
     """Rule 3b's tile, or None where it does not apply (an N-major B
-    loads whole 64-column swizzle atoms: no 96-wide tile)."""
-    if base.b_major != "K" or batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
+    loads whole 64-column swizzle atoms: no 96-wide tile; an epilogue
+    chain takes rule 3's two-consumer tile, `_rule3_consumer`)."""
+    if base.b_major != "K" or base.fusion or batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
         return None
     if m < NARROW_MIN_ROWS * 128 * _ceil(m, 128):  # 128-row tiles under 0.9 full
         return None
