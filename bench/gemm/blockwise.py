@@ -144,31 +144,44 @@ def _dequantised(q, scale, rows, cols):
     return q.float() * s[: q.shape[0], : q.shape[1]]
 
 
+def replayed_errors(x8, sx, w8, sw, seeds) -> list[float]:
+    """blockwise_mm(x8, w8.T, sx, sw) captured in a CUDA graph (on a side
+    stream) and replayed once per seed, new activations and scales of that
+    seed copied into the captured x8 and sx first: each replay's relative
+    error against the dequantised product of the new ones."""
+    import torch
+    from nvwgmma.kernel.gemm.blockwise import blockwise_mm
+
+    (m, k), n = x8.shape, w8.shape[0]
+    out = torch.empty(m, n, dtype=torch.bfloat16, device=x8.device)
+    graph, side = torch.cuda.CUDAGraph(), torch.cuda.Stream(x8.device)
+    with torch.cuda.stream(side), torch.cuda.graph(graph):
+        blockwise_mm(x8, w8.T, sx, sw, out=out)
+    g, errors = torch.Generator(device=x8.device), []
+    for seed in seeds:
+        g.manual_seed(seed)
+        nx8, nsx = _quantise(torch.randn(m, k, device=x8.device, generator=g), 1, 128)
+        x8.copy_(nx8)
+        sx.copy_(nsx)
+        graph.replay()
+        torch.cuda.synchronize(x8.device)
+        ref = (_dequantised(nx8, nsx, 1, 128) @ _dequantised(w8, sw, 128, 128).T).double()
+        errors.append(float((out.double() - ref).norm() / ref.norm()))
+    return errors
+
+
 def graph_replay(m: int = 128, n: int = 4096, k: int = 7168) -> dict:
     """blockwise_mm's split-K pick (its partials in a workspace of the
     capture's own) captured in a CUDA graph on its first call, replayed on
     new activations and scales copied into the captured ones: correct
     against the dequantised product of the new ones."""
     import torch
-    from nvwgmma.kernel.gemm.blockwise import blockwise_config, blockwise_mm
+    from nvwgmma.kernel.gemm.blockwise import blockwise_config
 
     g = torch.Generator(device="cuda").manual_seed(7)
     w8, sw = _quantise(torch.randn(n, k, device="cuda", generator=g) * 0.05, 128, 128)
     x8, sx = _quantise(torch.randn(m, k, device="cuda", generator=g), 1, 128)
-    out = torch.empty(m, n, dtype=torch.bfloat16, device="cuda")
-    graph, side = torch.cuda.CUDAGraph(), torch.cuda.Stream()
-    with torch.cuda.stream(side), torch.cuda.graph(graph):
-        blockwise_mm(x8, w8.T, sx, sw, out=out)
-    errors = []
-    for seed in (11, 12):
-        g.manual_seed(seed)
-        nx8, nsx = _quantise(torch.randn(m, k, device="cuda", generator=g), 1, 128)
-        x8.copy_(nx8)
-        sx.copy_(nsx)
-        graph.replay()
-        torch.cuda.synchronize()
-        ref = _dequantised(nx8, nsx, 1, 128) @ _dequantised(w8, sw, 128, 128).T
-        errors.append(float((out.float() - ref).norm() / ref.norm()))
+    errors = replayed_errors(x8, sx, w8, sw, (11, 12))
     ok = max(errors) < 1e-2
     config = blockwise_config(m, n, k)
     print(f"{'ok ' if ok else 'BAD'} graph replay of {config.name} (M={m} N={n} K={k}): "
