@@ -102,6 +102,16 @@ CASES += [
     (1, 1000, 1000, 1000, "f16", "f32", "M", "K", (), STREAM),
     (1, 1000, 1024, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta"),
      {**STREAM, **NARROW}),
+    # Tiles 80, 112 and 144 wide (C staged in 32-byte swizzled blocks):
+    # rule 3's consumer at 80 and 112, two consumers at 144; fp8, f32 out
+    # with a fused chain, the registers epilogue, split-K.
+    (1, 1024, 1280, 8192, "bf16", "bf16", "K", "K", (), {"tile_n": 80}),
+    (1, 1000, 1280, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta"),
+     {"tile_n": 80}),
+    (1, 1024, 1280, 2048, "e4m3", "bf16", "K", "K", (), {"tile_n": 112}),
+    (1, 1000, 1001, 1000, "bf16", "bf16", "M", "K", ("bias", "silu"), {"tile_n": 112}),
+    (1, 4096, 4096, 1024, "bf16", "bf16", "K", "K", (), {"tile_n": 144}),
+    (1, 1000, 1000, 4104, "bf16", "bf16", "K", "K", (), {**SPLIT, "tile_n": 80}),
 ]  # fmt: skip
 SPEED = [(4096, 4096, 4096), (8192, 8192, 8192)]
 RAGGED = [(1000, 1024), (3000, 3072)]  # (ragged M, neighbouring tile multiple), N = K = 4096

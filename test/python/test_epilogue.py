@@ -128,7 +128,7 @@ def _unswizzle(offset, swizzle):
 @pytest.mark.parametrize(
     "n,first,width,swizzle",
     [(128, 0, 64, 128), (128, 32, 32, 128), (128, 0, 128, 128), (112, 0, 112, 64),
-     (112, 48, 64, 64)],
+     (112, 48, 64, 64), (80, 0, 40, 32), (80, 40, 40, 32), (40, 8, 16, 32)],
 )  # fmt: skip
 def test_f32_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle):
     """stage_accumulator(out_type="f32"): interpreting each 8-byte store for
@@ -158,8 +158,9 @@ def test_f32_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle):
 
 @pytest.mark.parametrize(
     "n,first,width,swizzle",
-    [(256, 0, 256, 128), (256, 64, 128, 128), (224, 0, 224, 64), (96, 32, 64, 64)],
-)
+    [(256, 0, 256, 128), (256, 64, 128, 128), (224, 0, 224, 64), (96, 32, 64, 64),
+     (80, 0, 80, 32), (112, 16, 48, 32)],
+)  # fmt: skip
 def test_16bit_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle):
     """stage_accumulator(out_type="bf16"): each stmatrix takes, from lane l
     of warp w, the address of row l % 8 of 8 x 8 matrix l / 8 of its
@@ -198,7 +199,8 @@ def _ops(block, name):
 
 
 @pytest.mark.parametrize("n,out_type,swizzle", [(128, "bf16", 128), (64, "bf16", 128),
-                                                (64, "f16", 64), (64, "f32", 128)])  # fmt: skip
+                                                (64, "f16", 64), (64, "f32", 128),
+                                                (64, "bf16", 32), (32, "f32", 32)])  # fmt: skip
 def test_copy_staged_reads_the_staging_and_writes_whole_rows(ctx, n, out_type, swizzle):
     """copy_staged: each 16-byte load, unswizzled, is the chunk of the
     staged tile its store writes at (row + r) * ld + col + chunk; the tile
@@ -263,11 +265,16 @@ def test_staging_swizzle_is_the_widest_that_tiles_the_columns():
     from nvwgmma.kernel import epilogue
 
     assert [epilogue.staging_swizzle(n) for n in (256, 192, 224, 96, 32)] == [128] * 2 + [64] * 3
-    assert [epilogue.staging_swizzle(n, "f32") for n in (128, 224, 48)] == [128, 128, 64]
-    with pytest.raises(ValueError, match="n must be a multiple of 32 for a swizzled bf16 staging"):
+    assert [epilogue.staging_swizzle(n) for n in (80, 112, 144, 16)] == [32] * 4
+    assert [epilogue.staging_swizzle(n, "f32") for n in (128, 224, 48, 40)] == [128, 128, 64, 32]
+    with pytest.raises(ValueError, match="n must be a multiple of 16 for a swizzled bf16 staging"):
         epilogue.staging_swizzle(200)
-    with pytest.raises(ValueError, match="swizzle must be 128 or 64 .bytes per row., but got 32"):
-        epilogue.staging_bytes(64, "bf16", 32)
+    with pytest.raises(ValueError, match="n must be a multiple of 8 for a swizzled f32 staging"):
+        epilogue.staging_swizzle(36, "f32")
+    with pytest.raises(
+        ValueError, match="swizzle must be 128, 64 or 32 .bytes per row., but got 16"
+    ):
+        epilogue.staging_bytes(64, "bf16", 16)
     with pytest.raises(ValueError, match="n must be a multiple of 64 for a 128B-swizzled bf16"):
         epilogue.staging_bytes(224, "bf16")
 

@@ -188,8 +188,8 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
     [
         (dict(dtype="tf32"), "dtype must be one of bf16, f16, e4m3, e5m2, but got 'tf32'"),
         (dict(dtype="e4m3", tile_k=64), "tile_k must be one 128-byte swizzled row, 128 e4m3"),
-        (dict(epilogue_chunks=3), "epilogue_chunks must split tile_n into multiples of 32"),
-        (dict(tile_n=200), "tile_n must be a legal wgmma N that is a multiple of 32"),
+        (dict(epilogue_chunks=3), "epilogue_chunks must split tile_n into multiples of 16"),
+        (dict(tile_n=200), "tile_n must be a legal wgmma N that is a multiple of 16"),
         (dict(out_dtype="f32"), "must fit 227 KiB"),  # f32 C unchunked: 128 KB of staging
         (dict(stages=6), "must fit 227 KiB"),
         (dict(dtype="e4m3", b_major="N"), "a_major and b_major must be K for e4m3 inputs"),

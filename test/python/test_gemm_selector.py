@@ -251,7 +251,11 @@ def test_candidates_start_with_the_choice():
     ("bf16", 64, "persistent", 1, {"consumers": 1, "max_stages": 16}),
     ("e4m3", 64, "persistent", 1, {"consumers": 1, "max_stages": 16}),
     ("bf16", 128, "persistent", 1, {"cluster_m": 2}),
-    ("e4m3", 128, "persistent", 1, {"cluster_m": 2})],
+    ("e4m3", 128, "persistent", 1, {"cluster_m": 2}),
+    *[(dtype, tile_n, "persistent", 1,
+       {"consumers": 1, "consumer_rows": 128, "inflight": 1, "split_wait": True})
+      for dtype in ("bf16", "e4m3") for tile_n in (80, 112)],
+    ("bf16", 144, "persistent", 1, {}), ("e4m3", 144, "persistent", 1, {})],
     ids=lambda c: "-".join(map(str, c[:4])) + "".join(f"-{k}{v}" for k, v in c[4].items()))  # fmt: skip
 def test_other_candidates_assemble_cleanly(ctx, config):
     """Candidates the rule does not return (the autotuner may): 128 x 192,

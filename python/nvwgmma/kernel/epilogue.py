@@ -289,9 +289,10 @@ def _store_pair_masked(pair, ptr, index, elem, out_type, r, c, rows, cols, ld_ev
 # Through shared memory: stmatrix into the layout a TMA store reads.
 
 # A staging block is 64 rows of one swizzled row each: 128 bytes (the
-# default) or 64, for widths that are not a multiple of 128 bytes (a 224-column
-# bf16 tile: seven 64-byte blocks). A block is one TMA box.
-_SWIZZLES = (128, 64)
+# default), 64 for widths that are not a multiple of 128 bytes (a 224-column
+# bf16 tile: seven 64-byte blocks), or 32 for those not a multiple of 64 (an
+# 80-column tile: five 32-byte blocks). A block is one TMA box.
+_SWIZZLES = (128, 64, 32)
 _BLOCK_ROWS = 64
 
 
@@ -300,13 +301,13 @@ def _block_columns(out_type: str, swizzle: int = 128) -> int:
     if out_type not in ("bf16", "f16", "f32"):
         raise ValueError(f"out_type must be bf16, f16 or f32, but got {out_type!r}")
     if swizzle not in _SWIZZLES or isinstance(swizzle, bool):
-        raise ValueError(f"swizzle must be 128 or 64 (bytes per row), but got {swizzle!r}")
+        raise ValueError(f"swizzle must be 128, 64 or 32 (bytes per row), but got {swizzle!r}")
     return swizzle * 8 // ELEMENT_BITS[out_type]
 
 
 def staging_swizzle(n: int, out_type: str = "bf16") -> int:
-    """The widest swizzle (bytes per row: 128, else 64) whose blocks tile `n`
-    columns of `out_type`."""
+    """The widest swizzle (bytes per row: 128, else 64, else 32) whose
+    blocks tile `n` columns of `out_type`."""
     for swizzle in _SWIZZLES:
         if not n % _block_columns(out_type, swizzle):
             return swizzle
@@ -319,7 +320,7 @@ def staging_swizzle(n: int, out_type: str = "bf16") -> int:
 def staging_bytes(n: int, out_type: str = "bf16", swizzle: int = 128) -> int:
     """Shared memory stage_accumulator needs for an m64nN tile of `out_type`
     elements: one block of 64 rows x `swizzle` bytes per 64 (16-bit) or 32
-    (f32) columns at 128 bytes, half that at 64."""
+    (f32) columns at 128 bytes, half that at 64, a quarter at 32."""
     columns = _block_columns(out_type, swizzle)
     n = _checks.integer(n, "n", columns, 256)
     if n % columns:
@@ -345,9 +346,9 @@ def stage_accumulator(
 ):
     """Write the m64nN accumulator, as `out_type`, into shared memory at
     `smem` (an `!llvm.ptr<3>`, 1024-byte aligned): column blocks of 64 rows x
-    `swizzle` bytes (128: 64 16-bit or 32 f32 columns; 64: half that),
-    swizzled -- exactly what a TMA store with SWIZZLE_128B (or _64B) boxes
-    of 64 rows reads (`tma_store`).
+    `swizzle` bytes (128: 64 16-bit or 32 f32 columns; 64: half that; 32:
+    a quarter), swizzled -- exactly what a TMA store with SWIZZLE_128B (or
+    _64B, _32B) boxes of 64 rows reads (`tma_store`).
     16-bit output goes through `stmatrix`; f32 output (from an f32
     accumulator) through 8-byte shared stores, one per register pair.
     `columns=(first, width)` stages only those columns (multiples of a

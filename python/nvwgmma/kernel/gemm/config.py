@@ -221,9 +221,9 @@ def check_config(c: GemmConfig) -> GemmConfig:
         raise TypeError(f"config must be a GemmConfig, but got {type(c).__name__}")
     _one_of(c.dtype, INPUTS, "dtype")
     _one_of(c.out_dtype, OUTPUTS, "out_dtype")
-    if c.tile_n not in lattice.legal_n(c.dtype) or c.tile_n % 32:
+    if c.tile_n not in lattice.legal_n(c.dtype) or c.tile_n % 16:
         raise ValueError(
-            f"tile_n must be a legal wgmma N that is a multiple of 32, but got {c.tile_n}"
+            f"tile_n must be a legal wgmma N that is a multiple of 16, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
     _one_of(_checks.integer(c.consumer_rows, "consumer_rows"), (64, 128), "consumer_rows")
@@ -272,8 +272,8 @@ def check_config(c: GemmConfig) -> GemmConfig:
                 f"out_dtype must be bf16, f16 or f32 for the tma epilogue (fp8 output is "
                 f"stored from registers), but got {c.out_dtype!r}"
             )
-        # The narrowest staging block: 64 bytes of swizzled row.
-        block = epilogue._block_columns(c.out_dtype, 64)
+        # The narrowest staging block: 32 bytes of swizzled row.
+        block = epilogue._block_columns(c.out_dtype, 32)
         if c.tile_n % (block * c.epilogue_chunks):
             raise ValueError(
                 f"epilogue_chunks must split tile_n into multiples of {block} columns, but got "

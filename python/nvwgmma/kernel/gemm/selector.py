@@ -369,7 +369,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # the cost model's tiles apply
         found += model_tiles(base)
         if base.b_major == "K" and batch * _ceil(m, 128) * _ceil(n, 128) < sms:
-            found.append(with_tile(base, NARROW_TILE_N, **ONE_WARPGROUP_TILE))  # rule 3b's
+            # rule 3b's, and the widths cuBLAS fills such waves with
+            found += [with_tile(base, tile_n, **ONE_WARPGROUP_TILE) for tile_n in (96, 80, 112)]
     if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
