@@ -56,6 +56,7 @@ SETS = (
     "heldout-mid",
     "heldout-mid-second",
     "heldout-narrow",
+    "heldout-widths",
 )
 # Peak DRAM bandwidth by GPU name (bytes/s): the H100 SXM's HBM3, the H200's HBM3e.
 PEAK_BANDWIDTH = {"H100": 3.35e12, "H200": 4.8e12}
@@ -74,6 +75,13 @@ TUNED_SETS = {
     "corpus-small": lambda m, n, k: m > 32 and 2 * _tiles_128(m, n) < 132,
     "corpus-m64": lambda m, n, k: 32 < m <= 64 and 2 * _tiles_128(m, n) >= 132,
 }
+
+
+# The region's samples (half, seed), each disjoint from the corpus samples
+# and from those listed before it: corpus-mid to fit on; heldout-widths
+# drawn after rule 3b's widths were fitted, to judge them untouched.
+MID_SETS = {"corpus-mid": ("tuned", 7), "heldout-mid": ("held-out", 8),
+            "heldout-mid-second": ("held-out", 10), "heldout-widths": ("held-out", 12)}  # fmt: skip
 
 
 # Drawn from the shapes of a region rather than filtered out of the sample
@@ -103,20 +111,19 @@ def table(dtype: str, which: str = "llama8b"):
         # bf16: the sample the 16-bit rates were fitted on; fp8 its own.
         per_band, seed = (40, 2) if dtype == "bf16" else (20, 3)
         return _sampled("tuned", dtype, per_band, seed, TUNED_SETS[which])
-    if which in ("corpus-mid", "heldout-mid", "heldout-mid-second"):  # _mid, 20 / 10 per band
-        half, seed = {"corpus-mid": ("tuned", 7), "heldout-mid": ("held-out", 8),
-                      "heldout-mid-second": ("held-out", 10)}[which]  # fmt: skip
-        earlier = ("corpus", "corpus-second") + (("heldout-mid",) * (which == "heldout-mid-second"))
+    if which in MID_SETS:  # _mid, 20 / 10 per band
+        half, seed = MID_SETS[which]
+        earlier = ("corpus", "corpus-second", *list(MID_SETS)[1 : list(MID_SETS).index(which)])
         seen = {row[1:] for sample in earlier for row in table(dtype, sample)}
         return _sampled(half, dtype, 20 if dtype == "bf16" else 10, seed + (dtype != "bf16"),
                         keep=lambda m, n, k: (m, n, k) not in seen, pool=_mid)  # fmt: skip
-    if which == "heldout-narrow":  # the held-out rows rule 3b takes, none yet run with it
-        from nvwgmma.kernel.gemm.selector import NARROW_TILE_N, select_config
+    if which == "heldout-narrow":  # the held-out rows rule 3b takes a narrow tile on
+        from nvwgmma.kernel.gemm.selector import select_config
 
         rows = [row for sample in ("corpus", "corpus-second", "heldout-mid-second")
                 for row in table(dtype, sample) if row[0].startswith("[held-out]")]  # fmt: skip
-        return [row for row in rows if select_config(*row[1:], dtype=dtype, out_dtype="bf16").tile_n
-                == NARROW_TILE_N]  # fmt: skip
+        picks = {row: select_config(*row[1:], dtype=dtype, out_dtype="bf16") for row in rows}
+        return [row for row, c in picks.items() if c.tile_m == 128 and c.tile_n < 128]
     if which == "corpus-second":  # a second held-out sample, disjoint from the first
         first = {row[1:] for row in table(dtype, "corpus")}
         per_band, seed = (40, 5) if dtype == "bf16" else (12, 6)

@@ -29,7 +29,8 @@ DECODE = [
 
 GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out, a second sample, rule 3b", "h100/2026-11-28-0641-gemm-corpus-heldout-second-narrow.json"),
+CORPUS = [("held out, a second sample, rule 3b's widths (H200)", "h200/2026-11-28-1000-gemm-corpus-heldout-second-widths.json"),
+          ("held out, a second sample, rule 3b", "h100/2026-11-28-0641-gemm-corpus-heldout-second-narrow.json"),
           ("held out, a second sample", "h100/2026-11-28-0355-gemm-corpus-heldout-second.json"),
           ("held out", "h100/2026-11-28-0329-gemm-corpus-heldout-rule4.json"),
           ("held out, before rule 4's 64 x 64 tiles", "h100/2026-11-28-0040-gemm-corpus-heldout-fp8-model.json"),
@@ -146,10 +147,10 @@ def gemm_corpus() -> str:
 
 
 def gemm_corpus_worst() -> str:
-    """The 12 worst bf16 shapes of CORPUS's first run, with the configuration."""
+    """The 20 worst bf16 shapes of CORPUS's first run, with the configuration."""
     data = _load(CORPUS[0][1])
     rows = sorted((r for r in data["rows"] if r["dtype"] == "bf16"),
-                  key=lambda r: r["ratio"]["chosen"])[:12]  # fmt: skip
+                  key=lambda r: r["ratio"]["chosen"])[:20]  # fmt: skip
     lines = ["| shape | M x N x K | ratio | configuration |", "|---|---|---|---|"]
     for r in rows:
         label = r["label"].replace("[held-out] ", "")

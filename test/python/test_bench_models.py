@@ -67,25 +67,28 @@ def test_the_bench_sets_keep_to_their_halves():
 
 
 def test_the_region_sets_are_drawn_inside_it_and_apart():
-    """The region sets (corpus-mid, heldout-mid, heldout-mid-second): each half's
-    shapes where 128 x 128 tiles fill half a wave to a wave above 64
-    tokens, none in an earlier held-out sample; heldout-narrow: the
-    held-out rows rule 3b takes, all of them on its tile."""
+    """The region sets (shapes.MID_SETS): each half's shapes where 128 x 128
+    tiles fill half a wave to a wave above 64 tokens, none in an earlier
+    held-out sample; heldout-narrow: the held-out rows rule 3b takes a
+    narrow tile on."""
     import shapes
-    from nvwgmma.kernel.gemm.selector import NARROW_TILE_N, select_config
+    from nvwgmma.kernel.gemm.selector import select_config
 
     for dtype in ("bf16", "e4m3"):
         earlier = {row[1:] for s in ("corpus", "corpus-second") for row in shapes.table(dtype, s)}
-        sets = {name: shapes.table(dtype, name)
-                for name in ("corpus-mid", "heldout-mid", "heldout-mid-second")}  # fmt: skip
+        sets = {name: shapes.table(dtype, name) for name in shapes.MID_SETS}
         for name, rows in sets.items():
             half = "[tuned] " if name == "corpus-mid" else "[held-out] "
             assert rows and all(label.startswith(half) for label, *_ in rows), name
             assert all(shapes._mid(m, n, k) for _, m, n, k in rows), name
             assert not earlier & {row[1:] for row in rows}, name
-        mid, second = ({row[1:] for row in sets[s]} for s in ("heldout-mid", "heldout-mid-second"))
-        assert not mid & second
+        drawn = {name: {row[1:] for row in rows} for name, rows in sets.items()}
+        held = [drawn[name] for name in drawn if name != "corpus-mid"]
+        assert all(not a & b for i, a in enumerate(held) for b in held[i + 1 :])
+        # Models of both halves share some projection shapes: heldout-mid
+        # and heldout-mid-second hold a few of corpus-mid's; heldout-widths none.
+        assert not drawn["heldout-widths"] & drawn["corpus-mid"]
         narrow = shapes.table(dtype, "heldout-narrow")
         assert narrow and all(label.startswith("[held-out] ") for label, *_ in narrow)
-        assert all(select_config(m, n, k, dtype=dtype, out_dtype="bf16").tile_n == NARROW_TILE_N
-                   for _, m, n, k in narrow)  # fmt: skip
+        picks = [select_config(m, n, k, dtype=dtype, out_dtype="bf16") for _, m, n, k in narrow]
+        assert all(c.tile_m == 128 and c.tile_n in (80, 96, 112) for c in picks)

@@ -132,28 +132,37 @@ def test_rule_4_takes_m_64_up_to_a_wave_of_128_row_tiles():
     assert select_config(128, 10240, 8192).tile_m == 128  # 80 tiles: half a wave
 
 
-def test_rule_3b_takes_the_96_wide_tile_where_its_tiles_fill_under_a_wave():
-    """Under a wave of 128 x 128 tiles, 128 x 96 of one warpgroup where its
-    tiles make at most 0.82 of a wave and the 128-row tiles are at least
-    0.9 full: 256 x 5120 is 80 tiles of 128 x 128, 2 x 54 = 108 of 128 x 96."""
+def test_rule_3b_takes_the_width_with_the_most_wave_fill_times_its_rate():
+    """Under a wave of 128 x 128 tiles (128-row tiles at least 0.9 full),
+    rule 3's consumer on the width among 128, 112, 96 and 80 with the most
+    wave fill x NARROW_RATES."""
     from nvwgmma.kernel.gemm import candidates, select_config
-    from nvwgmma.kernel.gemm.selector import NARROW_MAX_WAVE
+    from nvwgmma.kernel.gemm.selector import NARROW_RATES
 
+    assert list(NARROW_RATES) == [128, 112, 96, 80]  # ties go to the wider tile
     for dtype in ("bf16", "e4m3"):
+        # 256 x 5120: 80 tiles of 128 x 128 (0.61 of 132 SMs), 2 x 64 = 128
+        # of 128 x 80 (0.97): 0.97 x 0.76 = 0.74 against 0.61 x 1.
         c = select_config(256, 5120, 14336, dtype=dtype)
         assert (c.tile_m, c.tile_n, c.consumers, c.consumer_rows, c.scheduler) == (
-            128, 96, 1, 128, "persistent")  # fmt: skip
+            128, 80, 1, 128, "persistent")  # fmt: skip
         assert c.split_wait and c in candidates(256, 5120, 14336, dtype=dtype)
-    assert 108 <= NARROW_MAX_WAVE * 132 < 112
-    # 8 x 14 = 112 narrow tiles (past 0.82 of a wave): rule 3's 128 x 128.
-    assert select_config(1024, 1280, 8192).tile_n == 128
+    # The held-out shape that ran 0.77x torch on 128 x 128: 8 x 16 = 128 tiles of 128 x 80.
+    assert select_config(1024, 1280, 8192).tile_n == 80
+    # 512 x 3072: 4 x 32 = 128 tiles of 128 x 96 fill 0.97 of a wave; 128 x 80 needs two.
+    assert select_config(512, 3072, 4096).tile_n == 96
+    # 1024 x 1792: 8 x 16 = 128 tiles of 128 x 112; 96 and 80 need two waves.
+    assert select_config(1024, 1792, 5120).tile_n == 112
     # M = 777: the seventh row of 128-row tiles holds 9 rows (0.87 full).
     assert select_config(777, 1536, 5120).tile_n == 128
-    assert select_config(768, 1536, 5120).tile_n == 96
+    assert select_config(768, 1536, 5120).tile_n == 80
     # Nearly a wave of 128 x 128 (512 x 4096: 4 x 32 = 128 tiles) stays.
     assert select_config(512, 4096, 4096).tile_n == 128
-    # An N-major B loads whole 64-column atoms: no 96-wide tile.
-    assert select_config(256, 5120, 14336, b_major="N").tile_n != 96
+    # An N-major B loads whole 64-column atoms; an epilogue chain takes
+    # rule 3's two-consumer tile.
+    assert select_config(256, 5120, 14336, b_major="N").tile_n == 128
+    c = select_config(256, 5120, 14336, fusion=("bias",))
+    assert (c.tile_n, c.consumers, c.consumer_rows) == (128, 2, 64)
 
 
 def test_select_config_follows_the_problem():
@@ -279,7 +288,8 @@ def _returnable():
              ("bf16", "e4m3")]  # fmt: skip
     shapes = ((4096, 4096, 4096), (512, 6144, 4096), (512, 4096, 4096), (128, 4096, 14336),
               (128, 6144, 4096), (512, 28672, 4096), (777, 5120, 5120),
-              (128, 2048, 4096), (256, 5120, 14336))  # fmt: skip
+              (128, 2048, 4096), (256, 5120, 14336), (512, 3072, 4096),
+              (1024, 1792, 5120))  # fmt: skip
     for m, n, k in shapes:
         for dtype, out in pairs:
             for aligned in (True, False):
@@ -300,7 +310,9 @@ def test_returnable_configurations_cover_every_rule():
         (128, 256, "persistent"),
         (128, 192, "persistent"),
         (128, 128, "persistent"),
-        (128, 96, "persistent"),  # rule 3b
+        (128, 112, "persistent"),  # rule 3b
+        (128, 96, "persistent"),
+        (128, 80, "persistent"),
         (128, 224, "persistent"),
         (64, 256, "persistent"),  # ping-pong
         (64, 128, "persistent"),
@@ -353,7 +365,7 @@ def test_an_epilogue_chain_takes_two_consumers():
     fused = select_config(512, 4096, 4096, fusion=tuple(fusion_chain(bias="bf16")))
     assert (plain.tile_n, plain.consumers, plain.consumer_rows) == (128, 1, 128)
     assert (fused.tile_n, fused.consumers, fused.consumer_rows) == (128, 2, 64)
-    assert select_config(256, 5120, 14336).tile_n == 96
+    assert select_config(256, 5120, 14336).tile_n == 80
     residual = tuple(fusion_chain(residual="bf16"))
     assert select_config(256, 5120, 14336, fusion=residual).consumer_rows == 64
     assert all(c.consumer_rows == 64 or c.tile_m == 64 for c in _returnable_fused())

@@ -30,11 +30,12 @@ same on the Llama-3-8B table and replaces them everywhere):
    With an epilogue chain (bias, activation, residual, ...) the tile's
    consumers are two warpgroups of 64 rows: beside one warpgroup's two
    accumulators the chain's registers spilled.
-3b. Where 128 x 128 tiles make half a wave to a wave (SMs left idle),
-   the 128 x 96 tile of rule 3's consumer if its tiles make at most 0.82
-   of a wave and the 128-row tiles are at least 0.9 full: more tiles in
-   the one wave, each a quarter shorter (B K-major: an N-major B takes
-   whole 64-column atoms; without an epilogue chain).
+3b. Where 128 x 128 tiles make half a wave to a wave (SMs left idle)
+   and the 128-row tiles are at least 0.9 full: rule 3's consumer on the
+   width among 128, 112, 96 and 80 with the most wave fill times the
+   width's rate (NARROW_RATES, relative to 128) -- more tiles in the one
+   wave, each shorter (B K-major: an N-major B takes whole 64-column
+   atoms; without an epilogue chain).
 4. Else (few output tiles: 128 x 128 tiles under half a wave, or under a
    whole one at M <= 64): 64-row tiles of one consumer
    warpgroup, each stage's wgmmas in two groups with the previous stage
@@ -92,17 +93,18 @@ corpus-m64, 3 rounds, the tuned half's 33-64 token shapes where the cost
 model picked, bench/results/h100/2026-11-28-0430-gemm-corpus-m64.json):
 on the 4 shapes it moves, 0.80-1.00x torch -> 0.94-1.05x (Llama-3.1-70B's
 QKV, 64 x 10240 x 8192: 0.798 -> 0.936).
-Rule 3b (tuned: H100, shapes.py --set corpus-mid, the tuned half where
-128 x 128 tiles fill half a wave to a wave, 56 shapes,
-bench/results/h100/2026-11-28-0628-gemm-corpus-mid-narrow.json): where
-128 x 96 tiles make at most 108 of 132 SMs, 1.03-1.24x faster than
-128 x 128 on 9 of 10 rows (M = 777 the tenth: 0.78x); past that,
-0.63-1.02x except two rows at M = 1024 (1.19, 1.36x). Held out (the 13
-held-out rows it takes in three samples, none run with it before, paired
-with the 128 x 128 tile in one run,
-bench/results/h100/2026-11-28-0640-gemm-heldout-narrow-paired.json):
-1.08x geomean, 0.98-1.25x (Llama-3.1-405B's QKV at tp 8, 512 x 2304 x
-16384: 0.80 -> 0.93x torch). Split-K of 128 x 128 in 2 to 6 parts and
+Rule 3b's widths (tuned: H200, shapes.py --set corpus-mid, 50 shapes of
+the tuned half where 128 x 128 tiles fill half a wave to a wave, every
+width timed, bench/results/h200/2026-11-28-0925-gemm-corpus-mid-widths.json):
+the pick at 0.986 of the fastest width, geomean, where 128 x 96 alone
+(at most 0.82 of a wave) reached 0.967. Held out (H200, shapes.py --set
+heldout-mid / heldout-mid-second / heldout-widths, 89 shapes, the pick
+paired with the other widths in one run,
+bench/results/h200/2026-11-28-0945-gemm-heldout-*-widths.json): 1.032x
+the 96-only rule, geomean, 0.95-1.31x; on heldout-widths, drawn after
+the fit (16 shapes), 1.050x, 1.00-1.15x. Qwen2.5-72B's QKV at tp 8
+(1024 x 1280 x 8192, fp8): 0.82 -> 0.94x torch on 128 x 80.
+Split-K of 128 x 128 in 2 to 6 parts and
 stream-K there ran at 0.33-0.77 of the best candidate, geomean (H200,
 bench/results/archive/h200/2026-11-28-0611-gemm-corpus-mid-splits.json):
 each fix-up cost 3.0-3.7k cycles a unit, and a fuller wave ran at a lower
@@ -251,29 +253,34 @@ def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | No
     return replace(config, scheduler="split_k", splits=splits) if splits >= 2 else None
 
 
-# Rule 3b: where 128 x 128 tiles leave SMs idle (under a wave), the
-# 128 x 96 tile of rule 3's consumer if its tiles make at most this much
-# of a wave -- more tiles on one wave, each a quarter shorter (cuBLAS
-# fills such waves with 80- to 144-wide tiles: bench/gemm/cublas_kernels.py).
-# Past it, a nearly full wave of the narrower tile ran slower than the
-# wave of 128 x 128 with SMs to spare (H100, shapes.py --set corpus-mid,
-# bench/results/h100/2026-11-28-0628-gemm-corpus-mid-narrow.json); so did
-# it where the last row of 128-row tiles is mostly padding (M = 77, 777:
-# 0.78-0.96x the 128 x 128 tile, tuned and held-out rows alike,
-# bench/results/h200/2026-11-28-0635-gemm-heldout-mid-narrow.json).
-NARROW_TILE_N, NARROW_MAX_WAVE, NARROW_MIN_ROWS = 96, 0.82, 0.9
+# Rule 3b: where 128 x 128 tiles leave SMs idle (under a wave), the width
+# of rule 3's consumer among 128, 112, 96 and 80 with the most wave fill
+# times its rate relative to 128 x 128 -- narrower tiles put more of the
+# SMs to work, each a shorter tile, at a lower rate per tile element
+# (shared memory feeds the tensor cores less math per byte). cuBLAS fills
+# such waves with 80- to 144-wide tiles (bench/gemm/cublas_kernels.py).
+# The rates: a grid fit on the tuned half's region (shapes.py --set
+# corpus-mid, 50 rows, every width timed; H200,
+# bench/results/h200/2026-11-28-0925-gemm-corpus-mid-widths.json), the
+# middle of the plateau where the pick's geomean to the fastest width is
+# 0.986 (the 96-only rule it replaces: 0.967). Where the last row of
+# 128-row tiles is mostly padding (M = 77, 777) the 128-wide tile ran
+# ahead of every narrower one.
+NARROW_RATES = {128: 1.0, 112: 0.92, 96: 0.84, 80: 0.76}
+NARROW_MIN_ROWS = 0.9
 
 
 def _narrow(base: GemmConfig, m, n, batch, sms) -> GemmConfig | None:
-    """Rule 3b's tile, or None where it does not apply (an N-major B
-    loads whole 64-column swizzle atoms: no 96-wide tile; an epilogue
-    chain takes rule 3's two-consumer tile, `_rule3_consumer`)."""
+    """Rule 3b's tile, or None where it does not apply or 128 wide wins (an
+    N-major B loads whole 64-column swizzle atoms: no 80- to 112-wide tile;
+    an epilogue chain takes rule 3's two-consumer tile, `_rule3_consumer`)."""
     if base.b_major != "K" or base.fusion or batch * _ceil(m, 128) * _ceil(n, 128) >= sms:
         return None
     if m < NARROW_MIN_ROWS * 128 * _ceil(m, 128):  # 128-row tiles under 0.9 full
         return None
-    narrow = with_tile(base, NARROW_TILE_N, **ONE_WARPGROUP_TILE)
-    return narrow if _tiles(narrow, m, n, batch) <= NARROW_MAX_WAVE * sms else None
+    widths = [with_tile(base, tile_n, **ONE_WARPGROUP_TILE) for tile_n in NARROW_RATES]
+    best = max(widths, key=lambda c: wave_fill(c, m, n, batch, sms) * NARROW_RATES[c.tile_n])
+    return best if best.tile_n != 128 else None
 
 
 def _few_tiles(m: int, n: int, batch: int, sms: int) -> bool:
@@ -369,8 +376,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # the cost model's tiles apply
         found += model_tiles(base)
         if base.b_major == "K" and batch * _ceil(m, 128) * _ceil(n, 128) < sms:
-            # rule 3b's, and the widths cuBLAS fills such waves with
-            found += [with_tile(base, tile_n, **ONE_WARPGROUP_TILE) for tile_n in (96, 80, 112)]
+            # rule 3b's widths
+            found += [with_tile(base, tile_n, **ONE_WARPGROUP_TILE) for tile_n in (112, 96, 80)]
     if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
