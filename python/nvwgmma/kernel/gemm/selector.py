@@ -101,7 +101,7 @@ the pick at 0.986 of the fastest width, geomean, where 128 x 96 alone
 heldout-mid / heldout-mid-second / heldout-widths, 89 shapes, the pick
 paired with the other widths in one run,
 bench/results/h200/2026-11-28-0945-gemm-heldout-*-widths.json): 1.032x
-the 96-only rule, geomean, 0.95-1.31x; on heldout-widths, drawn after
+the 96-only rule, geomean, 0.95-1.30x; on heldout-widths, drawn after
 the fit (16 shapes), 1.050x, 1.00-1.15x. Qwen2.5-72B's QKV at tp 8
 (1024 x 1280 x 8192, fp8): 0.82 -> 0.94x torch on 128 x 80.
 Split-K of 128 x 128 in 2 to 6 parts and
@@ -358,8 +358,9 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                c_aligned: bool = True, sms: int = H100_SMS) -> list[GemmConfig]:  # fmt: skip
     """Configurations worth trying on this problem, the rule's choice
     first: both tiles and the 128 x 224 data-parallel (and, where the
-    cost model picks, every tile it weighs), split-K in 2 and 4
-    parts, stream-K on both tiles, the 128 x 192 tile (data-parallel, and split about a wave
+    cost model picks, every tile it weighs, and where 128 x 128 tiles
+    fill under a wave rule 3b's 112, 96 and 80 wide tiles), split-K in 2
+    and 4 parts, stream-K on both tiles, the 128 x 192 tile (data-parallel, and split about a wave
     where its tiles are few: 6144 / 192 = 32 tiles x 4 parts fill 128 of
     132 SMs, where 128 x 128 makes 48 x 2 = 96 or 48 x 4 = 192), where
     128 x 128 tiles are under a wave the 64 x 64 and 64 x 128 tiles (each
