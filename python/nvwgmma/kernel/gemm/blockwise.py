@@ -1,7 +1,7 @@
 """fp8 GEMM with DeepSeek-V3-style block scales: activations scaled per
 1 x 128 group along K, weights per 128 x 128 block, each 128-deep K
 block's product promoted into the f32 accumulator with its scales
-(GemmConfig.block_scales; the mainloop is schedule._Roles._block_scaled).
+(GemmConfig.block_scales; the mainloop is gemm.promotion's).
 
     from nvwgmma.kernel.gemm.blockwise import blockwise_mm
     out = blockwise_mm(x8, w8.T, scale_x, scale_w)

@@ -143,91 +143,6 @@ class _Roles:
         k_steps = self.ml.a_rows.k_steps
         return dict(steps=range(0, k_steps // 2)), dict(steps=range(k_steps // 2, k_steps))
 
-    def _block_scaled(self, work, start):
-        """The mainloop of GemmConfig.block_scales: each K tile's product in
-        fresh accumulators, waited for, then added to the running ones times
-        the thread's row scales, scale_a[row, kt], and the column block's,
-        scale_b[col / 128, kt] (DeepSeek's promotion), one FMA per element
-        (a multiply and an add are two instructions). The scales are loaded
-        before the stage's wait: their latency hides behind it and the
-        wgmmas."""
-        from ...dialects import arith, llvm, scf
-        from ...dialects import nvwgmma as wg
-        from ...ir import F32Type, InsertionPoint, IntegerType
-        from .._ir import gep
-
-        c, ring, const, v = self.c, self.ring, self.const, self.v
-        a_descs, b_desc = self.descs
-        f32 = F32Type.get()
-        sa_ptr, sb_ptr = v.operands.extra["scale_a"], v.operands.extra["scale_b"]
-        k_blocks = self.scheduler.k_tiles
-        last_row = arith.subi(v.operands.m, const(1))
-        last_block = arith.subi(self.scheduler.ceil(v.operands.n, 128), const(1))
-        first = self.consumer_index if c.schedule == "cooperative" else const(0)
-        t = v.wg_thread
-        top = arith.addi(
-            arith.addi(work.row, arith.muli(first, const(64))),
-            arith.addi(arith.muli(arith.shrui(t, const(5)), const(16)),
-                       arith.andi(arith.shrui(t, const(2)), const(7))),
-        )  # fmt: skip
-        rows = [arith.minui(arith.addi(top, const(8 * h)), last_row) for h in range(2)]
-        # B's scale per `sub` columns of the tile: per 128-column block, or,
-        # for a tile of an odd number of 64-column blocks (every other one
-        # starts 64 columns into a scale block), per 64 columns -- static per
-        # accumulator element either way.
-        sub = 128 if c.tile_n % 128 == 0 else 64
-        if sub == 128:
-            col_block = arith.divui(work.col, const(128))
-            blocks = [arith.minui(arith.addi(col_block, const(j)), last_block)
-                      for j in range(c.tile_n // 128)]  # fmt: skip
-        else:
-            blocks = [arith.minui(arith.divui(arith.addi(work.col, const(64 * j)), const(128)),
-                                  last_block) for j in range(c.tile_n // 64)]  # fmt: skip
-        if work.b_batch is not None:
-            # A grouped GEMM: B's scales are one (N/128 x K/128) table per group.
-            per_group = arith.muli(work.b_batch, arith.addi(last_block, const(1)))
-            blocks = [arith.addi(b, per_group) for b in blocks]
-
-        def scale(ptr, index, kt):
-            return llvm.load(f32, gep(ptr, arith.addi(arith.muli(index, k_blocks), kt), f32))
-
-        def zeros():
-            return [wg.zero_accumulator("f32", c.tile_n) for _ in range(self.blocks)]
-
-        # The fresh accumulators are carried: each K tile's wgmmas overwrite
-        # the last one's (scale-d 0), so no zeros are written between the
-        # fence and them (LLVM would sink such writes below the fence).
-        nb = self.blocks
-        main = scf.ForOp(work.k_first, work.k_end, self.c1, [*zeros(), *zeros(), start])
-        with InsertionPoint(main.body):
-            carried = list(main.inner_iter_args)
-            accs, fresh, it = carried[:nb], carried[nb : 2 * nb], carried[-1]
-            kt = arith.index_cast(self.i32, main.induction_variable)
-            sa = [scale(sa_ptr, r, kt) for r in rows]
-            sb = [scale(sb_ptr, b, kt) for b in blocks]
-            stage, phase = ring.stage_and_phase(it)
-            ring.consumer_wait(stage, phase)
-            wg.fence()
-            false = arith.constant(IntegerType.get_signless(1), 0)
-            fresh = self.ml.mma(fresh, stage, a_descs, b_desc, accumulate=false)
-            wg.commit_group()
-            fresh = list(wg.wait_group(0, *fresh).results)
-            self._release(stage)
-            both = [[arith.mulf(a, b) for b in sb] for a in sa]
-            promoted = []
-            for acc, part in zip(accs, fresh):
-                members = acc.type.body
-                out = llvm.mlir_undef(acc.type)
-                for i in range(len(members)):
-                    s = both[(i // 2) % 2][(8 * (i // 4)) // sub]
-                    x = llvm.extractvalue(members[i], part, [i])
-                    y = llvm.extractvalue(members[i], acc, [i])
-                    out = llvm.insertvalue(out, llvm.intr_fma(x, s, y), [i])
-                promoted.append(out)
-            scf.YieldOp([*promoted, *fresh, arith.addi(it, const(1))])
-        results = list(main.results)
-        return results[:nb], results[-1]
-
     def mainloop(self, work, start):
         """(accumulators, one per 64-row block; ring position after) of
         `work`'s K stages, the ring at position `start` (i32)."""
@@ -236,7 +151,9 @@ class _Roles:
         from ...ir import InsertionPoint
 
         if self.c.block_scales:
-            return self._block_scaled(work, start)
+            from .promotion import block_scaled
+
+            return block_scaled(self, work, start)
         c, ring, const = self.c, self.ring, self.const
         a_descs, b_desc = self.descs
         # An empty K range (more split-K parts than K stages) adds zeros.
