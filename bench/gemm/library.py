@@ -74,13 +74,20 @@ CASES = [
     (1, 128, 2048, 4096, "e4m3", "bf16", "K", "K", ()),
     (1, 100, 2000, 3000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (1, 64, 1000, 1000, "bf16", "bf16", "M", "N", ("bias", "silu")),
-    # Rule 3b's 128 x 96 tiles (128 x 128 tiles under a wave, the narrow
-    # ones at most 0.82 of one): both A layouts, fp8 in and out, a batch,
-    # f32 out with a fused chain, a ragged N (registers epilogue).
+    # Rule 3b's widths (128 x 128 tiles under a wave): 80 on both A
+    # layouts, fp8 in, fp8 out and a ragged N (registers epilogue), f32
+    # out, a batch; 96 and 112 on an M-major A, 112 on fp8. With a chain
+    # (the rows after them) rule 3's two-consumer 128 x 128 instead.
     *[(1, 256, 5120, 2048, "bf16", "bf16", a, "K", ()) for a in "KM"],
     (1, 256, 5120, 2048, "e4m3", "bf16", "K", "K", ()),
-    (1, 256, 5120, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
+    (1, 256, 5120, 1024, "bf16", "e4m3", "K", "K", ()),
+    (1, 256, 5121, 1000, "bf16", "bf16", "K", "K", ()),
+    (1, 256, 5120, 1000, "bf16", "f32", "K", "K", ()),
     (2, 128, 5120, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 512, 3072, 4096, "bf16", "bf16", "M", "K", ()),
+    (1, 1024, 1792, 2048, "bf16", "bf16", "M", "K", ()),
+    (1, 1024, 1792, 2048, "e4m3", "bf16", "K", "K", ()),
+    (1, 256, 5120, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
     (1, 256, 5120, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (1, 256, 5121, 1000, "bf16", "bf16", "K", "K", ("bias", "silu")),
 ]
