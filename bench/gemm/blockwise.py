@@ -193,7 +193,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
     from grouped import _time
-    from run import _gpu_info, failures, write_results
+    from run import _gpu_info, failures, watchdog, write_results
 
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
     from nvwgmma.kernel.gemm.blockwise import prepare_blockwise
@@ -209,14 +209,16 @@ def run(ptx_dir: str, out_dir: str) -> int:
             x8, sx = _quantise(x, 1, 128)
             ref = _dequantised(x8, sx, 1, 128) @ _dequantised(w8, sw, 128, 128).T
             ours, out = prepare_blockwise(x8, w8.T, sx, sw)
-            ours()
-            torch.cuda.synchronize()
+            with watchdog(f"blockwise_config's pick at M={m} N={n} K={k}"):
+                ours()
+                torch.cuda.synchronize()
             err = float((out.float() - ref).norm() / ref.norm())
             others, other_errs = {}, {}
             for config in _configs():
                 launch, other = prepare_blockwise(x8, w8.T, sx, sw, config=config)
-                launch()
-                torch.cuda.synchronize()
+                with watchdog(f"{config.name} at M={m} N={n} K={k}"):
+                    launch()
+                    torch.cuda.synchronize()
                 other_errs[config.name] = float((other.float() - ref).norm() / ref.norm())
                 others[config.name] = launch
             ok = max([err, *other_errs.values()]) < 1e-2

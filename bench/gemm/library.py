@@ -237,6 +237,7 @@ def check_cases(rows, only=None):
     import torch
     from nvwgmma.kernel.gemm import matmul
     from nvwgmma.kernel.gemm.fusion import ACTIVATIONS
+    from run import watchdog
 
     failed = 0
     for index, case in enumerate(CASES):
@@ -265,8 +266,9 @@ def check_cases(rows, only=None):
             if act in names:
                 kwargs["activation"] = act
         config = _config(case) if len(case) == 10 else None
-        got = matmul(a, b, out_dtype=out, config=config, **kwargs)
-        torch.cuda.synchronize()
+        with watchdog(f"case {case} ({_config(case).name})"):
+            got = matmul(a, b, out_dtype=out, config=config, **kwargs)
+            torch.cuda.synchronize()
         ref = _reference(case, a, b, extras)
         err = float(torch.linalg.norm(got.double() - ref) / torch.linalg.norm(ref))
         ok = bool(torch.isfinite(got.double()).all()) and err <= _bound(case)

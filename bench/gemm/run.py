@@ -84,6 +84,32 @@ def failures(failed: int) -> int:
     return 1 if failed else 0
 
 
+class watchdog:
+    """`with watchdog(what, seconds):` -- a kernel that never completes
+    blocks the synchronise after it for good; past `seconds` this prints
+    "hung: <what>" and ends the process with status 3, so a run names
+    the kernel instead of stalling until its time limit."""
+
+    def __init__(self, what: str, seconds: float = 60.0):
+        self.what, self.seconds = what, seconds
+
+    def _fire(self):
+        print(f"hung: {self.what} (over {self.seconds:g} s)", flush=True)
+        os._exit(3)
+
+    def __enter__(self):
+        import threading
+
+        self.timer = threading.Timer(self.seconds, self._fire)
+        self.timer.daemon = True
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.timer.cancel()
+        return False
+
+
 # One stamp per process: a script that rewrites its results as it goes
 # replaces one file.
 _STAMP = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d-%H%M")

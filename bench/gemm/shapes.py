@@ -217,13 +217,14 @@ def launched(a, w, config, check, rerun: bool = False):
     None)."""
     import torch
     from nvwgmma.kernel.gemm.launch import prepare
-    from run import torch_dtype
+    from run import torch_dtype, watchdog
 
     m, n = a.shape[0], w.shape[0]
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch_dtype(config.out_dtype))
     launch, _ = prepare(a, w.T, out=c, config=config)
-    launch()
-    error = check(c)
+    with watchdog(f"{config.name} at M={m} N={n} K={a.shape[1]}"):
+        launch()
+        error = check(c)
     identical = None
     if rerun:
         first = c.clone()
