@@ -20,7 +20,6 @@ class _Scales:
         from ...dialects import arith
 
         c, v, const = roles.c, roles.v, roles.const
-        self.c, self.roles = c, roles
         self.sa_ptr, self.sb_ptr = v.operands.extra["scale_a"], v.operands.extra["scale_b"]
         self.k_blocks = roles.scheduler.k_tiles
         last_row = arith.subi(v.operands.m, const(1))
