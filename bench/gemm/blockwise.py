@@ -102,7 +102,7 @@ def run_grouped() -> tuple[list, int]:
                                         scale_b=sw)  # fmt: skip
             ours()
             torch.cuda.synchronize()
-            err = float((out.float() - ref).norm() / ref.norm())
+            err = _rel(out, ref)
             ok = err < 1e-2
             failed += not ok
             rowwise, _ = prepare_grouped(x8r, w8r.transpose(-2, -1), offs=offs, scale_a=sxr,
@@ -144,6 +144,11 @@ def _dequantised(q, scale, rows, cols):
     return q.float() * s[: q.shape[0], : q.shape[1]]
 
 
+def _rel(x, ref) -> float:
+    """The relative (Frobenius) error of `x` against `ref`, in ref's precision."""
+    return float((x.to(ref.dtype) - ref).norm() / ref.norm())
+
+
 def replayed_errors(x8, sx, w8, sw, seeds) -> list[float]:
     """blockwise_mm(x8, w8.T, sx, sw) captured in a CUDA graph (on a side
     stream) and replayed once per seed, new activations and scales of that
@@ -166,7 +171,7 @@ def replayed_errors(x8, sx, w8, sw, seeds) -> list[float]:
         graph.replay()
         torch.cuda.synchronize(x8.device)
         ref = (_dequantised(nx8, nsx, 1, 128) @ _dequantised(w8, sw, 128, 128).T).double()
-        errors.append(float((out.double() - ref).norm() / ref.norm()))
+        errors.append(_rel(out, ref))
     return errors
 
 
@@ -212,14 +217,14 @@ def run(ptx_dir: str, out_dir: str) -> int:
             with watchdog(f"blockwise_config's pick at M={m} N={n} K={k}"):
                 ours()
                 torch.cuda.synchronize()
-            err = float((out.float() - ref).norm() / ref.norm())
+            err = _rel(out, ref)
             others, other_errs = {}, {}
             for config in _configs():
                 launch, other = prepare_blockwise(x8, w8.T, sx, sw, config=config)
                 with watchdog(f"{config.name} at M={m} N={n} K={k}"):
                     launch()
                     torch.cuda.synchronize()
-                other_errs[config.name] = float((other.float() - ref).norm() / ref.norm())
+                other_errs[config.name] = _rel(other, ref)
                 others[config.name] = launch
             ok = max([err, *other_errs.values()]) < 1e-2
             failed += not ok
@@ -232,7 +237,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 blockwise = torch._scaled_mm(x8, w8.T, scale_a=sa_t, scale_b=sw.t(),
                                              out_dtype=torch.bfloat16)  # fmt: skip
                 torch.cuda.synchronize()
-                torch_err = float((blockwise.float() - ref).norm() / ref.norm())
+                torch_err = _rel(blockwise, ref)
                 calls["torch_blockwise"] = lambda x8=x8, w8=w8, sa_t=sa_t, sw=sw: torch._scaled_mm(
                     x8, w8.T, scale_a=sa_t, scale_b=sw.t(), out_dtype=torch.bfloat16
                 )
