@@ -241,7 +241,8 @@ def check_cases(rows, only=None):
 
     failed = 0
     for index, case in enumerate(CASES):
-        if only and not re.search(only, _config(case).name):
+        picked = _config(case)
+        if only and not re.search(only, picked.name):
             continue
         batch, m, n, k, dtype, out, a_major, b_major, names = case[:9]
         gen = torch.Generator(device="cuda").manual_seed(index)
@@ -265,8 +266,8 @@ def check_cases(rows, only=None):
         for act in ACTIVATIONS:
             if act in names:
                 kwargs["activation"] = act
-        config = _config(case) if len(case) == 10 else None
-        with watchdog(f"case {case} ({_config(case).name})"):
+        config = picked if len(case) == 10 else None
+        with watchdog(f"case {case} ({picked.name})"):
             got = matmul(a, b, out_dtype=out, config=config, **kwargs)
             torch.cuda.synchronize()
         ref = _reference(case, a, b, extras)
