@@ -2,6 +2,7 @@
 configuration it can return builds, passes the strict protocol check and
 assembles without spills."""
 
+import functools
 import itertools
 from dataclasses import replace
 
@@ -278,6 +279,7 @@ def test_other_candidates_assemble_cleanly(ctx, config):
     assert_clean(with_tile(base, tile_n, scheduler=scheduler, splits=splits, **changes))
 
 
+@functools.cache  # built once: every parametrized case indexes it
 def _returnable():
     """Every configuration select_config returns over the shape classes,
     dtype pairings, layouts and C alignments (split-K included)."""
@@ -301,7 +303,7 @@ def _returnable():
                                                b_major=b_major)  # fmt: skip
                     if c not in found:
                         found.append(c)
-    return found
+    return tuple(found)
 
 
 def test_returnable_configurations_cover_every_rule():
@@ -328,6 +330,7 @@ def test_returnable_configuration_assembles_cleanly(ctx, index):
     assert_clean(_returnable()[index])
 
 
+@functools.cache  # built once: every parametrized case indexes it
 def _returnable_fused():
     """What select_config returns with an epilogue chain -- a residual;
     bias and GELU; alpha, bias, GELU, residual and beta; fp8 output's
@@ -351,7 +354,7 @@ def _returnable_fused():
                                        fusion=tuple(fusion_chain(**chain)))  # fmt: skip
             if c not in found:
                 found.append(c)
-    return found
+    return tuple(found)
 
 
 def test_an_epilogue_chain_takes_two_consumers():
@@ -436,6 +439,7 @@ for a, b in (("K", "K"), ("M", "N"), ("K", "N")):
     assert run.stdout.split() == ["224", "256", "256"]
 
 
+@functools.cache  # built once: every parametrized case indexes it
 def _decode_returnable():
     """Rule 0's configurations (bf16 and fp8, M <= 32): data-parallel and
     split about a wave, on Llama-3-8B's projections."""
@@ -449,7 +453,7 @@ def _decode_returnable():
                 assert c.store_transposed and c.tile_n == 32, (dtype, m, n, k)
                 if c not in found:
                     found.append(c)
-    return found
+    return tuple(found)
 
 
 def test_rule_zero_takes_fp8_decode_too():
