@@ -377,8 +377,11 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     if 2 * batch * _ceil(m, 128) * _ceil(n, 128) >= sms:  # the cost model's tiles apply
         found += model_tiles(base)
         if base.b_major == "K" and batch * _ceil(m, 128) * _ceil(n, 128) < sms:
-            # rule 3b's widths
-            found += [with_tile(base, tile_n, **ONE_WARPGROUP_TILE) for tile_n in (112, 96, 80)]
+            found += [
+                with_tile(base, tile_n, **ONE_WARPGROUP_TILE)
+                for tile_n in NARROW_RATES
+                if tile_n != 128
+            ]  # rule 3b's widths
     if _decodes(m, n, a_major, dtype):
         found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                                    b_major=b_major, batch=batch, fusion=fusion, sms=sms,
