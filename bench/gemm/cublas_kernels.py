@@ -5,6 +5,7 @@ K split cuBLAS's heuristics chose where ours trail.
 
     # on the GPU (torch only)
     python bench/gemm/cublas_kernels.py          # JSON to $OUT or stdout
+    python bench/gemm/cublas_kernels.py decode   # decode sizes, M = 64, M = 777 (bf16)
 """
 
 from __future__ import annotations
@@ -42,14 +43,23 @@ def _kernels(fn, repeat: int = 3):
     return found
 
 
-def main() -> int:
+# Decode layers of the corpus's tuned half (bench/gemm/variants.py's),
+# and M = 64 and 777 beside them: where rule 0 and the wide tiles were set.
+DECODE = [(1, 5120, 13824), (4, 5120, 13824), (16, 5120, 13824), (1, 28672, 3584),
+          (16, 28672, 3584), (4, 256000, 3584), (1, 7168, 5120), (16, 16384, 2048),
+          (64, 28672, 3584), (64, 7168, 5120), (777, 5120, 4096)]  # fmt: skip
+
+
+def main(argv=None) -> int:
     import torch
     from run import _gpu_info
     from shapes import table
 
+    decode = (argv if argv is not None else sys.argv[1:]) == ["decode"]
     result = {"info": _gpu_info(), "rows": []}
-    for dtype in ("bf16", "e4m3"):
-        for label, m, n, k in table(dtype):
+    for dtype in ("bf16",) if decode else ("bf16", "e4m3"):
+        rows = [(f"M={m}", m, n, k) for m, n, k in DECODE] if decode else table(dtype)
+        for label, m, n, k in rows:
             a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             w = torch.randn(n, k, device="cuda", dtype=torch.bfloat16)
             if dtype == "e4m3":

@@ -90,6 +90,17 @@ CASES = [
     (1, 256, 5120, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
     (1, 256, 5120, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (1, 256, 5121, 1000, "bf16", "bf16", "K", "K", ("bias", "silu")),
+    # Rule 0's 128 x 16 tile (two consumers of 64 weight rows, M <= 16
+    # tokens, C stored transposed): whole and split-K, tokens short of the
+    # tile, a ragged N (weight rows), fp8 in, fp8 out, f32 out with a fused
+    # chain, a batch with an N-major B, f16.
+    (1, 16, 4096, 4096, "bf16", "bf16", "K", "K", ()),
+    (1, 5, 5120, 13824, "e4m3", "bf16", "K", "K", ()),
+    (1, 13, 4099, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (1, 9, 6144, 4096, "bf16", "e4m3", "K", "K", ("scale",)),
+    (3, 4, 2048, 1024, "bf16", "bf16", "K", "N", ("bias", "silu")),
+    (1, 16, 1000, 1000, "f16", "f16", "K", "K", ()),
+    (1, 2, 28672, 2048, "bf16", "bf16", "K", "K", ()),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.

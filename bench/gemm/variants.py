@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 import sys
+from dataclasses import replace
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -24,10 +25,103 @@ M512 = [(512, 4096, 4096), (512, 4096, 14336), (512, 28672, 4096)]
 LARGE = [(2048, 4096, 4096), (4096, 4096, 4096), (8192, 8192, 8192)]
 RAGGED = [(1000, 3000, 4096), (200, 4096, 14336), (2048, 1000, 1024)]
 GATE_UP = [(128, 28672, 4096), (512, 28672, 4096)]
+# Decode layers of the corpus's tuned half (bench/gemm/models.py) that rule
+# 0's tiles were never timed on: Qwen2.5-14B down and QKV, Gemma-2-9B gate/up
+# and lm_head, Mistral-Nemo-12B O and gate/up (tp 2), Llama-3.2-1B gate/up.
+DECODE_LAYERS = ((5120, 13824), (7168, 5120), (28672, 3584), (256000, 3584), (5120, 4096),
+                 (14336, 5120), (16384, 2048))  # fmt: skip
+DECODE = [(m, n, k) for m in (1, 4, 16) for n, k in DECODE_LAYERS]
+DECODE_WIDE = [(m, n, k) for m in (8, 32, 64) for n, k in DECODE_LAYERS]
+DECODE_FP8 = [(m, n, k) for m in (1, 8, 16) for n, k in DECODE_LAYERS]
+
+
+def _decode_variants() -> list:
+    """Rule 0's tile as it was (64 x 32) and what might stream the weights
+    faster -- the 128 x 16 tile became rule 0's at M <= 16: (label,
+    function of (M, N, K) to a configuration, or None where it does not
+    apply)."""
+    from nvwgmma.kernel.gemm.selector import decode_config
+
+    def split(c, parts):
+        return replace(c, scheduler="split_k", splits=parts) if parts > 1 else c
+
+    def then(m, n, k):  # rule 0's tile when this was run
+        return decode_config(m, n, k, consumers=1, tokens=32)
+
+    def more_parts(m, n, k):
+        c = then(m, n, k)
+        return split(c, c.splits + 1 if c.scheduler == "split_k" else 2)
+
+    def tokens16(m, n, k):
+        return replace(then(m, n, k), tile_n=16, stages=22) if m <= 16 else None
+
+    return [
+        ("rule 0 (chosen)", then),
+        ("8 stages", lambda m, n, k: replace(then(m, n, k), stages=8)),
+        ("18 stages", lambda m, n, k: replace(then(m, n, k), stages=18)),
+        ("64 x 16 tokens, 22 stages", tokens16),
+        ("2 consumers (128 x 32)", lambda m, n, k: decode_config(m, n, k, consumers=2, tokens=32)),
+        (
+            "2 consumers, 128 x 16 tokens, 12 stages",
+            lambda m, n, k: (
+                replace(decode_config(m, n, k, consumers=2), tile_n=16, stages=12)
+                if m <= 16
+                else None
+            ),
+        ),
+        ("one more K part", more_parts),
+        ("stream-K", lambda m, n, k: replace(then(m, n, k), scheduler="stream_k", splits=1)),
+    ]
+
+
+def _decode_wide_variants() -> list:
+    """Weight tiles of 128 rows (two consumers) against the pick, at 8 to
+    64 tokens: tokens 16, 32 and 64 wide."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    def two(width, fits):
+        def make(m, n, k):
+            return decode_config(m, n, k, consumers=2, tokens=width) if fits(m) else None
+
+        return make
+
+    def then(m, n, k):  # the pick when this was run
+        return decode_config(m, n, k, consumers=1, tokens=32) if m <= 32 else select_config(m, n, k)
+
+    return [
+        ("the pick", then),
+        ("2 consumers, 128 x 16 tokens", two(16, lambda m: m <= 16)),
+        ("2 consumers, 128 x 32 tokens", two(32, lambda m: m <= 32)),
+        ("2 consumers, 128 x 64 tokens", two(64, lambda m: 32 < m <= 64)),
+        (
+            "1 consumer, 64 x 64 tokens",
+            lambda m, n, k: decode_config(m, n, k) if 32 < m <= 64 else None,
+        ),
+    ]
+
+
+def _decode_fp8_variants() -> list:
+    """Rule 0's tiles on e4m3 inputs (bf16 out): the pick, 64 x 32 (one
+    consumer) and 128 x 32 (two)."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    fp8 = dict(dtype="e4m3", out_dtype="bf16")
+    return [
+        ("the pick", lambda m, n, k: select_config(m, n, k, **fp8)),
+        (
+            "1 consumer, 64 x 32 tokens",
+            lambda m, n, k: decode_config(m, n, k, consumers=1, tokens=32, **fp8),
+        ),
+        (
+            "2 consumers, 128 x 32 tokens",
+            lambda m, n, k: decode_config(m, n, k, consumers=2, tokens=32, **fp8),
+        ),
+    ]
 
 
 def experiments() -> dict:
-    """name -> (shapes, [(label, GemmConfig)])."""
+    """name -> (shapes, [(label, GemmConfig, or a function of (M, N, K) to
+    one or None)][, input dtype: bf16 unless given])."""
     from nvwgmma.kernel.gemm import GemmConfig
     from nvwgmma.kernel.gemm.selector import _base, with_tile
 
@@ -133,17 +227,26 @@ def experiments() -> dict:
                 ("64x128 s8 (rule 4)", GemmConfig(tile_n=128, consumers=1, stages=8)),
             ],
         ),
+        # Rule 0's weight streaming at M <= 16 on the H200 (bf16).
+        "decode": (DECODE, _decode_variants()),
+        "decode-wide": (DECODE_WIDE, _decode_wide_variants()),
+        "decode-fp8": (DECODE_FP8, _decode_fp8_variants(), "e4m3"),
     }
 
 
 def generate(out_dir: str, name: str) -> None:
     from nvwgmma.kernel.gemm.launch import kernel_key, write_kernel
 
-    shapes, kernels = experiments()[name]
-    plan = {"experiment": name, "shapes": shapes, "kernels": []}
+    shapes, kernels, *dtype = experiments()[name]
+    plan = {"experiment": name, "shapes": shapes, "dtype": (dtype or ["bf16"])[0], "kernels": []}
     for label, config in kernels:
-        write_kernel(os.path.join(out_dir, "ptx"), config)
-        plan["kernels"].append({"label": label, "key": kernel_key(config)})
+        keys = []
+        for shape in shapes:
+            c = config(*shape) if callable(config) else config
+            if c is not None:
+                write_kernel(os.path.join(out_dir, "ptx"), c)
+            keys.append(None if c is None else kernel_key(c))
+        plan["kernels"].append({"label": label, "keys": keys})
     with open(os.path.join(out_dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     print(name, len(shapes), "shapes,", len(kernels), "kernels")
@@ -159,26 +262,34 @@ def run(out_dir: str, rounds: int) -> int:
     print(info, flush=True)
     plan = json.load(open(os.path.join(out_dir, "plan.json")))
     rows, failed = [], 0
-    for m, n, k in plan["shapes"]:
-        a, w, check = problem(m, n, k)
-        impls = {"torch.matmul": lambda a=a, w=w: torch.matmul(a, w.T)}
+    fp8 = plan.get("dtype") == "e4m3"
+    base = "torch._scaled_mm" if fp8 else "torch.matmul"
+    one = torch.ones((), device="cuda")
+    for i, (m, n, k) in enumerate(plan["shapes"]):
+        a, w, check = problem(m, n, k, fp8=fp8)
+        impls = {base: (lambda a=a, w=w: torch._scaled_mm(a, w.T, scale_a=one, scale_b=one,
+                                                          out_dtype=torch.bfloat16))
+                 if fp8 else (lambda a=a, w=w: torch.matmul(a, w.T))}  # fmt: skip
         checks = {}
         for kernel in plan["kernels"]:
-            meta = json.load(open(os.path.join(out_dir, "ptx", kernel["key"] + ".json")))
+            if kernel["keys"][i] is None:  # the variant does not apply here
+                continue
+            meta = json.load(open(os.path.join(out_dir, "ptx", kernel["keys"][i] + ".json")))
             launch, error, same = launched(a, w, _config_of(meta), check, rerun=True)
             ok = error <= bound(k, meta["config"]["out_dtype"]) and same
             failed += not ok
             checks[kernel["label"]] = {"error": error, "rerun_identical": same, "ok": ok}
             impls[kernel["label"]] = launch
         ms, per = _interleaved(impls, rounds=rounds)
-        print(f"{m}x{n}x{k}: torch.matmul {ms['torch.matmul'] * 1e3:.1f} us", flush=True)
+        print(f"{m}x{n}x{k}: {base} {ms[base] * 1e3:.1f} us", flush=True)
         for label, r in checks.items():
             # As shapes.py: the median of each round's paired ratio.
-            ratio = statistics.median(t / o for o, t in zip(per[label], per["torch.matmul"]))
+            ratio = statistics.median(t / o for o, t in zip(per[label], per[base]))
             r.update(us=ms[label] * 1e3, ratio=ratio)
             print(f"  {'ok ' if r['ok'] else 'BAD'} {label:48s} {r['us']:8.1f} us  {ratio:.3f}x",
                   flush=True)  # fmt: skip
-        rows.append({"shape": [m, n, k], "torch_us": ms["torch.matmul"] * 1e3, "kernels": checks})
+        rows.append({"shape": [m, n, k], "baseline": base, "torch_us": ms[base] * 1e3,
+                     "kernels": checks})  # fmt: skip
         write_results(out_dir, "variants-results.json",
                       {"info": info, "experiment": plan["experiment"], "rows": rows})  # fmt: skip
     return failures(failed)

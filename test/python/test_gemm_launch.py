@@ -473,10 +473,10 @@ def test_decode_call_runs_the_transpose(ctx, tmp_path, monkeypatch):
     out = Array((16, 6144), address=1 << 32)
     matmul(x, w_t, out=out, stream=7)
     config = problem_config(Problem.of(16, 6144, 4096, 1, "f16", "f16", "K", "K"))
-    assert config.store_transposed and config.tile_n == 32 and config.tile_m == 64
+    assert config.store_transposed and config.tile_n == 16 and config.tile_m == 128
     (tm_a, tm_b) = driver.encoded[:2]
-    assert tm_a[1] == 1 << 28 and tm_a[2] == (4096, 6144, 1) and tm_a[4] == (64, 64, 1)
-    assert tm_b[1] == 1 << 20 and tm_b[2] == (4096, 16, 1) and tm_b[4] == (64, 32, 1)
+    assert tm_a[1] == 1 << 28 and tm_a[2] == (4096, 6144, 1) and tm_a[4] == (64, 128, 1)
+    assert tm_b[1] == 1 << 20 and tm_b[2] == (4096, 16, 1) and tm_b[4] == (64, 16, 1)
     assert len(driver.encoded) == 2  # C leaves from registers: no map of its own
     assert driver.launches[-1][4] == [6144, 16, 4096, 1] and driver.c == 1 << 32
 

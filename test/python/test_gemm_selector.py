@@ -442,15 +442,17 @@ for a, b in (("K", "K"), ("M", "N"), ("K", "N")):
 @functools.cache  # built once: every parametrized case indexes it
 def _decode_returnable():
     """Rule 0's configurations (bf16 and fp8, M <= 32): data-parallel and
-    split about a wave, on Llama-3-8B's projections."""
+    split about a wave, on Llama-3-8B's projections -- 128 rows of weights
+    by 16 tokens up to 16 tokens, 64 by 32 above."""
     from nvwgmma.kernel.gemm import selector
 
     found = []
     for dtype in ("bf16", "e4m3"):
-        for m in (1, 32):
+        for m in (1, 16, 17, 32):
             for n, k in LLAMA.values():
                 c = selector.select_config(m, n, k, dtype=dtype, out_dtype="bf16")
-                assert c.store_transposed and c.tile_n == 32, (dtype, m, n, k)
+                tile = (128, 16) if m <= 16 else (64, 32)
+                assert c.store_transposed and (c.tile_m, c.tile_n) == tile, (dtype, m, n, k)
                 if c not in found:
                     found.append(c)
     return tuple(found)

@@ -239,7 +239,7 @@ def check_config(c: GemmConfig) -> GemmConfig:
             f"tile_k must be one 128-byte swizzled row, {row_elements} {c.dtype} "
             f"elements, but got {c.tile_k}"
         )
-    _checks.integer(c.stages, "stages", 2, 16)
+    _checks.integer(c.stages, "stages", 2, 32)
     _checks.integer(c.group_m, "group_m", 1, 64)
     _one_of(c.epilogue, ("registers", "tma"), "epilogue")
     _checks.integer(c.inflight, "inflight", 0, 1)

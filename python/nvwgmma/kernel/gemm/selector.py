@@ -307,6 +307,21 @@ DECODE_M, DECODE_MIN_N = 32, 256
 # projections at M <= 32: 1.80x against 1.53x torch._scaled_mm geomean,
 # worst 0.96 against 0.84 (bench/results/h100/2026-11-27-1336-gemm-decode-fp8-candidates.json).
 DECODE_DTYPES = ("bf16", "f16", "e4m3", "e5m2")
+# Up to this many tokens rule 0's tile is 128 rows of weights by 16 tokens
+# (two consumers): each stage brings 16 KiB of weights beside 2 KiB of
+# tokens, where 64 x 32 brought 8 KiB beside 4 KiB. cuBLAS streams these
+# with 128 x 8 and 256 x 8 tiles (H200, bench/gemm/cublas_kernels.py).
+# Tuned half (H200, bench/gemm/variants.py --set decode and decode-wide,
+# 28 decode layers of Qwen2.5-14B, Gemma-2-9B, Mistral-Nemo-12B and
+# Llama-3.2-1B at 1, 4, 8 and 16 tokens): 1.14x torch.matmul geomean
+# (worst 0.99) where 64 x 32 ran 1.01x (worst 0.77); e4m3 at 1, 8 and 16
+# tokens 1.77x torch._scaled_mm (worst 0.98) against 1.56x (worst 0.89).
+# At 32 tokens 128 x 32 was level with 64 x 32 (1.064 against 1.045x,
+# worst 0.93 against 0.96). Held out (the corpus's second held-out sample,
+# bench/results/h200/2026-11-28-1250-gemm-corpus-heldout-second-decode.json):
+# bf16 at M <= 16 0.882 -> 0.970 at the 10th percentile, worst 0.858 ->
+# 0.955; e4m3 worst 0.909 -> 0.996.
+DECODE_NARROW_M = 16
 
 
 def _decodes(m: int, n: int, a_major: str, dtype: str) -> bool:
@@ -314,11 +329,22 @@ def _decodes(m: int, n: int, a_major: str, dtype: str) -> bool:
     return m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES
 
 
+def decode_tile(m: int) -> tuple[int, int]:
+    """Rule 0's (consumers, tokens) at M tokens: 128 rows of weights (two
+    consumers) by 16 tokens up to 16, else 64 rows by 32 (by 64 past 32
+    tokens, where `candidates` tries it)."""
+    if m <= DECODE_NARROW_M:
+        return 2, 16
+    return 1, 32 if m <= 32 else 64
+
+
 def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
                   a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
-                  sms: int = H100_SMS, consumers: int = 1) -> GemmConfig:  # fmt: skip
+                  sms: int = H100_SMS, consumers: int | None = None,
+                  tokens: int | None = None) -> GemmConfig:  # fmt: skip
     """Rule 0's configuration for an M x N x K problem (in the caller's
-    terms): the kernel computes the N x M transpose (launch.swapped)."""
+    terms): the kernel computes the N x M transpose (launch.swapped).
+    `consumers` and `tokens` override `decode_tile`'s."""
     from .config import transposed_majors
     from .fusion import transposed_chain
 
@@ -328,7 +354,9 @@ def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     # group left in flight ptxas serialised the transposed store's
     # persistent kernels (C7514), and at these sizes the loads, not the
     # tensor cores, set the time.
-    tile = with_tile(base, 32 if m <= 32 else 64, consumers=consumers, max_stages=16)
+    rule_consumers, rule_tokens = decode_tile(m)
+    tile = with_tile(base, tokens or rule_tokens, consumers=consumers or rule_consumers,
+                     max_stages=16)  # fmt: skip
     return _split_to_a_wave(tile, n, m, k, batch, sms) or tile
 
 
@@ -383,9 +411,11 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                 if tile_n != 128
             ]  # rule 3b's widths
     if _decodes(m, n, a_major, dtype):
-        found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
-                                   b_major=b_major, batch=batch, fusion=fusion, sms=sms,
-                                   consumers=2))  # fmt: skip
+        for consumers, tokens in ((1, 32), (2, 32)):  # the tiles rule 0 weighed
+            found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype,
+                                       a_major=a_major, b_major=b_major, batch=batch,
+                                       fusion=fusion, sms=sms, consumers=consumers,
+                                       tokens=tokens))  # fmt: skip
         small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
         found.append(_split_to_a_wave(small, m, n, k, batch, sms) or small)
     for splits in (2, 4):
