@@ -33,6 +33,11 @@ DECODE_LAYERS = ((5120, 13824), (7168, 5120), (28672, 3584), (256000, 3584), (51
 DECODE = [(m, n, k) for m in (1, 4, 16) for n, k in DECODE_LAYERS]
 DECODE_WIDE = [(m, n, k) for m in (8, 32, 64) for n, k in DECODE_LAYERS]
 DECODE_FP8 = [(m, n, k) for m in (1, 8, 16) for n, k in DECODE_LAYERS]
+# 33-64 tokens on the tuned half's widest layers (gate/up, lm_head) and a
+# few narrower ones, where a 128-row tile of tokens is half padding.
+M64_LAYERS = ((28672, 3584), (256000, 3584), (27648, 5120), (152064, 5120), (28672, 5120),
+              (128256, 2048), (28672, 8192), (14336, 5120), (16384, 2048), (7168, 5120))  # fmt: skip
+M64 = [(m, n, k) for m in (48, 64) for n, k in M64_LAYERS]
 
 
 def _decode_variants() -> list:
@@ -97,6 +102,19 @@ def _decode_wide_variants() -> list:
             "1 consumer, 64 x 64 tokens",
             lambda m, n, k: decode_config(m, n, k) if 32 < m <= 64 else None,
         ),
+    ]
+
+
+def _m64_variants(dtype: str) -> list:
+    """The pick against the transposed 128 x 64 tile (two consumers: the
+    weights on wgmma's M, the tokens its N) and the 64 x 64 one."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    types = dict(dtype=dtype, out_dtype="bf16")
+    return [
+        ("the pick", lambda m, n, k: select_config(m, n, k, **types)),
+        ("transposed 128 x 64", lambda m, n, k: decode_config(m, n, k, consumers=2, **types)),
+        ("transposed 64 x 64", lambda m, n, k: decode_config(m, n, k, consumers=1, **types)),
     ]
 
 
@@ -231,6 +249,8 @@ def experiments() -> dict:
         "decode": (DECODE, _decode_variants()),
         "decode-wide": (DECODE_WIDE, _decode_wide_variants()),
         "decode-fp8": (DECODE_FP8, _decode_fp8_variants(), "e4m3"),
+        "m64": (M64, _m64_variants("bf16")),
+        "m64-fp8": (M64, _m64_variants("e4m3"), "e4m3"),
     }
 
 

@@ -41,13 +41,19 @@ def test_every_variants_experiment_is_valid_and_labelled_once():
     import variants
     from nvwgmma.kernel.gemm.config import check_config
 
-    for name, (shapes, kernels) in variants.experiments().items():
+    for name, (shapes, kernels, *dtype) in variants.experiments().items():
         labels = [label for label, _ in kernels]
         assert len(set(labels)) == len(labels), name
         assert shapes and all(len(s) == 3 for s in shapes)
-        for _, config in kernels:
-            assert check_config(config) is config
-            assert config.shared_memory_bytes <= 227 * 1024
+        assert dtype in ([], ["e4m3"]), name
+        for label, config in kernels:
+            # a configuration, or one per shape (None where it does not apply)
+            made = [config(*s) for s in shapes] if callable(config) else [config]
+            assert any(made), (name, label)
+            for c in filter(None, made):
+                assert check_config(c) is c
+                assert c.shared_memory_bytes <= 227 * 1024
+                assert c.dtype == (dtype or ["bf16"])[0], (name, label)
 
 
 def test_results_go_to_the_results_folder(tmp_path, monkeypatch):
