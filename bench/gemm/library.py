@@ -101,6 +101,13 @@ CASES = [
     (3, 4, 2048, 1024, "bf16", "bf16", "K", "N", ("bias", "silu")),
     (1, 16, 1000, 1000, "f16", "f16", "K", "K", ()),
     (1, 2, 28672, 2048, "bf16", "bf16", "K", "K", ()),
+    # Rule 0's second case, 128 x 64 transposed (33-64 tokens where the cost
+    # model picks a 128-row tile): tokens short of the tile, fp8 in, fp8
+    # out, f32 out with a fused chain, a ragged N.
+    (1, 64, 28672, 2048, "bf16", "bf16", "K", "K", ()),
+    (1, 40, 26624, 4096, "e4m3", "bf16", "K", "K", ()),
+    (1, 64, 28672, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
+    (1, 48, 28679, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.

@@ -455,7 +455,34 @@ def _decode_returnable():
                 assert c.store_transposed and (c.tile_m, c.tile_n) == tile, (dtype, m, n, k)
                 if c not in found:
                     found.append(c)
+        # the second case (its tiles make a wave or more: never split)
+        for n, k in ((28672, 4096), (17920, 5120)):
+            c = selector.select_config(64, n, k, dtype=dtype, out_dtype="bf16")
+            assert c.store_transposed and (c.tile_m, c.tile_n) == (128, 64), (dtype, n, k)
+            if c not in found:
+                found.append(c)
     return tuple(found)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_rule_zero_takes_33_to_64_tokens_from_128_row_tiles(dtype):
+    """Rule 0's second case: at 33-64 tokens where the cost model's tile
+    has 128 rows, the transposed 128 x 64 tile of two consumers; where it
+    picks 64-row tiles (the ping-pong, rule 4), those stay; past 64
+    tokens, or with a column-major A, the cost model's tile."""
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    def pick(m, n, k, **kw):
+        return select_config(m, n, k, dtype=dtype, out_dtype="bf16", **kw)
+
+    for m, n, k in ((64, 28672, 4096), (33, 26624, 16384), (48, 76032, 8192)):
+        c = pick(m, n, k)
+        assert c.store_transposed and (c.tile_m, c.tile_n, c.consumers) == (128, 64, 2), (m, n)
+    assert pick(64, 256000, 3584).schedule == "pingpong"
+    assert not pick(64, 7168, 5120).store_transposed and pick(64, 7168, 5120).tile_m == 64
+    assert not pick(65, 28672, 4096).store_transposed
+    if dtype == "bf16":  # fp8 takes a K-major A only
+        assert not pick(64, 28672, 4096, a_major="M").store_transposed
 
 
 def test_rule_zero_takes_fp8_decode_too():

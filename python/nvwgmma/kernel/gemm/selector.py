@@ -7,12 +7,15 @@ The rule, in order (tiles counted with ceil-division, times the batch):
 
 0. Decode (16-bit or fp8 inputs, M <= 32 tokens, N >= 256, row-major A -- its tokens, the
    kernel's B, are then K-major): the problem transposed, C^T = W X^T
-   (`store_transposed`): the weights are the 64-row operand and the tokens
-   wgmma's N (32 wide, where 64-row tiles of tokens would be mostly
-   padding), 64 x N tiles of one consumer warpgroup with the deepest ring
+   (`store_transposed`): the weights are the kernel's M operand and the
+   tokens wgmma's N (where 64-row tiles of tokens would be mostly
+   padding) -- 128 rows of weights (two consumer warpgroups) by 16 tokens
+   up to 16 tokens, 64 rows (one) by 32 above -- with the deepest ring
    that fits, each stage released when its wgmmas are done, their K split
    so that tiles x parts is about a wave (as rule 4), C stored transposed
-   from registers.
+   from registers (`decode_tile`, `decode_config`). Its second case: from
+   33 to 64 tokens, where rules 1-3 pick a 128-row tile (half of it or
+   more padding), the transposed 128 x 64 tile of two consumers.
 Rules 1-3, as the thresholds first set (the cost model below picks the
 same on the Llama-3-8B table and replaces them everywhere):
 
@@ -318,24 +321,39 @@ DECODE_DTYPES = ("bf16", "f16", "e4m3", "e5m2")
 # tokens 1.77x torch._scaled_mm (worst 0.98) against 1.56x (worst 0.89).
 # At 32 tokens 128 x 32 was level with 64 x 32 (1.064 against 1.045x,
 # worst 0.93 against 0.96). Held out (the corpus's second held-out sample,
-# bench/results/h200/2026-11-28-1250-gemm-corpus-heldout-second-decode.json):
+# bench/results/h200/2026-11-28-1236-gemm-corpus-heldout-second-decode.json):
 # bf16 at M <= 16 0.882 -> 0.970 at the 10th percentile, worst 0.858 ->
 # 0.955; e4m3 worst 0.909 -> 0.996.
 DECODE_NARROW_M = 16
 
 
-def _decodes(m: int, n: int, a_major: str, dtype: str) -> bool:
-    """Whether rule 0 takes the problem."""
-    return m <= DECODE_M and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES
+# Rule 0's second case: from 33 to this many tokens, where the cost model
+# picks a 128-row tile (half of it or more padding), the transposed
+# 128 x 64 tile of two consumers instead. Tuned half (H200,
+# bench/gemm/variants.py --set m64 / m64-fp8, 10 layers of the tuned
+# models at 48 and 64 tokens,
+# bench/results/h200/2026-11-28-1247-gemm-m64-tiles.json and
+# ...-1248-gemm-m64-tiles-fp8.json): on the 8 rows where the cost model
+# took 128 x 224 (the gate/up widths, 27648-28672) bf16 0.90 -> 1.02x
+# torch.matmul and e4m3 0.90 -> 1.00x; where it took the ping-pong
+# 64 x 256 or rule 4's 64-row tiles those stayed as fast or faster.
+# cuBLAS runs 256 x 64 and 80 x 64 tiles of weights by tokens there
+# (2026-11-28-1224-gemm-cublas-kernels-decode.json).
+DECODE_WIDE_M = 64
+
+
+def _decodes(m: int, n: int, a_major: str, dtype: str, limit: int = DECODE_M) -> bool:
+    """Whether rule 0 can take the problem (up to `limit` tokens)."""
+    return m <= limit and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES
 
 
 def decode_tile(m: int) -> tuple[int, int]:
     """Rule 0's (consumers, tokens) at M tokens: 128 rows of weights (two
-    consumers) by 16 tokens up to 16, else 64 rows by 32 (by 64 past 32
-    tokens, where `candidates` tries it)."""
+    consumers) by 16 tokens up to 16, 64 rows by 32 up to 32, 128 by 64
+    past that (rule 0's second case)."""
     if m <= DECODE_NARROW_M:
         return 2, 16
-    return 1, 32 if m <= 32 else 64
+    return (1, 32) if m <= DECODE_M else (2, 64)
 
 
 def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
@@ -371,7 +389,12 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     if not _few_tiles(m, n, batch, sms):
-        return _narrow(base, m, n, batch, sms) or _modelled(base, m, n, batch, sms)
+        picked = _narrow(base, m, n, batch, sms) or _modelled(base, m, n, batch, sms)
+        if picked.tile_m == 128 and _decodes(m, n, a_major, dtype, DECODE_WIDE_M):
+            # rule 0's second case: a 128-row tile of at most 64 tokens
+            return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
+                                 b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
+        return picked
     # Rule 4: 64-row tiles (one consumer, a deep ring), 64 columns wide
     # where those fit one wave, else 128, their K split so that tiles x
     # parts is about a wave.
@@ -410,8 +433,9 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                 for tile_n in NARROW_RATES
                 if tile_n != 128
             ]  # rule 3b's widths
-    if _decodes(m, n, a_major, dtype):
-        for consumers, tokens in ((1, 32), (2, 32)):  # the tiles rule 0 weighed
+    if _decodes(m, n, a_major, dtype, DECODE_WIDE_M):
+        tiles = ((1, 32), (2, 32)) if m <= DECODE_M else ((1, 64), (2, 64))
+        for consumers, tokens in tiles:  # the tiles rule 0 weighed
             found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype,
                                        a_major=a_major, b_major=b_major, batch=batch,
                                        fusion=fusion, sms=sms, consumers=consumers,
