@@ -153,6 +153,44 @@ def _m64_heldout_variants(dtype: str) -> list:
     ]
 
 
+def _decode_next_variants() -> list:
+    """Rule 0's 128 x 16 tile against larger weight tiles by 16 tokens
+    (cuBLAS streams 256 x 8 in 6 stages) and the tokens multicast to a 2 x 1
+    cluster (data-parallel picks only: a cluster takes no split)."""
+    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, select_config, with_tile
+
+    def pick(m, n, k):
+        return select_config(m, n, k) if m <= 16 else None
+
+    def tile(m, n, k, **fields):  # the pick's tile changed, split again about a wave
+        c = pick(m, n, k)
+        if c is None:
+            return None
+        c = with_tile(replace(c, scheduler="persistent", splits=1), 16, max_stages=16, **fields)
+        return _split_to_a_wave(c, n, m, k, 1, 132) or c
+
+    def rows256(m, n, k):
+        return tile(m, n, k, consumer_rows=128, consumers=2)
+
+    def clustered(make):
+        def made(m, n, k):
+            c = make(m, n, k)
+            return replace(c, cluster_m=2) if c and c.scheduler == "persistent" else None
+
+        return made
+
+    return [
+        ("the pick (128 x 16)", pick),
+        ("256 x 16, two consumers of 128 rows", rows256),
+        (
+            "192 x 16, three consumers",
+            lambda m, n, k: tile(m, n, k, consumers=3),
+        ),
+        ("128 x 16, 2 x 1 cluster", clustered(pick)),
+        ("256 x 16, 2 x 1 cluster", clustered(rows256)),
+    ]
+
+
 def _decode_fp8_variants() -> list:
     """Rule 0's tiles on e4m3 inputs (bf16 out): the pick, 64 x 32 (one
     consumer) and 128 x 32 (two)."""
@@ -284,6 +322,8 @@ def experiments() -> dict:
         "decode": (DECODE, _decode_variants()),
         "decode-wide": (DECODE_WIDE, _decode_wide_variants()),
         "decode-fp8": (DECODE_FP8, _decode_fp8_variants(), "e4m3"),
+        # Rule 0's next step at M <= 16 (not yet run).
+        "decode-next": (DECODE + DECODE_WIDE[:7], _decode_next_variants()),
         "m64": (M64, _m64_variants("bf16")),
         "m64-fp8": (M64, _m64_variants("e4m3"), "e4m3"),
         # Held out: judged once rule 0's second case was fixed.
