@@ -40,6 +40,17 @@ M64_LAYERS = ((28672, 3584), (256000, 3584), (27648, 5120), (152064, 5120), (286
 M64 = [(m, n, k) for m in (48, 64) for n, k in M64_LAYERS]
 
 
+def _before_second_case(m, n, k, dtype="bf16"):
+    """What select_config picked at 33-64 tokens before rule 0's second
+    case: the cost model's tile where that case now takes the problem."""
+    from nvwgmma.kernel.gemm.selector import _base, _modelled, select_config
+
+    c = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
+    if m > 32 and c.store_transposed:
+        return _modelled(_base(dtype, "bf16", "K", "K", (), True), m, n, 1, 132)
+    return c
+
+
 def _decode_variants() -> list:
     """Rule 0's tile as it was (64 x 32) and what might stream the weights
     faster -- the 128 x 16 tile became rule 0's at M <= 16: (label,
@@ -82,7 +93,7 @@ def _decode_variants() -> list:
 def _decode_wide_variants() -> list:
     """Weight tiles of 128 rows (two consumers) against the pick, at 8 to
     64 tokens: tokens 16, 32 and 64 wide."""
-    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+    from nvwgmma.kernel.gemm.selector import decode_config
 
     def two(width, fits):
         def make(m, n, k):
@@ -91,7 +102,9 @@ def _decode_wide_variants() -> list:
         return make
 
     def then(m, n, k):  # the pick when this was run
-        return decode_config(m, n, k, consumers=1, tokens=32) if m <= 32 else select_config(m, n, k)
+        if m <= 32:
+            return decode_config(m, n, k, consumers=1, tokens=32)
+        return _before_second_case(m, n, k)
 
     return [
         ("the pick", then),
@@ -100,19 +113,20 @@ def _decode_wide_variants() -> list:
         ("2 consumers, 128 x 64 tokens", two(64, lambda m: 32 < m <= 64)),
         (
             "1 consumer, 64 x 64 tokens",
-            lambda m, n, k: decode_config(m, n, k) if 32 < m <= 64 else None,
+            lambda m, n, k: decode_config(m, n, k, consumers=1) if 32 < m <= 64 else None,
         ),
     ]
 
 
 def _m64_variants(dtype: str) -> list:
-    """The pick against the transposed 128 x 64 tile (two consumers: the
-    weights on wgmma's M, the tokens its N) and the 64 x 64 one."""
-    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+    """The pick before rule 0's second case against the transposed 128 x 64
+    tile (two consumers: the weights on wgmma's M, the tokens its N) and
+    the 64 x 64 one."""
+    from nvwgmma.kernel.gemm.selector import decode_config
 
     types = dict(dtype=dtype, out_dtype="bf16")
     return [
-        ("the pick", lambda m, n, k: select_config(m, n, k, **types)),
+        ("the pick", lambda m, n, k: _before_second_case(m, n, k, dtype)),
         ("transposed 128 x 64", lambda m, n, k: decode_config(m, n, k, consumers=2, **types)),
         ("transposed 64 x 64", lambda m, n, k: decode_config(m, n, k, consumers=1, **types)),
     ]
@@ -143,13 +157,11 @@ def _m64_heldout(dtype: str) -> list:
 
 def _m64_heldout_variants(dtype: str) -> list:
     """Rule 0's second case against the cost model's tile it replaced."""
-    from nvwgmma.kernel.gemm.selector import _base, _modelled, select_config
+    from nvwgmma.kernel.gemm.selector import select_config
 
-    types = dict(dtype=dtype, out_dtype="bf16")
-    base = _base(dtype, "bf16", "K", "K", (), True)
     return [
-        ("the pick", lambda m, n, k: select_config(m, n, k, **types)),
-        ("the cost model's tile", lambda m, n, k: _modelled(base, m, n, 1, 132)),
+        ("the pick", lambda m, n, k: select_config(m, n, k, dtype=dtype, out_dtype="bf16")),
+        ("the cost model's tile", lambda m, n, k: _before_second_case(m, n, k, dtype)),
     ]
 
 
