@@ -8,7 +8,7 @@ torch._scaled_mm (a faster, less exact baseline) otherwise.
     # here (nvwgmma built): the PTX
     python bench/gemm/blockwise.py generate .device/blockwise
     # on the GPU (torch, cuda-python; no nvwgmma build)
-    python bench/gemm/blockwise.py run .device/blockwise [--out DIR]
+    python bench/gemm/blockwise.py run .device/blockwise [--out DIR] [--more]
 """
 
 from __future__ import annotations
@@ -27,11 +27,20 @@ TOKENS = (128, 4096)
 FP8_MAX = 448.0
 
 
-# Timed besides blockwise_config's pick: both of its tiles, on every shape.
-def _configs():
-    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
+# Timed besides blockwise_config's pick: both of its tiles, on every shape;
+# with `run --more` also each tile on a 2 x 1 cluster (B's tile multicast
+# to both CTAs, as DeepGEMM does) and 192 x 128 of three consumers.
+def _configs(more: bool = False):
+    from dataclasses import replace
 
-    return blockwise_tiles()
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
+    from nvwgmma.kernel.gemm.selector import with_tile
+
+    tiles = blockwise_tiles()
+    if not more:
+        return tiles
+    return [*tiles, *(replace(c, cluster_m=2) for c in tiles),
+            with_tile(tiles[0], 128, consumers=3)]  # fmt: skip
 
 
 # Grouped (MoE) layers with block scales: (model, experts, top-k, N, K).
@@ -57,7 +66,7 @@ def generate(out_dir: str) -> None:
     from nvwgmma.kernel.gemm.launch import write_kernel
 
     picks = [blockwise_config(m, n, k) for n, k in SHAPES for m in TOKENS]
-    for config in dict.fromkeys([*_configs(), *picks]):
+    for config in dict.fromkeys([*_configs(more=True), *picks]):
         print(write_kernel(out_dir, config))
     for _name, e, topk, n, k in GROUPED:
         for tokens in GROUPED_TOKENS:
@@ -194,7 +203,7 @@ def graph_replay(m: int = 128, n: int = 4096, k: int = 7168) -> dict:
     return dict(check="graph replay", m=m, n=n, k=k, config=config.name, ok=ok, rel_errs=errors)
 
 
-def run(ptx_dir: str, out_dir: str) -> int:
+def run(ptx_dir: str, out_dir: str, more: bool = False) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
     from grouped import _time
@@ -219,7 +228,7 @@ def run(ptx_dir: str, out_dir: str) -> int:
                 torch.cuda.synchronize()
             err = _rel(out, ref)
             others, other_errs = {}, {}
-            for config in _configs():
+            for config in _configs(more):
                 launch, other = prepare_blockwise(x8, w8.T, sx, sw, config=config)
                 with watchdog(f"{config.name} at M={m} N={n} K={k}"):
                     launch()
@@ -279,7 +288,8 @@ def run(ptx_dir: str, out_dir: str) -> int:
 def main(argv=None) -> int:
     from two_step import main as two_step
 
-    return two_step(__doc__, generate, run, argv)
+    return two_step(__doc__, generate, run, argv,
+                    flags=[("more", "also time the clustered and three-consumer tiles")])  # fmt: skip
 
 
 if __name__ == "__main__":
