@@ -441,9 +441,10 @@ for a, b in (("K", "K"), ("M", "N"), ("K", "N")):
 
 @functools.cache  # built once: every parametrized case indexes it
 def _decode_returnable():
-    """Rule 0's configurations (bf16 and fp8, M <= 32): data-parallel and
-    split about a wave, on Llama-3-8B's projections -- 128 rows of weights
-    by 16 tokens up to 16 tokens, 64 by 32 above."""
+    """Rule 0's configurations (bf16 and fp8): data-parallel and split
+    about a wave, on Llama-3-8B's projections -- 128 rows of weights by 16
+    tokens up to 16 tokens, 64 by 32 up to 32 -- and its second case, 128
+    by 64 at 64 tokens."""
     from nvwgmma.kernel.gemm import selector
 
     found = []
