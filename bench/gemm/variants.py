@@ -79,11 +79,7 @@ def _decode_variants() -> list:
         ("2 consumers (128 x 32)", lambda m, n, k: decode_config(m, n, k, consumers=2, tokens=32)),
         (
             "2 consumers, 128 x 16 tokens, 12 stages",
-            lambda m, n, k: (
-                replace(decode_config(m, n, k, consumers=2), tile_n=16, stages=12)
-                if m <= 16
-                else None
-            ),
+            lambda m, n, k: decode_config(m, n, k, consumers=2, tokens=16) if m <= 16 else None,
         ),
         ("one more K part", more_parts),
         ("stream-K", lambda m, n, k: replace(then(m, n, k), scheduler="stream_k", splits=1)),
@@ -169,20 +165,22 @@ def _decode_next_variants() -> list:
     """Rule 0's 128 x 16 tile against larger weight tiles by 16 tokens
     (cuBLAS streams 256 x 8 in 6 stages) and the tokens multicast to a 2 x 1
     cluster (data-parallel picks only: a cluster takes no split)."""
-    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, select_config, with_tile
+    from nvwgmma.kernel.gemm.selector import (
+        _split_to_a_wave,
+        decode_config,
+        select_config,
+        with_tile,
+    )
 
     def pick(m, n, k):
         return select_config(m, n, k) if m <= 16 else None
 
-    def tile(m, n, k, **fields):  # the pick's tile changed, split again about a wave
-        c = pick(m, n, k)
-        if c is None:
+    def rows256(m, n, k):  # decode_config's tile on 128-row consumers, split again
+        if m > 16:
             return None
-        c = with_tile(replace(c, scheduler="persistent", splits=1), 16, max_stages=16, **fields)
+        c = replace(decode_config(m, n, k), scheduler="persistent", splits=1)
+        c = with_tile(c, 16, max_stages=16, consumer_rows=128, consumers=2)
         return _split_to_a_wave(c, n, m, k, 1, 132) or c
-
-    def rows256(m, n, k):
-        return tile(m, n, k, consumer_rows=128, consumers=2)
 
     def clustered(make):
         def made(m, n, k):
@@ -196,7 +194,7 @@ def _decode_next_variants() -> list:
         ("256 x 16, two consumers of 128 rows", rows256),
         (
             "192 x 16, three consumers",
-            lambda m, n, k: tile(m, n, k, consumers=3),
+            lambda m, n, k: decode_config(m, n, k, consumers=3) if m <= 16 else None,
         ),
         ("128 x 16, 2 x 1 cluster", clustered(pick)),
         ("256 x 16, 2 x 1 cluster", clustered(rows256)),
