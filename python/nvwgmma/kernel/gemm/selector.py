@@ -384,16 +384,18 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     """The configuration for a batch of M x N x K problems on a GPU with
     `sms` SMs (see the module docstring for the rule)."""
     out_dtype = _out_default(dtype, out_dtype)
-    if _decodes(m, n, a_major, dtype):
+
+    def decode():
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
+
+    if _decodes(m, n, a_major, dtype):
+        return decode()
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     if not _few_tiles(m, n, batch, sms):
         picked = _narrow(base, m, n, batch, sms) or _modelled(base, m, n, batch, sms)
         if picked.tile_m == 128 and _decodes(m, n, a_major, dtype, DECODE_WIDE_M):
-            # rule 0's second case: a 128-row tile of at most 64 tokens
-            return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
-                                 b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
+            return decode()  # rule 0's second case: a 128-row tile of at most 64 tokens
         return picked
     # Rule 4: 64-row tiles (one consumer, a deep ring), 64 columns wide
     # where those fit one wave, else 128, their K split so that tiles x
