@@ -44,7 +44,8 @@ GEMMS = {
     "data_parallel": (2048, 4096, 4096, None),
     "split_k": (128, 4096, 14336, dict(tile_n=128, stages=6, scheduler="split_k", splits=4)),
     "stream_k": (512, 4096, 4096, dict(scheduler="stream_k")),
-    "decode": (16, 8192, 8192, None),
+    "decode": (16, 8192, 8192, None),  # rule 0: 128 weight rows x 16 tokens, split K
+    "decode_wide": (64, 28672, 8192, None),  # rule 0's second case: transposed 128 x 64
     "ragged": (777, 1000, 520, None),
 }
 CUPY_GEMM = (1000, 1024, 512)  # f16 in, f16 out

@@ -220,6 +220,13 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
             "stage's two wgmma groups., but got inflight=0",
         ),
         (dict(split_wait=1), "split_wait must be a bool"),
+        (
+            dict(tile_n=128, consumers=3),
+            r"registers must be multiples of 8 within what the CTA launches with "
+            r"\(3 x consumer \+ producer <= 4 x 128 = 512\), but got 232 and 40",
+        ),
+        (dict(consumer_regs=236), r"registers must be multiples of 8 .* but got 236 and 40"),
+        (dict(producer_regs=16), r"producer_regs must be in \[24, 256\], but got 16"),
     ],
 )
 def test_gemm_refuses_bad_configurations(ctx, kwargs, message):

@@ -499,6 +499,22 @@ def test_decode_configuration_assembles_cleanly(ctx, index):
     assert_clean(_decode_returnable()[index])
 
 
+@pytest.mark.parametrize("blockwise", [False, True])
+def test_three_consumer_tiles_fit_the_register_file(ctx, blockwise):
+    """with_tile's three consumers share 512 registers per thread with the
+    producer (232 each assembled cleanly and hung on the GPU)."""
+    from gemm_checks import assert_clean
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
+    from nvwgmma.kernel.gemm.selector import decode_config, with_tile
+
+    if blockwise:
+        config = with_tile(blockwise_tiles()[0], 128, consumers=3)
+    else:
+        config = decode_config(16, 8192, 8192, consumers=3)
+    assert (config.consumers, config.producer_regs, config.consumer_regs) == (3, 32, 160)
+    assert_clean(config)
+
+
 def test_the_fitted_rates_are_the_ones_in_use():
     """bench/gemm/tile_rates.py's refit of the candidates runs (16-bit and
     fp8) gives every rate of the cost model."""

@@ -128,6 +128,27 @@ def launch_registers(threads: int) -> int:
     return 65536 // threads // 8 * 8
 
 
+def check_registers(consumers: int, consumer_regs: int, producer_regs: int) -> None:
+    """ValueError unless the setmaxnreg counts of a kernel of one producer
+    and `consumers` consumer warpgroups are multiples of 8 in [24, 256] and
+    fit what the CTA launches with (kernel_shell's entry count): a kernel
+    whose increases ask for more assembles, then hangs -- 3 consumers at
+    232 registers ask 736 of 512."""
+    from .. import _checks
+
+    for name, regs in (("consumer_regs", consumer_regs), ("producer_regs", producer_regs)):
+        _checks.integer(regs, name, 24, 256)
+    share = launch_registers(128 * (1 + consumers))
+    launch = consumer_regs if share > 255 else share  # kernel_shell states the increase
+    limit = (1 + consumers) * launch
+    if consumers * consumer_regs + producer_regs > limit or consumer_regs % 8 or producer_regs % 8:
+        raise ValueError(
+            f"registers must be multiples of 8 within what the CTA launches with "
+            f"({consumers} x consumer + producer <= {1 + consumers} x {launch} = {limit}), "
+            f"but got {consumer_regs} and {producer_regs}"
+        )
+
+
 def kernel_shell(name: str, signature, threads: int, cluster: int = 1,
                  setmaxnreg: int | None = None, state_entry: bool = False):  # fmt: skip
     """(module, entry block, {parameter name: Value}) of an empty kernel

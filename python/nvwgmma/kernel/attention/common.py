@@ -125,17 +125,8 @@ def check_bools(c) -> None:
 
 
 def check_registers(c) -> None:
-    """ValueError unless `c.consumers` x consumer_regs + producer_regs fit
-    what the CTA launches with, in multiples of 8: 2 x 240 + 32 = 512
-    assembles but hangs the consumers' increase forever."""
-    from .._ir import launch_registers
+    """ValueError unless `c`'s setmaxnreg counts fit what its CTA launches
+    with (2 x 240 + 32 = 512 assembles but hangs the consumers' increase)."""
+    from .._ir import check_registers as check
 
-    launch = launch_registers(c.threads)
-    limit = (1 + c.consumers) * launch
-    if (c.consumers * c.consumer_regs + c.producer_regs > limit or c.consumer_regs % 8
-            or c.producer_regs % 8):  # fmt: skip
-        raise ValueError(
-            f"registers must be multiples of 8 within what the CTA launches with "
-            f"({c.consumers} x consumer + producer <= {1 + c.consumers} x {launch} = {limit}), "
-            f"but got {c.consumer_regs} and {c.producer_regs}"
-        )
+    check(c.consumers, c.consumer_regs, c.producer_regs)

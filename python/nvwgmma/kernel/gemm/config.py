@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ... import _checks
 from ...layouts import ELEMENT_BITS
+from .._ir import check_registers
 from .fusion import ACTIVATIONS, EpilogueOp, chain_tag, check_chain
 
 __all__ = ["ABLATIONS", "GemmConfig", "INPUTS", "OUTPUTS", "PERSISTENT_MAX_K", "SHIPPED"]
@@ -226,6 +227,7 @@ def check_config(c: GemmConfig) -> GemmConfig:
             f"tile_n must be a legal wgmma N that is a multiple of 16, but got {c.tile_n}"
         )
     _checks.integer(c.consumers, "consumers", 1, 3)
+    check_registers(c.consumers, c.consumer_regs, c.producer_regs)
     _one_of(_checks.integer(c.consumer_rows, "consumer_rows"), (64, 128), "consumer_rows")
     if c.consumer_rows == 128 and c.tile_n > 128:
         # Two m64 accumulators hold tile_n f32 registers per thread.

@@ -182,8 +182,12 @@ def _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned) -> GemmConfig:
 
 def with_tile(config: GemmConfig, tile_n: int, *, max_stages: int = 8, **changes) -> GemmConfig:
     """`config` with a `tile_n` wide tile (m128 unless `changes` say
-    otherwise) and as many stages, up to `max_stages`, as fit."""
+    otherwise) and as many stages, up to `max_stages`, as fit; three
+    consumers take attention's 3-consumer registers (32 and 160) unless
+    `changes` name them."""
     c = replace(config, tile_n=tile_n, **changes)
+    if c.consumers == 3 and not {"consumer_regs", "producer_regs"} & changes.keys():
+        c = replace(c, producer_regs=32, consumer_regs=160)  # 512 shared by four warpgroups
     for stages in range(max_stages, 1, -1):
         candidate = replace(c, stages=stages)
         if candidate.shared_memory_bytes <= 227 * 1024:
