@@ -1,12 +1,14 @@
-"""The fit behind blockwise_config's tile rates: both of its tiles (128 x
-128 and 128 x 192, block-scaled e4m3) timed on Llama-3-8B's and -70B's
-projections at M = 256 ... 8192 -- shapes the DeepSeek-V3 table that
-bench/gemm/blockwise.py reports on is not among -- and the rate of the
-wide tile (relative to 128 x 128, times each tile's wave fill) that picks
-closest to the faster tile on every shape. With --small: the same
-projections at M = 16 ... 128, where blockwise_split's K split is
-checked against the data-parallel tile and against half and twice its
-parts.
+"""The fit behind blockwise_config's tile rates: its candidates
+(blockwise_tiles: 128 x 128, 128 x 192, 192 x 128 of three consumers;
+block-scaled e4m3) timed on Llama-3-8B's and -70B's projections at
+M = 256 ... 8192 -- shapes the DeepSeek-V3 table and the held-out models
+that bench/gemm/blockwise.py reports on are not among -- and the rates
+(relative to 128 x 128, times each tile's wave fill) that pick closest to
+the fastest candidate on every shape. (The H200 results file also holds
+128 x 192 on a 2 x 1 cluster, a candidate when it ran: fitted 1.04, never
+above 128 x 192 alone, and dropped.) With --small: the same projections
+at M = 16 ... 128, where blockwise_split's K split is checked against the
+data-parallel tile and against half and twice its parts.
 
     python bench/gemm/blockwise_fit.py generate .device/blockwise
     python bench/gemm/blockwise_fit.py run .device/blockwise [--out DIR]
@@ -61,41 +63,55 @@ def generate(out_dir: str) -> None:
                 write_kernel(out_dir, config)
 
 
-def fitted_rate(rows, sms: int = 132) -> float:
-    """The wide tile's rate (1.00 ... 1.30 in steps of 0.02) whose picks
-    come closest to the faster tile of each row (geometric mean), the
-    middle of the best ones."""
-    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
+def label(config) -> str:
+    """A candidate's key in the results' `tflops`: tile_m x tile_n x cluster_m."""
+    from nvwgmma.kernel.gemm.blockwise import rate_key
+
+    return "x".join(map(str, rate_key(config)))
+
+
+def fitted_rates(rows, sms: int = 132) -> dict:
+    """{rate_key: rate} of blockwise_tiles' candidates after the first
+    (1.0), each 1.00 ... 1.30 in steps of 0.02, whose picks come closest to
+    the fastest candidate of each row (geometric mean); of equally close
+    ones, each rate the middle of its values among them where that
+    combination is one of them, else the nearest that is."""
+    import itertools
+
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles, rate_key
     from nvwgmma.kernel.gemm.selector import wave_fill
 
-    base, wide = blockwise_tiles()
+    base, *others = blockwise_tiles()
+    fills = [{label(c): wave_fill(c, r["m"], r["n"], 1, sms) for c in (base, *others)}
+             for r in rows]  # fmt: skip
 
-    def score(rate):
+    def score(combo):
+        rates = {label(base): 1.0, **{label(c): x for c, x in zip(others, combo)}}
         logs = []
-        for r in rows:
-            t = {int(k): v for k, v in r["tflops"].items()}
-            m, n = r["m"], r["n"]
-            pick = (
-                192 if rate * wave_fill(wide, m, n, 1, sms) > wave_fill(base, m, n, 1, sms) else 128
-            )
+        for r, fill in zip(rows, fills):
+            t = r["tflops"]
+            pick = max(rates, key=lambda key: fill[key] * rates[key])  # first of equals
             logs.append(math.log(t[pick] / max(t.values())))
-        return sum(logs) / len(logs)
+        return round(sum(logs) / len(logs), 4)
 
-    rates = [1 + i / 50 for i in range(16)]
-    scores = [round(score(r), 4) for r in rates]
-    best = [r for r, s in zip(rates, scores) if s == max(scores)]
-    return best[len(best) // 2]
+    grid = [1 + i / 50 for i in range(16)]
+    combos = list(itertools.product(grid, repeat=len(others)))
+    scores = [score(c) for c in combos]
+    best = [c for c, s in zip(combos, scores) if s == max(scores)]
+    middle = tuple(sorted(c[i] for c in best)[len(best) // 2] for i in range(len(others)))
+    chosen = min(best, key=lambda c: sum(abs(a - b) for a, b in zip(c, middle)))
+    return {rate_key(base): 1.0, **{rate_key(c): x for c, x in zip(others, chosen)}}
 
 
 def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
-    from blockwise import _configs, _quantise
+    from blockwise import _quantise
     from grouped import _time
     from run import _gpu_info, write_results
 
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
-    from nvwgmma.kernel.gemm.blockwise import prepare_blockwise
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles, prepare_blockwise
 
     info, rows = _gpu_info(), []
     print(info, flush=True)
@@ -104,7 +120,7 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
         for m in SMALL_TOKENS if small else TOKENS:
             x8, sx = _quantise(torch.randn(m, k, device="cuda"), 1, 128)
             configs = (small_candidates(m, n, k, info.get("sms", 132)) if small else
-                       {c.tile_n: c for c in _configs()})  # fmt: skip
+                       {label(c): c for c in blockwise_tiles()})  # fmt: skip
             calls = {label: prepare_blockwise(x8, w8.T, sx, sw, config=c)[0]
                      for label, c in configs.items()}  # fmt: skip
             times = _time(calls, inner=10)
@@ -123,9 +139,11 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
         )
         write_results(out_dir, "blockwise-split-fit.json", {"info": info, "rows": rows})
         return 0
-    rate = fitted_rate(rows, info.get("sms", 132))
-    print(f"fitted rate of the 128 x 192 tile: {rate:.2f}")
-    write_results(out_dir, "blockwise-fit.json", {"info": info, "rows": rows, "rate": rate})
+    rates = fitted_rates(rows, info.get("sms", 132))
+    print(f"fitted rates (tile_m, tile_n, cluster_m): {rates}")
+    write_results(out_dir, "blockwise-fit.json",
+                  {"info": info, "rows": rows, "rates": {"x".join(map(str, key)): rate
+                                                         for key, rate in rates.items()}})  # fmt: skip
     return 0
 
 

@@ -29,34 +29,47 @@ __all__ = [
     "blockwise_split",
     "blockwise_tiles",
     "prepare_blockwise",
+    "rate_key",
 ]
 
 BLOCK = 128
 
 
-# Full-wave throughput of each tile relative to 128 x 128's, fitted on
-# Llama-3-8B's and -70B's projections at M = 256 ... 8192 (bench/gemm/
-# blockwise_fit.py; bench/results/h100/2026-11-27-2200-blockwise-tiles-fit.json):
-# the wider tile's promotion and scale loads come once per 192 columns.
-TILE_RATES = {128: 1.0, 192: 1.10}
+# Full-wave throughput of each candidate relative to 128 x 128's, keyed by
+# (tile_m, tile_n, cluster_m), fitted on Llama-3-8B's and -70B's
+# projections at M = 256 ... 8192 (bench/gemm/blockwise_fit.py; the results
+# file its test names): the wider tile's promotion and scale loads come once
+# per 192 columns; three consumers keep the tensor cores busier through each
+# other's promotions. (The wide tile on a 2 x 1 cluster fitted 1.04, never
+# above the wide tile alone, so it is not a candidate.)
+TILE_RATES = {(128, 128, 1): 1.0, (128, 192, 1): 1.08, (192, 128, 1): 1.12}
+
+
+def rate_key(config: GemmConfig) -> tuple[int, int, int]:
+    """`config`'s key in TILE_RATES."""
+    return config.tile_m, config.tile_n, config.cluster_m
 
 
 def blockwise_tiles(dtype: str = "e4m3", out_dtype: str = "bf16") -> list[GemmConfig]:
-    """The configurations blockwise_config chooses between: two 64-row
-    consumers (each holds its running and its fresh accumulator), K walked
-    forward (the scales' order), 128 x 128 tiles (5 stages of 32 KiB) or
-    128 x 192 (4 stages of 40 KiB; B's scales per 64 columns)."""
+    """The configurations blockwise_config chooses between, K walked
+    forward (the scales' order): two 64-row consumers (each holds its
+    running and its fresh accumulator) on 128 x 128 tiles (5 stages of 32
+    KiB) or 128 x 192 (4 stages of 40 KiB; B's scales per 64 columns), and
+    192 x 128 tiles of three consumers (4 stages; 160 registers each)."""
+    from .selector import with_tile
+
     narrow = GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
                         k_order="forward", block_scales=True)  # fmt: skip
-    return [narrow, replace(narrow, tile_n=192, stages=4)]
+    return [narrow, replace(narrow, tile_n=192, stages=4), with_tile(narrow, 128, consumers=3)]
 
 
 def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
                      sms: int = 132, rates=None) -> GemmConfig:  # fmt: skip
-    """Of blockwise_tiles, the tile whose wave fill on `sms` SMs times its
-    rate (`rates`: tile_n -> rate, default TILE_RATES; a tile it leaves
-    out is not chosen) is highest. N = 2112 at M = 4096: 352 wide tiles in
-    3 waves (0.89 full) against 544 narrow ones in 5 (0.80).
+    """Of blockwise_tiles, the one whose wave fill on `sms` SMs times its
+    rate (`rates`: rate_key -> rate, default TILE_RATES; a candidate it
+    leaves out is not chosen) is highest, the first of equals. N = 2112 at
+    M = 4096: 352 wide tiles in 3 waves (0.89 full) against 544 narrow ones
+    in 5 (0.80).
 
     Where 128 x 128 tiles are under half a wave (few tokens: M = 128 on
     N = 7168 is 56 of them for 132 SMs), `blockwise_split`'s instead."""
@@ -66,8 +79,8 @@ def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: 
     if split is not None:
         return split
     rates = TILE_RATES if rates is None else rates
-    tiles = [c for c in blockwise_tiles(dtype, out_dtype) if c.tile_n in rates]
-    return max(tiles, key=lambda c: wave_fill(c, m, n, 1, sms) * rates[c.tile_n])
+    tiles = [c for c in blockwise_tiles(dtype, out_dtype) if rate_key(c) in rates]
+    return max(tiles, key=lambda c: wave_fill(c, m, n, 1, sms) * rates[rate_key(c)])
 
 
 def blockwise_split(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
