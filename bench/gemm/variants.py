@@ -161,6 +161,38 @@ def _m64_heldout_variants(dtype: str) -> list:
     ]
 
 
+def _ragged_shapes(half: str, tokens, count: int, seed: int, dtype: str = "bf16") -> list:
+    """`count` (N, K) drawn from `half`'s layers (every tensor-parallel
+    degree; N a multiple of 16 for e4m3, as torch._scaled_mm asks), each at
+    every M of `tokens`: ragged token counts between 64 and 128, where a
+    64- or 128-row tile pads M to 128."""
+    import random
+
+    import models
+
+    layers = sorted({(n, k) for _, h, _, _, _, n, k in models.corpus()
+                     if h == half and (dtype == "bf16" or n % 16 == 0)})  # fmt: skip
+    return [(m, n, k) for n, k in random.Random(seed).sample(layers, count) for m in tokens]
+
+
+def _ragged_variants(dtype: str = "bf16") -> list:
+    """The pick against the transposed path with the tokens, rounded up to
+    16, on wgmma's N: 128 rows of weights (two consumers) or 64 (one)."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    types = dict(dtype=dtype, out_dtype="bf16")
+
+    def transposed(consumers):
+        return lambda m, n, k: decode_config(m, n, k, consumers=consumers,
+                                             tokens=-(-m // 16) * 16, **types)  # fmt: skip
+
+    return [
+        ("the pick", lambda m, n, k: select_config(m, n, k, **types)),
+        ("transposed 128 x M/16", transposed(2)),
+        ("transposed 64 x M/16", transposed(1)),
+    ]
+
+
 def _decode_next_variants() -> list:
     """Rule 0's 128 x 16 tile against larger weight tiles by 16 tokens
     (cuBLAS streams 256 x 8 in 6 stages) and the tokens multicast to a 2 x 1
@@ -336,6 +368,20 @@ def experiments() -> dict:
         "decode-next": (DECODE + DECODE_WIDE[:7], _decode_next_variants()),
         "m64": (M64, _m64_variants("bf16")),
         "m64-fp8": (M64, _m64_variants("e4m3"), "e4m3"),
+        # 65-127 tokens: tuned on the tuned half at 77, 96 and 112 tokens;
+        # held out: the other models at 77, 90 and 120.
+        "m65": (_ragged_shapes("tuned", (77, 96, 112), 10, 65), _ragged_variants()),
+        "m65-heldout": (_ragged_shapes("held-out", (77, 90, 120), 12, 66), _ragged_variants()),
+        "m65-fp8": (
+            _ragged_shapes("tuned", (77, 96, 112), 10, 65, "e4m3"),
+            _ragged_variants("e4m3"),
+            "e4m3",
+        ),
+        "m65-heldout-fp8": (
+            _ragged_shapes("held-out", (77, 90, 120), 12, 66, "e4m3"),
+            _ragged_variants("e4m3"),
+            "e4m3",
+        ),
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),
         "m64-heldout-fp8": (_m64_heldout("e4m3"), _m64_heldout_variants("e4m3"), "e4m3"),

@@ -94,7 +94,7 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     # (C7508) unless the entry count is stated; a wide tile's registers
     # epilogue would spill under it.
     module, entry, args = kernel_shell("gemm", signature, threads, c.cluster_m,
-                                       setmaxnreg=c.consumer_regs, state_entry=c.tile_n <= 64)  # fmt: skip
+                                       setmaxnreg=c.consumer_regs, state_entry=c.tile_n <= 96)  # fmt: skip
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
