@@ -15,7 +15,10 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    so that tiles x parts is about a wave (as rule 4), C stored transposed
    from registers (`decode_tile`, `decode_config`). Its second case: from
    33 to 64 tokens, where rules 1-3 pick a 128-row tile (half of it or
-   more padding), the transposed 128 x 64 tile of two consumers.
+   more padding), the transposed 128 x 64 tile of two consumers. Its
+   third case: from 65 to 80 tokens (ragged: every row tile pads them to
+   128), the transposed 64-row tile of one consumer by the tokens rounded
+   up to 16.
 Rules 1-3, as the thresholds first set (the cost model below picks the
 same on the Llama-3-8B table and replaces them everywhere):
 
@@ -346,6 +349,19 @@ DECODE_NARROW_M = 16
 DECODE_WIDE_M = 64
 
 
+# Rule 0's third case: from 65 to this many tokens, the transposed tile of
+# 64 rows of weights (one consumer) by the tokens rounded up to 16, where a
+# 64- or 128-row tile of tokens pads them to 128. Tuned half (H200,
+# bench/gemm/variants.py --set m65 / m65-fp8, 10 layers of the tuned models
+# at 77, 96 and 112 tokens, bench/results/h200/2026-11-28-1503-gemm-m65.json
+# and ...-1504-gemm-m65-fp8.json): at 77 tokens 1.21x the pick geomean (worst 1.00),
+# e4m3 1.13x; at 96 level (1.005x, 1.001x); at 112 0.87x. The transposed
+# tile runs at about 0.75 of a row tile's rate, so it wins while the
+# tokens round to 80 or fewer (128 / 80 x 0.75 = 1.2); two consumers
+# (128 x 80) ran 1.16x and 1.04x at 77.
+DECODE_RAGGED_M = 80
+
+
 def _decodes(m: int, n: int, a_major: str, dtype: str, limit: int = DECODE_M) -> bool:
     """Whether rule 0 can take the problem (up to `limit` tokens)."""
     return m <= limit and n >= DECODE_MIN_N and a_major == "K" and dtype in DECODE_DTYPES
@@ -354,9 +370,12 @@ def _decodes(m: int, n: int, a_major: str, dtype: str, limit: int = DECODE_M) ->
 def decode_tile(m: int) -> tuple[int, int]:
     """Rule 0's (consumers, tokens) at M tokens: 128 rows of weights (two
     consumers) by 16 tokens up to 16, 64 rows by 32 up to 32, 128 by 64
-    past that (rule 0's second case)."""
+    up to 64 (rule 0's second case), 64 by M rounded up to 16 past that
+    (its third)."""
     if m <= DECODE_NARROW_M:
         return 2, 16
+    if m > DECODE_WIDE_M:
+        return 1, _ceil(m, 16) * 16
     return (1, 32) if m <= DECODE_M else (2, 64)
 
 
@@ -393,8 +412,10 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                              b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
 
-    if _decodes(m, n, a_major, dtype):
-        return decode()
+    if _decodes(m, n, a_major, dtype) or (
+        m > DECODE_WIDE_M and _decodes(m, n, a_major, dtype, DECODE_RAGGED_M)
+    ):
+        return decode()  # rule 0 and its third case
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     if not _few_tiles(m, n, batch, sms):
         picked = _narrow(base, m, n, batch, sms) or _modelled(base, m, n, batch, sms)
@@ -439,8 +460,9 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                 for tile_n in NARROW_RATES
                 if tile_n != 128
             ]  # rule 3b's widths
-    if _decodes(m, n, a_major, dtype, DECODE_WIDE_M):
-        tiles = ((1, 32), (2, 32)) if m <= DECODE_M else ((1, 64), (2, 64))
+    if _decodes(m, n, a_major, dtype, DECODE_RAGGED_M):
+        tokens = 32 if m <= DECODE_M else 64 if m <= DECODE_WIDE_M else decode_tile(m)[1]
+        tiles = ((1, tokens), (2, tokens))
         for consumers, tokens in tiles:  # the tiles rule 0 weighed
             found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype,
                                        a_major=a_major, b_major=b_major, batch=batch,
