@@ -108,6 +108,14 @@ CASES = [
     (1, 40, 26624, 4096, "e4m3", "bf16", "K", "K", ()),
     (1, 64, 28672, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
     (1, 48, 28679, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    # Rule 0's third case, 64 x 80 transposed (65-80 tokens): whole and
+    # split-K, fp8 in, fp8 out, f32 out with a fused chain, a ragged N, a
+    # batch with an N-major B.
+    (1, 77, 5120, 3072, "bf16", "bf16", "K", "K", ()),
+    (1, 65, 28672, 2048, "e4m3", "bf16", "K", "K", ()),
+    (1, 80, 6144, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
+    (1, 70, 4099, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
+    (2, 77, 2048, 1024, "bf16", "bf16", "K", "N", ("bias", "silu")),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.
