@@ -91,8 +91,8 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
         )
     threads = 128 * (1 + c.consumers)
     # Narrow tiles stay under the share, where ptxas cannot place setmaxnreg
-    # (C7508) unless the entry count is stated; a wide tile's registers
-    # epilogue would spill under it.
+    # (C7508) unless the entry count is stated (two consumers of 80 and 96
+    # columns still did); a wide tile's registers epilogue would spill under it.
     module, entry, args = kernel_shell("gemm", signature, threads, c.cluster_m,
                                        setmaxnreg=c.consumer_regs, state_entry=c.tile_n <= 96)  # fmt: skip
     with Location.unknown():
