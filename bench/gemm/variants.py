@@ -193,6 +193,25 @@ def _ragged_variants(dtype: str = "bf16") -> list:
     ]
 
 
+def _m777_variants() -> list:
+    """At a ragged M of 777 (7 rows of 128-row tiles, the last 7 % full;
+    13 of 64): the pick against each data-parallel tile, the ping-pong,
+    stream-K and a 2 x 1 cluster of 128 x 256 (not yet a rule: data for
+    one)."""
+    from nvwgmma.kernel.gemm.selector import _base, select_config, with_tile
+
+    base = _base("bf16", "bf16", "K", "K", (), True)
+    return [
+        ("the pick", select_config),
+        ("128 x 256", with_tile(base, 256)),
+        ("128 x 224", with_tile(base, 224)),
+        ("128 x 192", with_tile(base, 192)),
+        ("ping-pong 64 x 256", with_tile(base, 256, schedule="pingpong")),
+        ("128 x 256 stream-K", with_tile(base, 256, scheduler="stream_k")),
+        ("128 x 256, 2 x 1 cluster", replace(with_tile(base, 256), cluster_m=2)),
+    ]
+
+
 def _decode_next_variants() -> list:
     """Rule 0's 128 x 16 tile against larger weight tiles by 16 tokens
     (cuBLAS streams 256 x 8 in 6 stages) and the tokens multicast to a 2 x 1
@@ -382,6 +401,8 @@ def experiments() -> dict:
             _ragged_variants("e4m3"),
             "e4m3",
         ),
+        # Ragged M = 777 on the tuned half (data for a rule, none yet).
+        "m777": (_ragged_shapes("tuned", (777,), 12, 77), _m777_variants()),
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),
         "m64-heldout-fp8": (_m64_heldout("e4m3"), _m64_heldout_variants("e4m3"), "e4m3"),
