@@ -202,14 +202,17 @@ def checks() -> list[dict]:
 
 def _time(calls: dict, rounds: int = 5, inner: int = 10) -> dict:
     """Per implementation, `rounds` times the ms per call of `inner` calls
-    (after one), the implementations in turn each round."""
+    (after one), the implementations in turn each round, each round
+    starting one further along: the first of a fixed order ran up to 5 %
+    slower than the same kernel later in the round (blockwise.py, H200)."""
     from run import timed
 
-    times = {name: [] for name in calls}
-    for _ in range(rounds):
-        for name, call in calls.items():
-            call()
-            times[name].append(timed(call, inner))
+    names = list(calls)
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            calls[name]()
+            times[name].append(timed(calls[name], inner))
     return times
 
 
