@@ -1,7 +1,7 @@
 """fp8 GEMM with DeepSeek-V3-style block scales (`blockwise_mm`) on
 DeepSeek-V3's dense shapes (DeepGEMM's published table: N x K of its
-projections at M = 128 and 4096) and block-scaled Qwen3 models', checked against the dequantised product
-in float32, timed against torch._scaled_mm with the same block scales where
+projections at M = 128 and 4096) and block-scaled Qwen3 models', checked
+against the dequantised product in float32, timed against torch._scaled_mm with the same block scales where
 this torch supports them on the GPU, and the per-tensor-scaled
 torch._scaled_mm (a faster, less exact baseline) otherwise.
 
@@ -291,7 +291,7 @@ def main(argv=None) -> int:
     from two_step import main as two_step
 
     return two_step(__doc__, generate, run, argv,
-                    flags=[("more", "also time the clustered and three-consumer tiles")])  # fmt: skip
+                    flags=[("more", "also time the two-consumer tiles on a 2 x 1 cluster")])  # fmt: skip
 
 
 if __name__ == "__main__":

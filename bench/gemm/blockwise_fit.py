@@ -63,11 +63,16 @@ def generate(out_dir: str) -> None:
                 write_kernel(out_dir, config)
 
 
-def label(config) -> str:
-    """A candidate's key in the results' `tflops`: tile_m x tile_n x cluster_m."""
+def key_text(key) -> str:
+    """A rate_key as the results file writes it: tile_m x tile_n x cluster_m."""
+    return "x".join(map(str, key))
+
+
+def candidate_label(config) -> str:
+    """A candidate's key in the results' `tflops`."""
     from nvwgmma.kernel.gemm.blockwise import rate_key
 
-    return "x".join(map(str, rate_key(config)))
+    return key_text(rate_key(config))
 
 
 def fitted_rates(rows, sms: int = 132) -> dict:
@@ -82,11 +87,14 @@ def fitted_rates(rows, sms: int = 132) -> dict:
     from nvwgmma.kernel.gemm.selector import wave_fill
 
     base, *others = blockwise_tiles()
-    fills = [{label(c): wave_fill(c, r["m"], r["n"], 1, sms) for c in (base, *others)}
+    fills = [{candidate_label(c): wave_fill(c, r["m"], r["n"], 1, sms) for c in (base, *others)}
              for r in rows]  # fmt: skip
 
     def score(combo):
-        rates = {label(base): 1.0, **{label(c): x for c, x in zip(others, combo)}}
+        rates = {
+            candidate_label(base): 1.0,
+            **{candidate_label(c): x for c, x in zip(others, combo)},
+        }
         logs = []
         for r, fill in zip(rows, fills):
             t = r["tflops"]
@@ -120,7 +128,7 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
         for m in SMALL_TOKENS if small else TOKENS:
             x8, sx = _quantise(torch.randn(m, k, device="cuda"), 1, 128)
             configs = (small_candidates(m, n, k, info.get("sms", 132)) if small else
-                       {label(c): c for c in blockwise_tiles()})  # fmt: skip
+                       {candidate_label(c): c for c in blockwise_tiles()})  # fmt: skip
             calls = {label: prepare_blockwise(x8, w8.T, sx, sw, config=c)[0]
                      for label, c in configs.items()}  # fmt: skip
             times = _time(calls, inner=10)
@@ -142,8 +150,8 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
     rates = fitted_rates(rows, info.get("sms", 132))
     print(f"fitted rates (tile_m, tile_n, cluster_m): {rates}")
     write_results(out_dir, "blockwise-fit.json",
-                  {"info": info, "rows": rows, "rates": {"x".join(map(str, key)): rate
-                                                         for key, rate in rates.items()}})  # fmt: skip
+                  {"info": info, "rows": rows,
+                   "rates": {key_text(key): rate for key, rate in rates.items()}})  # fmt: skip
     return 0
 
 

@@ -383,7 +383,7 @@ def experiments() -> dict:
         "decode": (DECODE, _decode_variants()),
         "decode-wide": (DECODE_WIDE, _decode_wide_variants()),
         "decode-fp8": (DECODE_FP8, _decode_fp8_variants(), "e4m3"),
-        # Rule 0's next step at M <= 16 (not yet run).
+        # Rule 0's next step at M <= 16 (timed, not kept).
         "decode-next": (DECODE + DECODE_WIDE[:7], _decode_next_variants()),
         "m64": (M64, _m64_variants("bf16")),
         "m64-fp8": (M64, _m64_variants("e4m3"), "e4m3"),

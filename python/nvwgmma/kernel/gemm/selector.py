@@ -461,7 +461,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                 if tile_n != 128
             ]  # rule 3b's widths
     if _decodes(m, n, a_major, dtype, DECODE_RAGGED_M):
-        tokens = 32 if m <= DECODE_M else 64 if m <= DECODE_WIDE_M else decode_tile(m)[1]
+        tokens = max(32, decode_tile(m)[1])  # at M <= 16 the 32-token tiles it replaced
         for consumers in (1, 2):  # the tiles rule 0 weighed
             found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype,
                                        a_major=a_major, b_major=b_major, batch=batch,
