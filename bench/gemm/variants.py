@@ -212,6 +212,54 @@ def _m777_variants() -> list:
     ]
 
 
+def _transposed_store_variants() -> list:
+    """Rule 0's tiles with C stored through stmatrix.trans and TMA (the
+    pick) against the same tiles storing C from registers element by
+    element (what they did before), and the transposed tiles of one and
+    two consumers at the tokens rounded up to 16."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config, with_tile
+
+    def from_registers(m, n, k):
+        c = select_config(m, n, k)
+        if not c.store_transposed:
+            return None
+        return with_tile(replace(c, epilogue="registers"), c.tile_n, max_stages=16)
+
+    def transposed(consumers):
+        return lambda m, n, k: decode_config(m, n, k, consumers=consumers,
+                                             tokens=max(16, -(-m // 16) * 16))  # fmt: skip
+
+    return [
+        ("the pick", select_config),
+        ("the pick, C from registers", from_registers),
+        ("transposed 64 x M/16", transposed(1)),
+        ("transposed 128 x M/16", transposed(2)),
+    ]
+
+
+def _packed_tokens(m: int) -> int:
+    """The token width (a multiple of 16, 128 to 256) whose tiles pad M
+    the least, the wider of a tie."""
+    return min(range(256, 127, -16), key=lambda t: -(-m // t) * t)
+
+
+def _ragged_wide_variants() -> list:
+    """Ragged M from 128 tokens up: the pick against the transposed
+    problem on two-consumer tiles of 128 rows of weights by the token width
+    that packs M tightest (777 in 5 x 160), by 256 and by 128, C through
+    stmatrix.trans and TMA (data for a rule)."""
+    from nvwgmma.kernel.gemm.selector import _base, select_config, with_tile
+
+    base = replace(_base("bf16", "bf16", "K", "K", (), True), store_transposed=True)
+    return [
+        ("the pick", select_config),
+        ("transposed 128 x packed", lambda m, n, k: with_tile(base, _packed_tokens(m))),
+        ("transposed 128 x 256", with_tile(base, 256)),
+        ("transposed 128 x 128", with_tile(base, 128)),
+        ("128 x 128", with_tile(_base("bf16", "bf16", "K", "K", (), True), 128)),
+    ]
+
+
 def _decode_next_variants() -> list:
     """Rule 0's 128 x 16 tile against larger weight tiles by 16 tokens
     (cuBLAS streams 256 x 8 in 6 stages) and the tokens multicast to a 2 x 1
@@ -403,6 +451,18 @@ def experiments() -> dict:
         ),
         # Ragged M = 777 on the tuned half (data for a rule, none yet).
         "m777": (_ragged_shapes("tuned", (777,), 12, 77), _m777_variants()),
+        # Rule 0's transposed C through stmatrix.trans and TMA, on the tuned
+        # half: at 77-112 tokens, 48 and 64, and decode.
+        "transposed-store": (
+            _ragged_shapes("tuned", (77, 96, 112), 10, 65) + M64[::2] + DECODE[::2],
+            _transposed_store_variants(),
+        ),
+        # Ragged M past 128 on the tuned half: the transposed problem's
+        # tiles packing the tokens (data for a rule).
+        "ragged-wide": (
+            _ragged_shapes("tuned", (300, 530, 777), 8, 78),
+            _ragged_wide_variants(),
+        ),
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),
         "m64-heldout-fp8": (_m64_heldout("e4m3"), _m64_heldout_variants("e4m3"), "e4m3"),

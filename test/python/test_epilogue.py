@@ -188,6 +188,65 @@ def test_16bit_staging_is_the_swizzled_tma_layout(ctx, n, first, width, swizzle)
     assert (hit == 1).all()
 
 
+@pytest.mark.parametrize("n", [16, 24, 80, 200, 256])
+def test_transposed_staging_is_the_swizzled_tma_layout(ctx, n):
+    """stage_transposed: stmatrix.trans from lane l of warp w writes row
+    l % 8 of 8 x 8 matrix l / 8 transposed -- accumulator column 16 group +
+    8 (l / 16) + l % 8, its rows 16 w + 8 ((l / 8) % 2) on; undoing the
+    swizzle of each address must give that staging row (the column) and
+    byte (2 x the first row), every element staged once, x2 for an 8-column
+    tail."""
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse(
+        "llvm.func @k(%s: !llvm.ptr<3>, %t: i32) attributes {nvvm.kernel} { llvm.return }"
+    )
+    block = module.body.operations[0].regions[0].blocks[0]
+    smem, t = block.arguments
+    with ir.InsertionPoint(block.operations[0]):
+        acc = wg.zero_accumulator("f32", n)
+        epilogue.stage_transposed(acc, smem, d_type="f32", n=n, out_type="bf16", thread=t)
+    module.operation.verify()
+    stmatrix = [op for op in block.operations if op.name == "nvvm.stmatrix"]
+    assert len(stmatrix) == -(-n // 16)
+    assert all("mma_layout<col>" in str(op.attributes["layout"]) for op in stmatrix)
+    assert epilogue.transposed_staging_bytes(n) == 128 * n
+    hit = np.zeros((n, 64), int)
+    for thread in range(128):
+        warp, lane = divmod(thread, 32)
+        for group, op in enumerate(stmatrix):
+            matrices = len(op.operands) - 1
+            if lane >= 8 * matrices:  # x2: lanes 16-31 give no address
+                continue
+            offset = evaluate(op.operands[0].owner.operands[1], {t: thread})
+            _blk, row, byte = _unswizzle(offset, 128)
+            row += 64 * _blk
+            assert row == 16 * group + 8 * (lane // 16) + lane % 8
+            assert byte == 2 * (16 * warp + 8 * (lane // 8 % 2))
+            hit[row, byte // 2 : byte // 2 + 8] += 1
+    assert (hit == 1).all()
+
+
+def test_transposed_staging_refuses_what_it_cannot_stage(ctx):
+    from nvwgmma import ir
+    from nvwgmma.dialects import nvwgmma as wg
+    from nvwgmma.kernel import epilogue
+
+    module = ir.Module.parse("llvm.func @k(%s: !llvm.ptr<3>) { llvm.return }")
+    block = module.body.operations[0].regions[0].blocks[0]
+    with ir.InsertionPoint(block.operations[0]):
+        acc = wg.zero_accumulator("f32", 16)
+        with pytest.raises(ValueError, match="out_type must be one of bf16, f16 for a "
+                           "transposed staging of a f32 accumulator, but got 'f32'"):  # fmt: skip
+            epilogue.stage_transposed(acc, block.arguments[0], d_type="f32", n=16,
+                                      out_type="f32")  # fmt: skip
+    with pytest.raises(ValueError, match="n must be a multiple of 8 for a transposed staging, "
+                       "but got 20"):  # fmt: skip
+        epilogue.transposed_staging_bytes(20)
+
+
 def _ops(block, name):
     """`name` ops of `block` and of the regions nested in it, in order."""
     for op in block.operations:

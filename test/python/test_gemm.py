@@ -227,6 +227,11 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         ),
         (dict(consumer_regs=236), r"registers must be multiples of 8 .* but got 236 and 40"),
         (dict(producer_regs=16), r"producer_regs must be in \[24, 256\], but got 16"),
+        (
+            dict(store_transposed=True, out_dtype="f32", epilogue_chunks=2),
+            "a transposed C through the TMA epilogue must be 16-bit in one chunk "
+            r"\(stmatrix.trans\), but got out_dtype 'f32', epilogue_chunks 2",
+        ),
     ],
 )
 def test_gemm_refuses_bad_configurations(ctx, kwargs, message):

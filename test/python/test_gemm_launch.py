@@ -114,8 +114,8 @@ def test_calls_reduce_to_a_problem(a, b, expected):
     p, _, _ = _plan(a, b, out=out)
     assert (p.a_major, p.b_major, p.m, p.n, p.k, p.batch, p.c_aligned) == expected
     config = problem_config(p)
-    if config.store_transposed:  # the decode path (M <= 32): C^T from registers
-        assert p.m <= 32 and config.epilogue == "registers"
+    if config.store_transposed:  # the decode path (M <= 32): C^T, 16-bit C through TMA
+        assert p.m <= 32 and config.epilogue == ("tma" if p.c_aligned else "registers")
         assert (config.a_major, config.b_major) == ("K" if p.b_major == "K" else "M", "K")
         return
     assert config.epilogue == ("tma" if p.c_aligned else "registers")
@@ -463,7 +463,7 @@ def test_decode_call_runs_the_transpose(ctx, tmp_path, monkeypatch):
     """matmul(x, w.T) with 16 tokens: the kernel computes C^T = W X^T --
     its A map reads the weight (N x K), its B map the tokens (M x K), its
     M and N are the call's N and M -- and stores C transposed, into the
-    call's row-major M x N C."""
+    call's row-major M x N C (its own map over that C)."""
     from nvwgmma.kernel.gemm import matmul
     from nvwgmma.kernel.gemm.launch import Problem, problem_config
 
@@ -477,7 +477,12 @@ def test_decode_call_runs_the_transpose(ctx, tmp_path, monkeypatch):
     (tm_a, tm_b) = driver.encoded[:2]
     assert tm_a[1] == 1 << 28 and tm_a[2] == (4096, 6144, 1) and tm_a[4] == (64, 128, 1)
     assert tm_b[1] == 1 << 20 and tm_b[2] == (4096, 16, 1) and tm_b[4] == (64, 16, 1)
-    assert len(driver.encoded) == 2  # C leaves from registers: no map of its own
+    # C's map is the call's 16 x 6144 row-major C, in boxes of 16 rows
+    # (the kernel's columns) by 64 columns (its rows): the transposed store.
+    assert config.epilogue == "tma" and len(driver.encoded) == 3
+    tm_c = driver.encoded[2]
+    assert tm_c[1] == 1 << 32 and tm_c[2] == (6144, 16, 1) and tm_c[3][0] == 6144 * 2
+    assert tm_c[4] == (64, 16, 1)
     assert driver.launches[-1][4] == [6144, 16, 4096, 1] and driver.c == 1 << 32
 
 

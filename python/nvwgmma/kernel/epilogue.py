@@ -24,10 +24,12 @@ __all__ = [
     "copy_staged",
     "issue_tma_store",
     "stage_accumulator",
+    "stage_transposed",
     "staging_bytes",
     "staging_swizzle",
     "store_accumulator",
     "tma_store",
+    "transposed_staging_bytes",
     "wait_store_read",
     "warpgroup_thread",
 ]
@@ -359,7 +361,7 @@ def stage_accumulator(
     its registers r0..r3 are accumulator pairs 4i..4i+3 of 16-column group i
     (rows +0/+8, columns +0/+8): the accumulator layout is stmatrix's."""
     from ..dialects import llvm, nvvm
-    from ..ir import Attribute, BF16Type, F16Type, IntegerType, VectorType
+    from ..ir import Attribute, BF16Type, F16Type
     from .smem import swizzle_offset
 
     if d_type not in ("f32", "f16"):
@@ -388,7 +390,6 @@ def stage_accumulator(
         if thread is None
         else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
     )
-    i32 = IntegerType.get_signless(32)
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
@@ -434,15 +435,108 @@ def stage_accumulator(
             i32_constant(block * _BLOCK_ROWS * swizzle, loc, ip),
         )
         ptr = gep(smem, address, loc=loc, ip=ip)
-        regs = []
-        for pair in range(4 * group, 4 * group + 4):
-            if d_type == "f16":
-                regs.append(llvm.extractvalue(i32, acc, [pair], loc=loc, ip=ip))
-                continue
-            wide = _f32_pair(acc, pair, members[0], loc, ip)
-            narrow = llvm.fptrunc(VectorType.get([2], elem), wide, loc=loc, ip=ip)
-            regs.append(llvm.bitcast(i32, narrow, loc=loc, ip=ip))
+        regs = _b16_registers(acc, members, d_type, elem, range(4 * group, 4 * group + 4), loc, ip)
         nvvm.stmatrix(ptr, regs, layout, shape, b16, loc=loc, ip=ip)
+
+
+def _b16_registers(acc, members, d_type, elem, pairs, loc, ip):
+    """Register pairs `pairs` of the accumulator as i32 words of two 16-bit
+    `elem`s (an f16 accumulator's words as they are): stmatrix's sources."""
+    from ..dialects import llvm
+    from ..ir import IntegerType, VectorType
+
+    i32 = IntegerType.get_signless(32)
+    regs = []
+    for pair in pairs:
+        if d_type == "f16":
+            regs.append(llvm.extractvalue(i32, acc, [pair], loc=loc, ip=ip))
+            continue
+        wide = _f32_pair(acc, pair, members[0], loc, ip)
+        narrow = llvm.fptrunc(VectorType.get([2], elem), wide, loc=loc, ip=ip)
+        regs.append(llvm.bitcast(i32, narrow, loc=loc, ip=ip))
+    return regs
+
+
+# A transposed staging row: the 64 rows of one warpgroup's accumulator, one
+# column of it, as a 128-byte swizzled row of 16-bit elements.
+_TRANSPOSED_ROW_BYTES = 128
+
+
+def transposed_staging_bytes(n: int) -> int:
+    """Shared memory stage_transposed needs for an m64nN tile: n rows of
+    128 bytes."""
+    n = _checks.integer(n, "n", 8, 256)
+    if n % 8:
+        raise ValueError(f"n must be a multiple of 8 for a transposed staging, but got {n}")
+    return n * _TRANSPOSED_ROW_BYTES
+
+
+def stage_transposed(acc, smem, *, d_type: str, n: int, out_type: str = "bf16", thread=None,
+                     loc=None, ip=None):  # fmt: skip
+    """Write the m64nN accumulator's transpose, as 16-bit `out_type`, into
+    shared memory at `smem` (an `!llvm.ptr<3>`, 1024-byte aligned): row j
+    holds column j of the accumulator, its 64 rows in 128 bytes, 128-byte
+    swizzled -- what a TMA store of an (n rows x 64 columns) SWIZZLE_128B box
+    reads, for a C stored transposed (C[col + j, row + i] = acc[i, j]: the
+    decode path's tokens x weights). n a multiple of 8.
+
+    `stmatrix.trans` writes each 8 x 8 matrix of the registers
+    stage_accumulator gives it transposed: lane l addresses stored row l % 8
+    of matrix l / 8, which is accumulator column 16 group + 8 (l / 16) +
+    l % 8, its 8 elements from row 16 warp + 8 ((l / 8) % 2) on. A last
+    8-column group goes through the x2 form (matrices 0 and 1)."""
+    from ..dialects import llvm, nvvm
+    from ..ir import Attribute, BF16Type, F16Type
+    from .smem import swizzle_offset
+
+    if d_type not in ("f32", "f16"):
+        raise ValueError(f"d_type must be f32 or f16 for a staging, but got {d_type!r}")
+    allowed = ("bf16", "f16") if d_type == "f32" else ("f16",)
+    if out_type not in allowed:
+        raise ValueError(
+            f"out_type must be one of {', '.join(allowed)} for a transposed staging of a "
+            f"{d_type} accumulator, but got {out_type!r}"
+        )
+    transposed_staging_bytes(n)
+    acc, members = _accumulator(acc, d_type, n)
+    smem = _checks.value(smem, "smem")
+    if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
+        raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
+
+    def op(name, a, b):
+        return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
+
+    def c(value):
+        return i32_constant(value, loc, ip)
+
+    lane = llvm.and_(t, c(31), loc=loc, ip=ip)
+    warp = llvm.lshr(t, c(5), loc=loc, ip=ip)
+    matrix = llvm.lshr(lane, c(3), loc=loc, ip=ip)
+    # row (an accumulator column) 8 (matrix / 2) + lane % 8; byte 32 warp + 16 (matrix % 2)
+    row = op("add", op("mul", llvm.lshr(matrix, c(1), loc=loc, ip=ip), c(8)),
+             llvm.and_(lane, c(7), loc=loc, ip=ip))  # fmt: skip
+    byte = op("add", op("mul", warp, c(32)), op("mul", llvm.and_(matrix, c(1), loc=loc, ip=ip),
+                                                c(16)))  # fmt: skip
+    # A group's 16 rows are 2048 bytes on: whole swizzle periods (1024), so
+    # the swizzled offset moves by the same.
+    lane_offset = swizzle_offset(op("add", op("mul", row, c(_TRANSPOSED_ROW_BYTES)), byte), "128B",
+                                 loc=loc, ip=ip)  # fmt: skip
+    elem = BF16Type.get() if out_type == "bf16" else F16Type.get()
+    layout = Attribute.parse("#nvvm.mma_layout<col>")
+    shape = Attribute.parse("#nvvm.ld_st_matrix_shape<m = 8, n = 8>")
+    b16 = Attribute.parse("#nvvm.ld_st_matrix_elt_type<b16>")
+    for group in range(-(-n // 16)):
+        matrices = 4 if 16 * (group + 1) <= n else 2
+        address = op("add", lane_offset, c(16 * _TRANSPOSED_ROW_BYTES * group))
+        regs = _b16_registers(acc, members, d_type, elem,
+                              range(4 * group, 4 * group + matrices), loc, ip)  # fmt: skip
+        nvvm.stmatrix(gep(smem, address, loc=loc, ip=ip), regs, layout, shape, b16, loc=loc,
+                      ip=ip)  # fmt: skip
 
 
 def copy_staged(smem, ptr, ld, *, n: int, out_type: str = "bf16", row=0, col=0, rows=None,

@@ -100,7 +100,8 @@ class GemmConfig:
     # or "forward". Either way the sum's order is fixed: results repeat.
     k_order: str = "serpentine"
     # Store the kernel's M x N result transposed: element (i, j) to C[j, i]
-    # of a row-major N x M C (registers epilogue). matmul's decode path runs
+    # of a row-major N x M C (from registers, or for a 16-bit C through
+    # stmatrix.trans and a TMA store). matmul's decode path runs
     # C^T = W X^T this way: the weights are the kernel's 64-row operand and
     # a handful of tokens its N, instead of tokens padded to 64 rows.
     store_transposed: bool = False
@@ -304,10 +305,15 @@ def check_config(c: GemmConfig) -> GemmConfig:
                 f"{c.epilogue!r}, store_transposed {c.store_transposed}, tile_n {c.tile_n}"
             )
     _checks.boolean(c.store_transposed, "store_transposed")
-    if c.store_transposed and c.epilogue != "registers":
+    if (
+        c.store_transposed
+        and c.epilogue == "tma"
+        and (c.out_dtype not in ("bf16", "f16") or c.epilogue_chunks != 1)
+    ):
         raise ValueError(
-            f"epilogue must be 'registers' with store_transposed (element by element "
-            f"stores), but got {c.epilogue!r}"
+            f"a transposed C through the TMA epilogue must be 16-bit in one chunk "
+            f"(stmatrix.trans), but got out_dtype {c.out_dtype!r}, epilogue_chunks "
+            f"{c.epilogue_chunks}: use the registers epilogue"
         )
     _one_of(c.scheduler, SCHEDULERS, "scheduler")
     if c.scheduler == "split_k":

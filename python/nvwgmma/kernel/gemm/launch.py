@@ -464,6 +464,8 @@ def _prepared(problem, o, out, a, b, stream, config, grid, kwargs):
                 boxes["B"])  # fmt: skip
 
     def c_map(address):
+        if config.store_transposed:  # C is the call's M x N: the kernel's N x M
+            return _map(address, p.out_dtype, p.m, p.m * p.n, p.n, p.m, p.batch, boxes["C"])
         return _map(address, p.out_dtype, p.n, p.m * p.n, p.m, p.n, p.batch, boxes["C"])
 
     tm_c = c_map(tc.address) if config.epilogue == "tma" else tm_a  # (unread by registers)

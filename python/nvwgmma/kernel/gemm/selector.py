@@ -13,7 +13,7 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    up to 16 tokens, 64 rows (one) by 32 above -- with the deepest ring
    that fits, each stage released when its wgmmas are done, their K split
    so that tiles x parts is about a wave (as rule 4), C stored transposed
-   from registers (`decode_tile`, `decode_config`). Its second case: from
+   (`decode_tile`, `decode_config`). Its second case: from
    33 to 64 tokens, where rules 1-3 pick a 128-row tile (half of it or
    more padding), the transposed 128 x 64 tile of two consumers. Its
    third case: from 65 to 80 tokens (ragged: every row tile pads them to
@@ -381,16 +381,20 @@ def decode_tile(m: int) -> tuple[int, int]:
 
 def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
                   a_major: str = "K", b_major: str = "K", batch: int = 1, fusion=(),
-                  sms: int = H100_SMS, consumers: int | None = None,
+                  c_aligned: bool = True, sms: int = H100_SMS, consumers: int | None = None,
                   tokens: int | None = None) -> GemmConfig:  # fmt: skip
     """Rule 0's configuration for an M x N x K problem (in the caller's
-    terms): the kernel computes the N x M transpose (launch.swapped).
-    `consumers` and `tokens` override `decode_tile`'s."""
+    terms): the kernel computes the N x M transpose (launch.swapped), C
+    stored transposed through stmatrix.trans and TMA where it is 16-bit
+    with 16-byte aligned rows, else from registers. `consumers` and
+    `tokens` override `decode_tile`'s."""
     from .config import transposed_majors
     from .fusion import transposed_chain
 
-    base = replace(_base(dtype, _out_default(dtype, out_dtype), *transposed_majors(a_major, b_major),
-                         transposed_chain(fusion), False), store_transposed=True)  # fmt: skip
+    out_dtype = _out_default(dtype, out_dtype)
+    tma = c_aligned and out_dtype in ("bf16", "f16")
+    base = replace(_base(dtype, out_dtype, *transposed_majors(a_major, b_major),
+                         transposed_chain(fusion), tma), store_transposed=True)  # fmt: skip
     # Each stage released once its wgmmas are done (inflight 0): with one
     # group left in flight ptxas serialised the transposed store's
     # persistent kernels (C7514), and at these sizes the loads, not the
@@ -410,7 +414,8 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
 
     def decode():
         return decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
-                             b_major=b_major, batch=batch, fusion=fusion, sms=sms)  # fmt: skip
+                             b_major=b_major, batch=batch, fusion=fusion, c_aligned=c_aligned,
+                             sms=sms)  # fmt: skip
 
     if _decodes(m, n, a_major, dtype) or (
         m > DECODE_WIDE_M and _decodes(m, n, a_major, dtype, DECODE_RAGGED_M)
@@ -465,8 +470,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
         for consumers in (1, 2):  # the tiles rule 0 weighed
             found.append(decode_config(m, n, k, dtype=dtype, out_dtype=out_dtype,
                                        a_major=a_major, b_major=b_major, batch=batch,
-                                       fusion=fusion, sms=sms, consumers=consumers,
-                                       tokens=tokens))  # fmt: skip
+                                       fusion=fusion, c_aligned=c_aligned, sms=sms,
+                                       consumers=consumers, tokens=tokens))  # fmt: skip
         small = with_tile(base, 128, consumers=1, max_stages=16, **SPLIT_WAIT)
         found.append(_split_to_a_wave(small, m, n, k, batch, sms) or small)
     for splits in (2, 4):

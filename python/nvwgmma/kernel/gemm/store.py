@@ -1,6 +1,7 @@
 """The GEMM's collective epilogue: the fusion chain on the accumulator,
 then C out of the consumer warpgroup, through stmatrix + TMA store (16-bit
-and f32 outputs) or masked stores from registers (any output, any N); a
+and f32 outputs; a transposed C, 16-bit, through stmatrix.trans) or masked
+stores from registers (any output, any N); a
 tile a schedule bounds (a group's last rows) takes the TMA path where its
 block lies inside the bounds and the masked one where it does not.
 
@@ -27,6 +28,8 @@ def staging(config) -> tuple[int, int]:
     (a 224-column tile: seven 32-column boxes); (128, 0) without it."""
     if config.epilogue != "tma":
         return 128, 0
+    if config.store_transposed:  # a row of 64 16-bit elements per column
+        return 128, epilogue.transposed_staging_bytes(config.tile_n)
     chunk = config.tile_n // config.epilogue_chunks
     swizzle = epilogue.staging_swizzle(chunk, config.out_dtype)
     return swizzle, epilogue.staging_bytes(chunk, config.out_dtype, swizzle)
@@ -40,7 +43,10 @@ class Epilogue:
         self.swizzle, self.staging_bytes = staging(c)
         # C's TMA box: 64 rows of one swizzled row each.
         swizzle = f"{self.swizzle}B"
-        if c.out_dtype == "f32":  # the tf32 geometry, stored as plain FLOAT32
+        if c.store_transposed and self.tma:  # C's tile_n rows (the kernel's columns), 64 wide
+            self.box = tile_geometry(c.out_dtype, rows=c.tile_n, k=64, major="K",
+                                     swizzle=swizzle).tma()  # fmt: skip
+        elif c.out_dtype == "f32":  # the tf32 geometry, stored as plain FLOAT32
             columns = epilogue._block_columns("f32", self.swizzle)
             self.box = replace(
                 tile_geometry("tf32", rows=64, k=columns, major="K", swizzle=swizzle).tma(),
@@ -114,6 +120,12 @@ class Epilogue:
         if not self.tma:
             from_registers()
             return
+        if c.store_transposed:
+            if limited:
+                raise ValueError("a transposed TMA store clips only at C's edges: a schedule "
+                                 "that bounds its tiles needs the registers epilogue")  # fmt: skip
+            self._transposed(acc, row, col, batch, thread, staging, barrier, tm_c, block)
+            return
         if not limited:
             self._through_staging(acc, row, col, batch, thread, staging, barrier, tm_c, block)
             return
@@ -168,6 +180,19 @@ class Epilogue:
                 batch=batch,
                 swizzle=self.swizzle,
             )
+
+    def _transposed(self, acc, row, col, batch, thread, staging, barrier, tm_c, block):
+        """stmatrix.trans into the staging, then one TMA box of C's tile_n
+        rows from `col` by 64 columns from `row`."""
+        c = self.config
+        if c.defer_store_wait or block:
+            epilogue.wait_store_read(barrier_id=barrier, thread=thread)
+        epilogue.stage_transposed(acc, staging, d_type="f32", n=c.tile_n, out_type=c.out_dtype,
+                                  thread=thread)  # fmt: skip
+        # C's coordinates are (column, row): the kernel's row, then its column.
+        epilogue.tma_store(tm_c, staging, row=col, col=row, n=64, barrier_id=barrier,
+                           thread=thread, wait_read=not c.defer_store_wait,
+                           out_type=c.out_dtype, batch=batch)  # fmt: skip
 
     def finish(self, *, barrier, thread):
         """Shared memory must outlive the last TMA store's read."""
