@@ -260,6 +260,23 @@ def _ragged_wide_variants() -> list:
     ]
 
 
+def _heldout_3c_variants() -> list:
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    return [("the pick", select_config), ("before rule 3c", _before_3c)]
+
+
+def _before_3c(m, n, k):
+    """What select_config picked before rule 3c: the cost model's tile
+    where rule 3c now transposes the problem."""
+    from nvwgmma.kernel.gemm.selector import _base, _modelled, select_config
+
+    c = select_config(m, n, k)
+    if m > 128 and c.store_transposed:
+        return _modelled(_base("bf16", "bf16", "K", "K", (), True), m, n, 1, 132)
+    return c
+
+
 def _decode_next_variants() -> list:
     """Rule 0's 128 x 16 tile against larger weight tiles by 16 tokens
     (cuBLAS streams 256 x 8 in 6 stages) and the tokens multicast to a 2 x 1
@@ -462,6 +479,11 @@ def experiments() -> dict:
         "ragged-wide": (
             _ragged_shapes("tuned", (300, 530, 777), 8, 78),
             _ragged_wide_variants(),
+        ),
+        # Held out: rule 3c judged on the other models at other ragged M.
+        "ragged-wide-heldout": (
+            _ragged_shapes("held-out", (250, 450, 650, 777, 1300), 8, 79),
+            _heldout_3c_variants(),
         ),
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),

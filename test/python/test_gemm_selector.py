@@ -542,6 +542,53 @@ def test_three_consumer_tiles_fit_the_register_file(ctx, blockwise):
     assert_clean(config)
 
 
+def test_packed_tokens_pad_the_least():
+    from nvwgmma.kernel.gemm.selector import packed_tokens, width_rate
+
+    # 777 in 5 x 160 (800), 300 in 2 x 160 (320), 530 in 3 x 192 (576, the
+    # wider of 4 x 144), 129 in one 144, 1000 in 7 x 144; whole 256s stay 256
+    # (and rule 3c leaves them, as every 256: they pad no less than 128-row
+    # tiles, so it returns 144 to 240).
+    assert [packed_tokens(m) for m in (777, 300, 530, 129, 512, 1000)] == [160, 160, 192, 144,
+                                                                          256, 144]  # fmt: skip
+    assert width_rate(160) == pytest.approx((651.0 + 698.0) / 2)
+    assert width_rate(224) == 708.0
+
+
+def test_rule_3c_transposes_a_ragged_m_where_the_model_says_so():
+    """Rule 3c: 300 and 777 tokens on wide layers take the transposed
+    128 x 160 tile (530: 128 x 192); where its waves lose (777 x 3456: 135
+    tiles for 132 SMs), or the inputs, layouts, C or a chain rule it out,
+    the cost model's tile stays."""
+    from nvwgmma.kernel.gemm.launch import fusion_chain
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    for m, n, k, width in ((300, 65536, 5120, 160), (777, 131072, 5120, 160),
+                           (530, 27648, 5120, 192)):  # fmt: skip
+        c = select_config(m, n, k, sms=132)
+        assert c.store_transposed and c.epilogue == "tma", (m, n)
+        assert (c.tile_m, c.tile_n, c.consumers) == (128, width, 2), (m, n)
+    for m, n, k, kw in ((777, 3456, 5120, {}), (128, 65536, 5120, {}),
+                        (300, 65536, 5120, dict(dtype="e4m3", out_dtype="bf16")),
+                        (300, 65536, 5120, dict(a_major="M")),
+                        (300, 65536, 5120, dict(c_aligned=False)),
+                        (300, 65536, 5120, dict(out_dtype="f32")),
+                        (300, 65536, 5120, dict(fusion=fusion_chain(bias="bf16")))):  # fmt: skip
+        assert not select_config(m, n, k, sms=132, **kw).store_transposed, (m, n, kw)
+
+
+@pytest.mark.parametrize("width,dtype", [(w, "bf16") for w in range(144, 241, 16)] +
+                         [(160, "f16"), (240, "f16")])  # fmt: skip
+def test_rule_3c_tiles_assemble_cleanly(ctx, width, dtype):
+    from gemm_checks import assert_clean
+    from nvwgmma.kernel.gemm.selector import _base, packed_tokens, transposed_tile
+
+    m = next(m for m in range(129, 4096) if packed_tokens(m) == width and m % 128)
+    config = transposed_tile(m, _base(dtype, dtype, "K", "K", (), True))
+    assert config.tile_n == width and config.store_transposed
+    assert_clean(config)
+
+
 def test_the_fitted_rates_are_the_ones_in_use():
     """bench/gemm/tile_rates.py's refit of the candidates runs (16-bit and
     fp8) gives every rate of the cost model."""

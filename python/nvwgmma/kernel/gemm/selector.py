@@ -42,6 +42,15 @@ same on the Llama-3-8B table and replaces them everywhere):
    width's rate (NARROW_RATES, relative to 128) -- more tiles in the one
    wave, each shorter (B K-major: an N-major B takes whole 64-column
    atoms; without an epilogue chain).
+3c. Ragged M past 128 tokens (16-bit inputs, both operands K-major, a
+   16-bit C with 16-byte aligned rows, no epilogue chain), where the cost
+   model's tile came from rules 1-3: the transposed problem (as rule 0,
+   C^T = W X^T, C through stmatrix.trans and TMA) on a tile of 128 rows of
+   weights (two consumers) by the token width (a multiple of 16, 144 to
+   256) that pads M the least -- M = 777 in 5 x 160 tokens (800) where
+   128-row tiles take 7 x 128 (896) -- where it pads less than 128-row
+   tiles and its wave fill times its width's rate (TILE_RATES,
+   interpolated) beats the cost model's tile.
 4. Else (few output tiles: 128 x 128 tiles under half a wave, or under a
    whole one at M <= 64): 64-row tiles of one consumer
    warpgroup, each stage's wgmmas in two groups with the previous stage
@@ -293,6 +302,65 @@ def _narrow(base: GemmConfig, m, n, batch, sms) -> GemmConfig | None:
     return best if best.tile_n != 128 else None
 
 
+# Rule 3c: from this many tokens, the transposed problem packs a ragged M
+# (rule 0's cases take fewer). Tuned half (H200, bench/gemm/variants.py
+# --set ragged-wide, 8 layers of the tuned models at 300, 530 and 777
+# tokens, bench/results/h200/2026-11-28-1728-gemm-ragged-wide.json): the
+# packed transposed tile against the pick measured as the cost model
+# predicts it with the width's rate as a row tile's (predicted 1.07-1.16x
+# where it is taken, measured 1.02-1.12x; where waves or a short K made it
+# lose, 0.75-0.94x, it is not taken). 128 x 256 tokens (0.41-0.80x torch)
+# and 128 x 128 (0.60-0.97x) lose to it everywhere.
+TRANSPOSED_MIN_M = 129
+TRANSPOSED_DTYPES = ("bf16", "f16")
+
+
+def packed_tokens(m: int) -> int:
+    """Rule 3c's token width: the multiple of 16 from 144 to 256 whose
+    tiles pad M the least, the wider of a tie (128 never pads less than
+    one of them)."""
+    return min(range(256, 143, -16), key=lambda t: _ceil(m, t) * t)
+
+
+def width_rate(tile_n: int) -> float:
+    """TILE_RATES at any width from 128 to 256, linear between the fitted
+    ones."""
+    if tile_n in TILE_RATES:
+        return TILE_RATES[tile_n]
+    below = max(w for w in TILE_RATES if w < tile_n)
+    above = min(w for w in TILE_RATES if w > tile_n)
+    share = (tile_n - below) / (above - below)
+    return TILE_RATES[below] + (TILE_RATES[above] - TILE_RATES[below]) * share
+
+
+def transposed_tile(m: int, base: GemmConfig) -> GemmConfig | None:
+    """Rule 3c's configuration for M tokens on `base` (the problem's own
+    epilogue and layouts), or None where the rule does not take it: its
+    tokens must pad less than 128-row tiles do (what it was measured
+    buying; whole 128s leave it nothing to pack)."""
+    if (
+        m < TRANSPOSED_MIN_M
+        or _ceil(m, packed_tokens(m)) * packed_tokens(m) >= _ceil(m, 128) * 128
+        or base.dtype not in TRANSPOSED_DTYPES
+        or (base.a_major, base.b_major) != ("K", "K")
+        or base.fusion
+        or base.epilogue != "tma"
+        or base.out_dtype not in ("bf16", "f16")
+    ):
+        return None
+    # Both operands K-major: so are the transposed problem's.
+    return with_tile(replace(base, store_transposed=True), packed_tokens(m))
+
+
+def _transposed_if_faster(picked, base, m, n, batch, sms) -> GemmConfig | None:
+    """Rule 3c's tile where the cost model predicts it faster than `picked`."""
+    tile = transposed_tile(m, base)
+    if tile is None:
+        return None
+    ours = wave_fill(tile, n, m, batch, sms) * width_rate(tile.tile_n)
+    return tile if ours > wave_fill(picked, m, n, batch, sms) * tile_rate(picked) else None
+
+
 def _few_tiles(m: int, n: int, batch: int, sms: int) -> bool:
     """Rule 4's region: 128 x 128 tiles fill under half a wave -- or under
     a whole one at M <= 64, where a 128-row tile is half padding or more."""
@@ -423,10 +491,13 @@ def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         return decode()  # rule 0 and its third case
     base = _base(dtype, out_dtype, a_major, b_major, fusion, c_aligned)
     if not _few_tiles(m, n, batch, sms):
-        picked = _narrow(base, m, n, batch, sms) or _modelled(base, m, n, batch, sms)
+        narrow = _narrow(base, m, n, batch, sms)
+        if narrow is not None:
+            return narrow
+        picked = _modelled(base, m, n, batch, sms)
         if picked.tile_m == 128 and _decodes(m, n, a_major, dtype, DECODE_WIDE_M):
             return decode()  # rule 0's second case: a 128-row tile of at most 64 tokens
-        return picked
+        return _transposed_if_faster(picked, base, m, n, batch, sms) or picked
     # Rule 4: 64-row tiles (one consumer, a deep ring), 64 columns wide
     # where those fit one wave, else 128, their K split so that tiles x
     # parts is about a wave.
@@ -495,6 +566,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
                       _split_to_a_wave(waited, m, n, k, batch, sms)]  # fmt: skip
     if m >= 256 and batch * _ceil(m, 128) * _ceil(n, 128) <= sms:
         found.append(replace(with_tile(base, 128), cluster_m=2))
+    found.append(transposed_tile(m, base))  # rule 3c's, where it applies
     if batch * _ceil(m, 128) * _ceil(n, 256) >= sms:
         found.append(with_tile(base, 256, schedule="pingpong"))
         if m >= 256:
