@@ -47,6 +47,7 @@ GEMMS = {
     "decode": (16, 8192, 8192, None),  # rule 0: 128 weight rows x 16 tokens, split K
     "decode_wide": (64, 28672, 8192, None),  # rule 0's second case: transposed 128 x 64
     "decode_ragged": (77, 5120, 3072, None),  # rule 0's third case: transposed 64 x 80
+    "ragged_transposed": (300, 8192, 4096, None),  # rule 3c: transposed 128 x 160
     "ragged": (777, 1000, 520, None),
 }
 CUPY_GEMM = (1000, 1024, 512)  # f16 in, f16 out
