@@ -1,6 +1,6 @@
 """The fit behind blockwise_config's tile rates: its candidates
-(blockwise_tiles: 128 x 128, 128 x 192, 192 x 128 of three consumers;
-block-scaled e4m3) timed on Llama-3-8B's and -70B's projections at
+(blockwise_tiles: 128 x 128, 128 x 192, 192 x 128 of three consumers,
+128 x 128 promoting beside the next K tile's wgmmas; block-scaled e4m3) timed on Llama-3-8B's and -70B's projections at
 M = 256 ... 8192 -- shapes the DeepSeek-V3 table and the held-out models
 that bench/gemm/blockwise.py reports on are not among -- and the rates
 (relative to 128 x 128, times each tile's wave fill) that pick closest to
@@ -64,7 +64,8 @@ def generate(out_dir: str) -> None:
 
 
 def key_text(key) -> str:
-    """A rate_key as the results file writes it: tile_m x tile_n x cluster_m."""
+    """A rate_key as the results file writes it: tile_m x tile_n x
+    cluster_m x inflight."""
     return "x".join(map(str, key))
 
 
@@ -148,7 +149,7 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
         write_results(out_dir, "blockwise-split-fit.json", {"info": info, "rows": rows})
         return 0
     rates = fitted_rates(rows, info.get("sms", 132))
-    print(f"fitted rates (tile_m, tile_n, cluster_m): {rates}")
+    print(f"fitted rates (tile_m, tile_n, cluster_m, inflight): {rates}")
     write_results(out_dir, "blockwise-fit.json",
                   {"info": info, "rows": rows,
                    "rates": {key_text(key): rate for key, rate in rates.items()}})  # fmt: skip

@@ -43,7 +43,8 @@ def test_block_scales_need_their_tiles():
     from nvwgmma.kernel.gemm.config import check_config
 
     for fields in ({"dtype": "bf16"}, {"k_order": "serpentine"}, {"tile_n": 160},
-                   {"inflight": 1}, {"consumer_rows": 128, "consumers": 1}):  # fmt: skip
+                   {"split_wait": True, "inflight": 1},
+                   {"consumer_rows": 128, "consumers": 1}):  # fmt: skip
         config = GemmConfig(dtype="e4m3", tile_n=128, k_order="forward", block_scales=True)
         config = GemmConfig(**{**config.__dict__, **fields})
         with pytest.raises(ValueError, match="block_scales needs fp8 inputs, 128-deep K tiles"):
@@ -58,32 +59,38 @@ def _configs():
     base = blockwise_config(4096, 4096, 7168)
     return [base, blockwise_config(4096, 2112, 7168), blockwise_config(128, 24576, 7168),
             replace(base, stages=6, epilogue="registers"), replace(base, cluster_m=2),
-            blockwise_config(128, 7168, 16384), blockwise_config(64, 7168, 16384)]  # fmt: skip
+            blockwise_config(128, 7168, 16384), blockwise_config(64, 7168, 16384),
+            replace(base, inflight=1)]  # fmt: skip
 
 
 def test_blockwise_config_weighs_wave_fill_by_tile_rate():
-    """The candidate with the highest wave fill x rate (128 x 192: 1.08,
-    192 x 128 of three consumers: 1.12): at M = 4096 the three consumers'
-    tile but on N = 4096 (22 x 32 tiles: 0.89 of 6 waves against 128 x
-    128's 0.97 of 8); at M = 128, under half a wave of 128 x 128 tiles,
-    the split (N <= 7168), else 128 x 192 on N = 24576 (0.97 against 0.73
-    for 128 x 128: 192 tiles) and 128 x 128 on N = 32768 (256 tiles, 0.97)."""
+    """The candidate with the highest wave fill x rate (128 x 128 promoting
+    beside the next K tile: 1.24; 128 x 192 and 192 x 128 of three
+    consumers: 1.1): at M = 4096 the overlapped 128 x 128 everywhere; at
+    M = 128, under half a wave of 128 x 128 tiles, the split (N <= 7168),
+    else 128 x 192 on N = 24576 (0.97 full x 1.1 against 0.73 x 1.24 for
+    192 tiles of 128 x 128) and the overlapped 128 x 128 on N = 32768 (256
+    tiles, 0.97). Without the overlapped tile's rate, 128 x 192 at 2112
+    (0.89 of 3 waves x 1.1, level with 192 x 128's and first of them,
+    against 128 x 128's 0.80 of 5); with 128 x 128's alone, 128 x 128."""
     from nvwgmma.kernel.gemm.blockwise import blockwise_config
 
-    picks = {(m, n): (c.tile_m, c.tile_n, c.consumers)
+    picks = {(m, n): (c.tile_m, c.tile_n, c.consumers, c.inflight)
              for m in (128, 4096) for n in (2112, 4096, 7168, 24576, 32768)
              for c in [blockwise_config(m, n, 7168)]}  # fmt: skip
-    narrow, wide, three = (128, 128, 2), (128, 192, 2), (192, 128, 3)
+    narrow, wide, overlapped = (128, 128, 2, 0), (128, 192, 2, 0), (128, 128, 2, 1)
     assert picks == {
-        **{(128, n): narrow for n in (2112, 4096, 7168, 32768)},
+        **{(128, n): narrow for n in (2112, 4096, 7168)},
         (128, 24576): wide,
-        **{(4096, n): three for n in (2112, 7168, 24576, 32768)},
-        (4096, 4096): narrow,
+        (128, 32768): overlapped,
+        **{(4096, n): overlapped for n in (2112, 4096, 7168, 24576, 32768)},
     }
-    assert blockwise_config(4096, 2112, 7168).stages == 4
-    only = {(128, 128, 1): 1.0, (128, 192, 1): 1.08}
+    assert blockwise_config(4096, 2112, 7168).stages == 5
+    serial = {(128, 128, 1, 0): 1.0, (128, 192, 1, 0): 1.1, (192, 128, 1, 0): 1.1}
+    assert blockwise_config(4096, 2112, 7168, rates=serial).tile_n == 192
+    only = {(128, 128, 1, 0): 1.0, (128, 192, 1, 0): 1.08}
     assert blockwise_config(4096, 2112, 7168, rates=only).tile_n == 192
-    assert blockwise_config(4096, 2112, 7168, rates={(128, 128, 1): 1.0}).tile_n == 128
+    assert blockwise_config(4096, 2112, 7168, rates={(128, 128, 1, 0): 1.0}).tile_n == 128
 
 
 def test_few_tiles_split_k_to_about_a_wave():
@@ -121,7 +128,7 @@ def test_the_fitted_rates_are_the_ones_in_use():
     from nvwgmma.kernel.gemm.blockwise import TILE_RATES
 
     data = json.loads(
-        (root / "bench/results/h200/2026-11-28-1449-blockwise-tiles-fit.json").read_text()
+        (root / "bench/results/h200/2026-11-28-1748-blockwise-tiles-fit-overlap.json").read_text()
     )
     assert fitted_rates(data["rows"]) == pytest.approx(TILE_RATES)
 

@@ -444,7 +444,8 @@ def _decode_returnable():
     """Rule 0's configurations (bf16 and fp8): data-parallel and split
     about a wave, on Llama-3-8B's projections -- 128 rows of weights by 16
     tokens up to 16 tokens, 64 by 32 up to 32 -- its second case, 128 by
-    64 at 64 tokens, and its third, 64 by 80 at 65-80 tokens."""
+    64 at 64 tokens, and its third, 64 by the tokens rounded up to 16 at
+    65-96 tokens."""
     from nvwgmma.kernel.gemm import selector
 
     found = []
@@ -463,9 +464,10 @@ def _decode_returnable():
             if c not in found:
                 found.append(c)
         # the third case, split about a wave and data-parallel
-        for m, n, k in ((77, 4096, 4096), (65, 28672, 4096)):
+        for m, n, k, tokens in ((77, 4096, 4096, 80), (65, 28672, 4096, 80),
+                                (96, 4096, 4096, 96), (90, 28672, 4096, 96)):  # fmt: skip
             c = selector.select_config(m, n, k, dtype=dtype, out_dtype="bf16")
-            assert c.store_transposed and (c.tile_m, c.tile_n) == (64, 80), (dtype, m, n, k)
+            assert c.store_transposed and (c.tile_m, c.tile_n) == (64, tokens), (dtype, m, n, k)
             if c not in found:
                 found.append(c)
     return tuple(found)
@@ -475,8 +477,8 @@ def _decode_returnable():
 def test_rule_zero_takes_33_to_64_tokens_from_128_row_tiles(dtype):
     """Rule 0's second case: at 33-64 tokens where the cost model's tile
     has 128 rows, the transposed 128 x 64 tile of two consumers; where it
-    picks 64-row tiles (the ping-pong, rule 4), those stay; past 80
-    tokens (65-80: the third case), or with a column-major A, the cost
+    picks 64-row tiles (the ping-pong, rule 4), those stay; past 96
+    tokens (65-96: the third case), or with a column-major A, the cost
     model's tile."""
     from nvwgmma.kernel.gemm.selector import select_config
 
@@ -488,17 +490,17 @@ def test_rule_zero_takes_33_to_64_tokens_from_128_row_tiles(dtype):
         assert c.store_transposed and (c.tile_m, c.tile_n, c.consumers) == (128, 64, 2), (m, n)
     assert pick(64, 256000, 3584).schedule == "pingpong"
     assert not pick(64, 7168, 5120).store_transposed and pick(64, 7168, 5120).tile_m == 64
-    assert not pick(81, 28672, 4096).store_transposed
+    assert not pick(97, 28672, 4096).store_transposed
     if dtype == "bf16":  # fp8 takes a K-major A only
         assert not pick(64, 28672, 4096, a_major="M").store_transposed
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
-def test_rule_zero_takes_65_to_80_tokens_on_one_consumer(dtype):
-    """Rule 0's third case: 65-80 tokens (padded to 128 by any row tile)
-    on the transposed 64-row tile of one consumer by 80 tokens, whatever
-    the cost model would pick; 81 tokens, a column-major A or N under 256
-    do not take it."""
+def test_rule_zero_takes_65_to_96_tokens_on_one_consumer(dtype):
+    """Rule 0's third case: 65-96 tokens (padded to 128 by any row tile)
+    on the transposed 64-row tile of one consumer by the tokens rounded up
+    to 16, whatever the cost model would pick; 97 tokens, a column-major A
+    or N under 256 do not take it."""
     from nvwgmma.kernel.gemm.selector import select_config
 
     def pick(m, n, k, **kw):
@@ -507,7 +509,10 @@ def test_rule_zero_takes_65_to_80_tokens_on_one_consumer(dtype):
     for m, n, k in ((65, 28672, 4096), (77, 5120, 3072), (80, 128256, 16384), (77, 4096, 512)):
         c = pick(m, n, k)
         assert c.store_transposed and (c.tile_m, c.tile_n, c.consumers) == (64, 80, 1), (m, n)
-    assert not pick(81, 5120, 3072).store_transposed
+    for m in (81, 90, 96):
+        c = pick(m, 5120, 3072)
+        assert c.store_transposed and (c.tile_m, c.tile_n, c.consumers) == (64, 96, 1), m
+    assert not pick(97, 5120, 3072).store_transposed
     assert not pick(77, 128, 4096).store_transposed
     if dtype == "bf16":
         assert not pick(77, 5120, 3072, a_major="M").store_transposed

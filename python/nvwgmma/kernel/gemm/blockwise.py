@@ -36,31 +36,38 @@ BLOCK = 128
 
 
 # Full-wave throughput of each candidate relative to 128 x 128's, keyed by
-# (tile_m, tile_n, cluster_m), fitted on Llama-3-8B's and -70B's
+# (tile_m, tile_n, cluster_m, inflight), fitted on Llama-3-8B's and -70B's
 # projections at M = 256 ... 8192 (bench/gemm/blockwise_fit.py; the results
-# file its test names): the wider tile's promotion and scale loads come once
-# per 192 columns; three consumers keep the tensor cores busier through each
-# other's promotions. (The wide tile on a 2 x 1 cluster fitted 1.04, never
-# above the wide tile alone, so it is not a candidate.)
-TILE_RATES = {(128, 128, 1): 1.0, (128, 192, 1): 1.08, (192, 128, 1): 1.12}
+# file its test names, H200): the wider tile's promotion and scale loads
+# come once per 192 columns; three consumers keep the tensor cores busier
+# through each other's promotions; 128 x 128 with the next K tile's wgmmas
+# in flight while a consumer promotes ran 1.16x the best of the others,
+# geomean (0.88-1.31x). (The wide tile on a 2 x 1 cluster fitted 1.04,
+# never above the wide tile alone, so it is not a candidate.)
+TILE_RATES = {(128, 128, 1, 0): 1.0, (128, 192, 1, 0): 1.1, (192, 128, 1, 0): 1.1,
+              (128, 128, 1, 1): 1.24}  # fmt: skip
 
 
-def rate_key(config: GemmConfig) -> tuple[int, int, int]:
-    """`config`'s key in TILE_RATES."""
-    return config.tile_m, config.tile_n, config.cluster_m
+def rate_key(config: GemmConfig) -> tuple[int, int, int, int]:
+    """`config`'s key in TILE_RATES: (tile_m, tile_n, cluster_m, inflight)."""
+    return config.tile_m, config.tile_n, config.cluster_m, config.inflight
 
 
 def blockwise_tiles(dtype: str = "e4m3", out_dtype: str = "bf16") -> list[GemmConfig]:
     """The configurations blockwise_config chooses between, K walked
     forward (the scales' order): two 64-row consumers (each holds its
     running and its fresh accumulator) on 128 x 128 tiles (5 stages of 32
-    KiB) or 128 x 192 (4 stages of 40 KiB; B's scales per 64 columns), and
-    192 x 128 tiles of three consumers (4 stages; 160 registers each)."""
+    KiB) or 128 x 192 (4 stages of 40 KiB; B's scales per 64 columns),
+    192 x 128 tiles of three consumers (4 stages; 160 registers each), and
+    128 x 128 with the next K tile's wgmmas in flight while a consumer
+    promotes (inflight 1: a second fresh set, which only the 128-wide tile
+    of 64-row consumers holds without spilling)."""
     from .selector import with_tile
 
     narrow = GemmConfig(dtype=dtype, out_dtype=out_dtype, tile_n=128, consumers=2, stages=5,
                         k_order="forward", block_scales=True)  # fmt: skip
-    return [narrow, replace(narrow, tile_n=192, stages=4), with_tile(narrow, 128, consumers=3)]
+    return [narrow, replace(narrow, tile_n=192, stages=4), with_tile(narrow, 128, consumers=3),
+            replace(narrow, inflight=1)]  # fmt: skip
 
 
 def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
@@ -68,8 +75,9 @@ def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: 
     """Of blockwise_tiles, the one whose wave fill on `sms` SMs times its
     rate (`rates`: rate_key -> rate, default TILE_RATES; a candidate it
     leaves out is not chosen) is highest, the first of equals. N = 2112 at
-    M = 4096: 374 tiles of 192 x 128 in 3 waves (0.89 full, x 1.12) against
-    352 of 128 x 192 in 3 (0.89, x 1.08) and 544 of 128 x 128 in 5 (0.80).
+    M = 4096: 544 tiles of 128 x 128 in 5 waves (0.80 full) promoting
+    beside the next K tile (x 1.24) against 374 of 192 x 128 in 3 (0.89, x
+    1.1) and 352 of 128 x 192 in 3 (0.89, x 1.1).
 
     Where 128 x 128 tiles are under half a wave (few tokens: M = 128 on
     N = 7168 is 56 of them for 132 SMs), `blockwise_split`'s instead."""

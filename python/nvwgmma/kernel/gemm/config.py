@@ -286,11 +286,11 @@ def check_config(c: GemmConfig) -> GemmConfig:
     _checks.boolean(c.block_scales, "block_scales")
     if c.block_scales and (
         ELEMENT_BITS[c.dtype] != 8 or c.k_tile != 128 or c.tile_n % 64 or c.consumer_rows != 64
-        or c.inflight or c.split_wait or c.k_order != "forward" or c.store_transposed
+        or c.split_wait or c.k_order != "forward" or c.store_transposed
     ):  # fmt: skip
         raise ValueError(
             "block_scales needs fp8 inputs, 128-deep K tiles, tile_n a multiple of 64, "
-            "64-row consumers, inflight 0 without split_wait, k_order 'forward' and C not "
+            "64-row consumers, no split_wait, k_order 'forward' and C not "
             f"transposed (one scale block per K tile), but got {c.dtype}, tile_k {c.k_tile}, "
             f"tile_n {c.tile_n}, consumer_rows {c.consumer_rows}, inflight {c.inflight}, "
             f"split_wait {c.split_wait}, k_order {c.k_order!r}, store_transposed "

@@ -5,7 +5,11 @@ the column block's, scale_b[col / 128, kt], one FMA per element (a
 multiply and an add are two instructions).
 
 A consumer's tensor-core work stops while it promotes; two consumers on
-one tile keep the tensor cores partly busy in between.
+one tile keep the tensor cores partly busy in between. With `inflight`
+1, the next K tile's wgmmas are issued (into a second set of fresh
+accumulators) before this one's are promoted: `wait_group 1` waits for
+this one only, and the promotion runs while the tensor cores work on the
+next (three accumulator sets: 128-wide tiles of 64-row consumers).
 """
 
 from __future__ import annotations
@@ -89,6 +93,16 @@ def _zeros(roles):
     return [wg.zero_accumulator("f32", roles.c.tile_n) for _ in range(roles.blocks)]
 
 
+def _unset(roles):
+    """Fresh accumulators for a first scale-d 0 group: undefined values
+    (no register writes)."""
+    from ...dialects import llvm
+    from ...dialects import nvwgmma as wg
+
+    return [llvm.mlir_undef(wg.zero_accumulator("f32", roles.c.tile_n).type)
+            for _ in range(roles.blocks)]  # fmt: skip
+
+
 def _issue(roles, fresh, it):
     """Wait for ring position `it`'s stage and issue its wgmmas into
     `fresh` (overwriting: scale-d 0), one committed group."""
@@ -106,6 +120,90 @@ def _issue(roles, fresh, it):
 
 
 def block_scaled(roles, work, start):
+    """(accumulators, ring position after) of `work`'s K tiles, each
+    promoted as it completes (`config.inflight` 1: overlapped with the
+    next K tile's wgmmas)."""
+    if roles.c.inflight:
+        return _overlapped(roles, work, start)
+    return _serial(roles, work, start)
+
+
+def _overlapped(roles, work, start):
+    """block_scaled with the next K tile in flight. Two fresh sets, A and
+    B, each in fixed registers (a set moved while its group is pending
+    would be a copy of registers the tensor cores still write): K tile 0
+    issued into A; then pairs of steps -- issue the next into B, wait for
+    A's group only, promote A; issue the next into A, wait for B's,
+    promote B -- and a tail of one step more where the K tiles are even,
+    the last waited for with nothing behind it."""
+    from ...dialects import arith, scf
+    from ...ir import InsertionPoint
+
+    scales, nb, const, c1 = _Scales(roles, work), roles.blocks, roles.const, roles.c1
+    two = arith.constant(c1.type, 2)
+    # The fresh sets' first inputs are never read (scale-d 0) and must not
+    # be written after the fence: zeros would be, where LLVM sinks them.
+    a, stage = _issue(roles, _unset(roles), start)
+    it = arith.addi(start, const(1))
+    count = arith.subi(work.k_end, work.k_first)
+    pairs_end = arith.addi(work.k_first, arith.muli(arith.divui(arith.subi(count, c1), two), two))
+    loop = scf.ForOp(work.k_first, pairs_end, two, [*_zeros(roles), *a, *_unset(roles), stage, it])
+    with InsertionPoint(loop.body):
+        carried = list(loop.inner_iter_args)
+        accs, a, b = carried[:nb], carried[nb : 2 * nb], carried[2 * nb : 3 * nb]
+        stage, it, kt = carried[-2], carried[-1], loop.induction_variable
+        accs, b, a, stage, it = _step(roles, scales, accs, a, b, stage, it, kt)
+        accs, a, b, stage, it = _step(roles, scales, accs, b, a, stage, it, arith.addi(kt, c1))
+        scf.YieldOp([*accs, *a, *b, stage, it])
+    results = list(loop.results)
+    accs, a, b = results[:nb], results[nb : 2 * nb], results[2 * nb : 3 * nb]
+    stage, it = results[-2], results[-1]
+    last = arith.subi(work.k_end, c1)
+    even = arith.cmpi(arith.CmpIPredicate.eq, arith.remui(count, two), arith.constant(c1.type, 0))
+    tail = scf.IfOp(even, [x.type for x in accs] + [it.type], has_else=True)
+    with InsertionPoint(tail.then_block):
+        ends, b, _, b_stage, after = _step(
+            roles, scales, accs, a, b, stage, it, arith.subi(last, c1)
+        )
+        scf.YieldOp([*_last(roles, scales, ends, b, b_stage, last), after])
+    with InsertionPoint(tail.else_block):
+        scf.YieldOp([*_last(roles, scales, accs, a, stage, last), it])
+    results = list(tail.results)
+    return results[:nb], results[-1]
+
+
+def _step(roles, scales, accs, current, spare, stage, it, kt):
+    """Issue ring position `it` into `spare`, wait for `current`'s group
+    (K tile `kt`, an index) only, release its `stage`, promote it: (accs,
+    the new set in flight, the promoted set, its stage, it + 1)."""
+    from ...dialects import arith
+    from ...dialects import nvwgmma as wg
+
+    loaded = scales.load(arith.index_cast(roles.i32, kt))
+    following, next_stage = _issue(roles, spare, it)
+    done = list(wg.wait_group(1, *current).results)
+    roles._release(stage)
+    return (
+        scales.promote(accs, done, loaded),
+        following,
+        done,
+        next_stage,
+        arith.addi(it, roles.const(1)),
+    )
+
+
+def _last(roles, scales, accs, current, stage, kt):
+    """The last K tile (`kt`): wait for everything, release, promote."""
+    from ...dialects import arith
+    from ...dialects import nvwgmma as wg
+
+    loaded = scales.load(arith.index_cast(roles.i32, kt))
+    done = list(wg.wait_group(0, *current).results)
+    roles._release(stage)
+    return scales.promote(accs, done, loaded)
+
+
+def _serial(roles, work, start):
     """(accumulators, ring position after) of `work`'s K tiles: issue,
     wait, release, promote, K tile after K tile. The fresh accumulators
     are carried: each K tile's wgmmas overwrite the last one's, so no

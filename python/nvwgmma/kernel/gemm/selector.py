@@ -16,7 +16,7 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    (`decode_tile`, `decode_config`). Its second case: from
    33 to 64 tokens, where rules 1-3 pick a 128-row tile (half of it or
    more padding), the transposed 128 x 64 tile of two consumers. Its
-   third case: from 65 to 80 tokens (ragged: every row tile pads them to
+   third case: from 65 to 96 tokens (ragged: every row tile pads them to
    128), the transposed 64-row tile of one consumer by the tokens rounded
    up to 16.
 Rules 1-3, as the thresholds first set (the cost model below picks the
@@ -426,8 +426,12 @@ DECODE_WIDE_M = 64
 # e4m3 1.13x; at 96 level (1.005x, 1.001x); at 112 0.87x. The transposed
 # tile runs at about 0.75 of a row tile's rate, so it wins while the
 # tokens round to 80 or fewer (128 / 80 x 0.75 = 1.2); two consumers
-# (128 x 80) ran 1.16x and 1.04x at 77.
-DECODE_RAGGED_M = 80
+# (128 x 80) ran 1.16x and 1.04x at 77. With C through stmatrix.trans and
+# TMA the same tiles at 96 tokens ran 1.05x the pick, bf16 and e4m3
+# (worst 0.95 and 0.78; ...-1726-gemm-transposed-store.json,
+# ...-1748-gemm-m65-fp8-tma.json), and at 112 still lost (0.83-0.95x):
+# the case reaches 96.
+DECODE_RAGGED_M = 96
 
 
 def _decodes(m: int, n: int, a_major: str, dtype: str, limit: int = DECODE_M) -> bool:
