@@ -116,6 +116,12 @@ CASES = [
     (1, 80, 6144, 1024, "bf16", "e4m3", "K", "K", ("scale",)),
     (1, 70, 4099, 1000, "bf16", "f32", "K", "K", ("alpha", "bias", "gelu", "residual", "beta")),
     (2, 77, 2048, 1024, "bf16", "bf16", "K", "N", ("bias", "silu")),
+    # Its 64 x 96 tile (81-96 tokens); rule 3c's transposed 128 x 160 and
+    # 128 x 192 (ragged M past 128, C through stmatrix.trans and TMA).
+    (1, 90, 5120, 3072, "bf16", "bf16", "K", "K", ()),
+    (1, 96, 28672, 2048, "e4m3", "bf16", "K", "K", ()),
+    (1, 300, 16384, 4096, "bf16", "bf16", "K", "K", ()),
+    (1, 530, 27648, 1024, "f16", "f16", "K", "K", ()),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.

@@ -177,19 +177,28 @@ def _ragged_shapes(half: str, tokens, count: int, seed: int, dtype: str = "bf16"
 
 def _ragged_variants(dtype: str = "bf16") -> list:
     """The pick against the transposed path with the tokens, rounded up to
-    16, on wgmma's N: 128 rows of weights (two consumers) or 64 (one)."""
-    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+    16, on wgmma's N: 128 rows of weights (two consumers) or 64 (one); and
+    what rule 0 left to the other rules before its third case."""
+    from nvwgmma.kernel.gemm import selector
 
     types = dict(dtype=dtype, out_dtype="bf16")
 
     def transposed(consumers):
-        return lambda m, n, k: decode_config(m, n, k, consumers=consumers,
-                                             tokens=-(-m // 16) * 16, **types)  # fmt: skip
+        return lambda m, n, k: selector.decode_config(m, n, k, consumers=consumers,
+                                                      tokens=-(-m // 16) * 16, **types)  # fmt: skip
+
+    def without_third_case(m, n, k):
+        ragged, selector.DECODE_RAGGED_M = selector.DECODE_RAGGED_M, selector.DECODE_WIDE_M
+        try:
+            return selector.select_config(m, n, k, **types)
+        finally:
+            selector.DECODE_RAGGED_M = ragged
 
     return [
-        ("the pick", lambda m, n, k: select_config(m, n, k, **types)),
+        ("the pick", lambda m, n, k: selector.select_config(m, n, k, **types)),
         ("transposed 128 x M/16", transposed(2)),
         ("transposed 64 x M/16", transposed(1)),
+        ("without rule 0's third case", without_third_case),
     ]
 
 
