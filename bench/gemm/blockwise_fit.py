@@ -35,13 +35,16 @@ SMALL_TOKENS = (16, 64, 128)
 def small_candidates(m: int, n: int, k: int, sms: int = 132) -> dict:
     """{label: config} timed at a few tokens: blockwise_config's pick, the
     data-parallel 128 x 128 tile, and, where the pick splits K, the same
-    tile with half and with twice its parts (each part >= 2 K blocks)."""
+    tile with half and with twice its parts (each part >= 2 K blocks) and
+    with each K tile promoted before the next is issued (inflight 0)."""
     from dataclasses import replace
 
     from nvwgmma.kernel.gemm.blockwise import blockwise_config, blockwise_tiles
 
     pick = blockwise_config(m, n, k, sms=sms)
     found = {"pick": pick, "data-parallel": blockwise_tiles()[0]}
+    if pick.inflight:
+        found["serial promotion"] = replace(pick, inflight=0)
     if pick.scheduler == "split_k":
         blocks = -(-k // 128)
         for label, splits in (("half the parts", pick.splits // 2), ("twice", 2 * pick.splits)):
