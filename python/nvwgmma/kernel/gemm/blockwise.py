@@ -94,17 +94,18 @@ def blockwise_config(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: 
 def blockwise_split(m: int, n: int, k: int, *, dtype: str = "e4m3", out_dtype: str = "bf16",
                     sms: int = 132) -> GemmConfig | None:  # fmt: skip
     """Where 128 x 128 tiles fill under half of a wave: 128-column tiles
-    of 64 rows (one consumer) at M <= 64, 128 rows above, each promoting
-    beside its next K tile (inflight 1), their K split so that tiles x
-    parts is about a wave, each part keeping at least 4 K blocks (the
-    bf16 selector's rule 4: selector._split_to_a_wave); the parts'
-    promoted f32 sums are added in a fixed order. None where the tiles are
-    not that few, or K too short to split."""
+    of 64 rows (one consumer) at M <= 64, 128 rows above, their K split
+    so that tiles x parts is about a wave, each part keeping at least 4
+    K blocks (the bf16 selector's rule 4: selector._split_to_a_wave); the
+    parts' promoted f32 sums are added in a fixed order. None where the
+    tiles are not that few, or K too short to split. (Its parts promoting
+    beside the next K tile, inflight 1, ran level: 1.008x geomean on the
+    Llama-3 rows at 16-128 tokens, bench/gemm/blockwise_fit.py --small.)"""
     from .selector import _split_to_a_wave, with_tile
 
     if 2 * _ceil(m, 128) * _ceil(n, 128) >= sms:
         return None
-    narrow = replace(blockwise_tiles(dtype, out_dtype)[0], inflight=1)
+    narrow = blockwise_tiles(dtype, out_dtype)[0]
     if m <= 64:  # as many stages as fit beside the staging
         narrow = with_tile(narrow, narrow.tile_n, consumers=1, max_stages=16)
     return _split_to_a_wave(narrow, m, n, k, 1, sms)
