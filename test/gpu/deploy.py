@@ -52,7 +52,10 @@ GEMMS = {
 }
 CUPY_GEMM = (1000, 1024, 512)  # f16 in, f16 out
 # blockwise_mm at few tokens: its pick splits K (partials in a workspace)
-BLOCKWISE = (128, 4096, 7168)
+BLOCKWISE = {
+    "split": (128, 4096, 7168),
+    "overlapped": (1024, 4096, 7168),
+}  # 128 x 128 promoting beside the next K tile
 # name: (batch, Sq, Hq, Hkv, D, dtype, causal, varlen, dynamic)
 ATTENTIONS = {
     "dense_causal": (2, 512, 8, 2, 128, "bf16", True, False, False),
@@ -105,7 +108,7 @@ def generate(out_dir: str) -> None:
         configs.append(problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K", chain)))
     from nvwgmma.kernel.gemm.blockwise import blockwise_config
 
-    configs.append(blockwise_config(*BLOCKWISE))
+    configs += [blockwise_config(*shape) for shape in BLOCKWISE.values()]
     for config in dict.fromkeys(configs):
         print(write_kernel(out_dir, config))
     attention = [_attention_config(c) for c in [*ATTENTIONS.values(), *attention_shapes]]
@@ -537,18 +540,23 @@ def check_torch(check):
 
 
 def check_blockwise(check, ndev):
-    """blockwise_mm's split-K pick: on each device alone (device 0 current)
-    against the dequantised product, 20 calls alternating devices
-    bit-identical to those, a CUDA graph captured on its first call and
-    replayed on new activations, and torch.compile(fullgraph=True) of a
-    function calling it (the custom op)."""
+    """blockwise_mm's picks (BLOCKWISE: the split-K one and the overlapped
+    promotion): on each device alone (device 0 current) against the
+    dequantised product, 20 calls alternating devices bit-identical to
+    those, a CUDA graph captured on its first call and replayed on new
+    activations, and torch.compile(fullgraph=True) of a function calling
+    it (the custom op)."""
+    for shape in BLOCKWISE.values():
+        _check_blockwise_shape(check, ndev, *shape)
+
+
+def _check_blockwise_shape(check, ndev, m, n, k):
     import torch
 
     sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "gemm"))
     from blockwise import _dequantised, _quantise, replayed_errors
     from nvwgmma.kernel.gemm.blockwise import blockwise_config, blockwise_mm
 
-    m, n, k = BLOCKWISE
     config = blockwise_config(m, n, k)
     torch.cuda.set_device(0)
     cases = {}
@@ -567,19 +575,27 @@ def check_blockwise(check, ndev):
     for i in range(20):
         x8, w8, sx, sw, expected = cases[i % ndev]
         bad += not torch.equal(blockwise_mm(x8, w8.T, sx, sw), expected)
-    check("blockwise: 20 calls alternating devices, bit-identical", bad == 0, mismatches=bad)
+    check(
+        f"blockwise: {config.name}, 20 calls alternating devices, bit-identical",
+        bad == 0,
+        mismatches=bad,
+    )
     x8, w8, sx, sw, _ = cases[0]
     (err,) = replayed_errors(x8, sx, w8, sw, (11,))
-    check("blockwise: graph (first call in capture) replays correct", err < 1e-2, rel_err=err)
+    check(
+        f"blockwise: {config.name}, graph (first call in capture) replays correct",
+        err < 1e-2,
+        rel_err=err,
+    )
     eager = blockwise_mm(x8, w8.T, sx, sw)
     try:
         compiled = torch.compile(lambda a, s: blockwise_mm(a, w8.T, s, sw), fullgraph=True)
         got = compiled(x8, sx)
         torch.cuda.synchronize()
-        check("blockwise: compile(fullgraph=True) bit-identical to eager",
+        check(f"blockwise: {config.name}, compile(fullgraph=True) bit-identical to eager",
               torch.equal(got, eager), vs_eager=_rel(got.float(), eager.float()))  # fmt: skip
     except Exception as error:
-        check("blockwise: compile(fullgraph=True)", False,
+        check(f"blockwise: {config.name}, compile(fullgraph=True)", False,
               error=f"{type(error).__name__}: {error}"[:400])  # fmt: skip
 
 
