@@ -50,6 +50,7 @@ from .launch import _ELEMENT_BYTES, _check_aligned, _fail, _map, _matrix, _Tenso
 
 __all__ = [
     "GROUP_PARAMS",
+    "block_scaled_config",
     "grouped_config",
     "grouped_key",
     "grouped_mm",
@@ -111,6 +112,17 @@ def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", ou
     if per_group <= 64:
         return replace(base, consumers=1, tile_n=128, stages=6)
     return replace(base, consumers=2, tile_n=256 if n >= 2048 else 128, stages=3)
+
+
+def block_scaled_config(config: GemmConfig) -> GemmConfig:
+    """`config` for block scales (GemmConfig.block_scales): one scale block
+    per 128-deep K tile, K walked forward, at most 128 columns (the
+    promotion's three accumulator sets), each consumer promoting beside
+    its next K tile (inflight 1), and as many stages as fit."""
+    from .selector import with_tile
+
+    scaled = replace(config, block_scales=True, k_order="forward", inflight=1, split_wait=False)
+    return with_tile(scaled, min(config.tile_n, 128))
 
 
 def grouped_key(config: GemmConfig, masked: bool = False) -> str:
@@ -332,9 +344,8 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
                                 out_dtype=p["out_dtype"], b_major=p["b_major"],
                                 epilogue="tma" if aligned else "registers")  # fmt: skip
         config = replace(config, fusion=chain, gate=gate)
-        if p["block"]:  # one scale block per 128-deep K tile, K walked forward
-            config = replace(config, block_scales=True, k_order="forward",
-                             tile_n=min(config.tile_n, 128))  # fmt: skip
+        if p["block"]:
+            config = block_scaled_config(config)
     if config.block_scales != p["block"]:
         _fail(f"config.block_scales must be {p['block']} for this call's scales, but got "
               f"{config.block_scales}")  # fmt: skip
