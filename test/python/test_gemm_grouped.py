@@ -403,17 +403,18 @@ def test_a_block_scaled_call_takes_block_scales(fp8_bytes):
 
 @pytest.mark.parametrize("tokens", [64, 4096])
 def test_block_scaled_grouped_kernels_build_clean(ctx, tokens):
-    """The rule's tiles with block scales: strict-checked, assembled, 0
-    spills, the scales last."""
-    from dataclasses import replace
+    """The rule's tiles with block scales (block_scaled_config: 128 columns,
+    as many stages as fit): strict-checked, assembled, 0 spills, the
+    scales last; promoting beside the next K tile spills here."""
+    from nvwgmma.kernel.gemm import grouped
 
-    from nvwgmma.kernel.gemm.grouped import SCALE_PARAMS, _build, grouped_config
-
-    config = grouped_config(tokens, 4096, 2048, 8, dtype="e4m3", out_dtype="bf16")
-    config = replace(config, block_scales=True, k_order="forward",
-                     tile_n=min(config.tile_n, 128))  # fmt: skip
-    module, meta = _build(config)()
-    assert meta["signature"][-2:] == [list(p) for p in SCALE_PARAMS]
+    config = grouped.block_scaled_config(
+        grouped.grouped_config(tokens, 4096, 2048, 8, dtype="e4m3", out_dtype="bf16")
+    )
+    assert (config.tile_n, config.inflight, config.k_order) == (128, 0, "forward")
+    assert config.stages == (8 if tokens == 64 else 6) and config.block_scales
+    module, meta = grouped._build(config)()
+    assert meta["signature"][-2:] == [list(p) for p in grouped.SCALE_PARAMS]
     _assert_kernel_clean(module)
 
 

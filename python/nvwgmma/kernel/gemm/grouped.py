@@ -116,12 +116,13 @@ def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", ou
 
 def block_scaled_config(config: GemmConfig) -> GemmConfig:
     """`config` for block scales (GemmConfig.block_scales): one scale block
-    per 128-deep K tile, K walked forward, at most 128 columns (the
-    promotion's three accumulator sets), each consumer promoting beside
-    its next K tile (inflight 1), and as many stages as fit."""
+    per 128-deep K tile, K walked forward, at most 128 columns (a running
+    and a fresh accumulator), and as many stages as fit. (Promoting beside
+    the next K tile, as blockwise_mm's pick does, spilled here: a third
+    accumulator set beside the group scheduler's registers.)"""
     from .selector import with_tile
 
-    scaled = replace(config, block_scales=True, k_order="forward", inflight=1, split_wait=False)
+    scaled = replace(config, block_scales=True, k_order="forward", inflight=0, split_wait=False)
     return with_tile(scaled, min(config.tile_n, 128))
 
 
