@@ -65,7 +65,7 @@ def _grouped_config(t, n, k, e):
     return block_scaled_config(grouped_config(t, n, k, e, dtype="e4m3", out_dtype="bf16"))
 
 
-def _grouped_serial(t, n, k, e):
+def _grouped_before(t, n, k, e):
     """What it picked before block_scaled_config: the row-wise tile cut to
     128 columns, its stages kept (3 where the row-wise tile is 256 wide)."""
     from dataclasses import replace
@@ -88,7 +88,7 @@ def generate(out_dir: str) -> None:
         print(write_kernel(out_dir, config))
     for _name, e, topk, n, k in GROUPED:
         for tokens in GROUPED_TOKENS:
-            for pick in (_grouped_config, _grouped_serial):
+            for pick in (_grouped_config, _grouped_before):
                 print(write_grouped(out_dir, pick(tokens * topk, n, k, e)))
             # the row-wise scaled kernel it is timed against
             rowwise = grouped_config(tokens * topk, n, k, e, dtype="e4m3", out_dtype="bf16")
@@ -133,30 +133,30 @@ def run_grouped() -> tuple[list, int]:
             err = _rel(out, ref)
             ok = err < 1e-2
             failed += not ok
-            serial, serial_out = prepare_grouped(x8, w8.transpose(-2, -1), offs=offs,
+            before, before_out = prepare_grouped(x8, w8.transpose(-2, -1), offs=offs,
                                                  scale_a=sx, scale_b=sw,
-                                                 config=_grouped_serial(t, n, k, e))  # fmt: skip
-            serial()
+                                                 config=_grouped_before(t, n, k, e))  # fmt: skip
+            before()
             torch.cuda.synchronize()
-            serial_err = _rel(serial_out, ref)
-            ok = ok and serial_err < 1e-2
-            failed += not serial_err < 1e-2
+            before_err = _rel(before_out, ref)
+            ok = ok and before_err < 1e-2
+            failed += not before_err < 1e-2
             rowwise, _ = prepare_grouped(x8r, w8r.transpose(-2, -1), offs=offs, scale_a=sxr,
                                          scale_b=swr)  # fmt: skip
-            calls = {"block": ours, "block_serial": serial, "rowwise": rowwise,
+            calls = {"block": ours, "block_before": before, "rowwise": rowwise,
                      "torch_rowwise": lambda x8r=x8r, w8r=w8r, sxr=sxr, swr=swr, offs=offs:
                      torch._scaled_grouped_mm(x8r, w8r.transpose(-2, -1), sxr, swr, offs=offs,
                                               out_dtype=torch.bfloat16)}  # fmt: skip
             times = _time(calls, inner=10)
             ms = {c: statistics.median(v) for c, v in times.items()}
             row = dict(layer=name, experts=e, tokens=tokens, rows=t, n=n, k=k, ok=ok,
-                       rel_err=err, serial_rel_err=serial_err, ms=ms,
+                       rel_err=err, before_rel_err=before_err, ms=ms,
                        tflops=2 * t * n * k / ms["block"] / 1e9,
-                       over_serial=statistics.median(
-                           s / b for s, b in zip(times["block_serial"], times["block"])))  # fmt: skip
+                       over_before=statistics.median(
+                           s / b for s, b in zip(times["block_before"], times["block"])))  # fmt: skip
             rows.append(row)
             print(f"{'ok ' if ok else 'BAD'} grouped {name} T={tokens}: {row['tflops']:.0f} "
-                  f"TFLOP/s, err {err:.1e}; {row['over_serial']:.2f}x the stages before, "
+                  f"TFLOP/s, err {err:.1e}; {row['over_before']:.2f}x the stages before, "
                   f"row-wise ours {ms['rowwise'] / ms['block']:.2f}x, "
                   f"torch row-wise {ms['torch_rowwise'] / ms['block']:.2f}x its time",
                   flush=True)  # fmt: skip
