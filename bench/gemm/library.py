@@ -122,6 +122,14 @@ CASES = [
     (1, 96, 28672, 2048, "e4m3", "bf16", "K", "K", ()),
     (1, 300, 16384, 4096, "bf16", "bf16", "K", "K", ()),
     (1, 530, 27648, 1024, "f16", "f16", "K", "K", ()),
+    # rule 3c's other widths (144 ... 240 tokens) and a batch of them
+    (1, 129, 16384, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 161, 16384, 1024, "f16", "f16", "K", "K", ()),
+    (1, 193, 16384, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 209, 16384, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 225, 16384, 1024, "bf16", "bf16", "K", "K", ()),
+    (2, 300, 8192, 1024, "bf16", "bf16", "K", "K", ()),
+    (2, 8, 8192, 1024, "bf16", "bf16", "K", "K", ()),  # decode's 128 x 16, batched
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.
