@@ -98,10 +98,11 @@ def test_refuses_mismatched_accumulator(ctx):
             )
 
 
-def _staging_kernel(n, out_type, first, width, swizzle):
+def _staged(n, stage):
+    """A kernel that stages an m64nN f32 accumulator with `stage(acc, smem,
+    thread)`: (module, its block, the thread argument)."""
     from nvwgmma import ir
     from nvwgmma.dialects import nvwgmma as wg
-    from nvwgmma.kernel import epilogue
 
     module = ir.Module.parse(
         "llvm.func @k(%s: !llvm.ptr<3>, %t: i32) attributes {nvvm.kernel} { llvm.return }"
@@ -109,11 +110,17 @@ def _staging_kernel(n, out_type, first, width, swizzle):
     block = module.body.operations[0].regions[0].blocks[0]
     smem, t = block.arguments
     with ir.InsertionPoint(block.operations[0]):
-        acc = wg.zero_accumulator("f32", n)
-        epilogue.stage_accumulator(acc, smem, d_type="f32", n=n, out_type=out_type, thread=t,
-                                   columns=(first, width), swizzle=swizzle)  # fmt: skip
+        stage(wg.zero_accumulator("f32", n), smem, t)
     module.operation.verify()
     return module, block, t
+
+
+def _staging_kernel(n, out_type, first, width, swizzle):
+    from nvwgmma.kernel import epilogue
+
+    return _staged(n, lambda acc, smem, t: epilogue.stage_accumulator(
+        acc, smem, d_type="f32", n=n, out_type=out_type, thread=t, columns=(first, width),
+        swizzle=swizzle))  # fmt: skip
 
 
 def _unswizzle(offset, swizzle):
@@ -196,19 +203,10 @@ def test_transposed_staging_is_the_swizzled_tma_layout(ctx, n):
     swizzle of each address must give that staging row (the column) and
     byte (2 x the first row), every element staged once, x2 for an 8-column
     tail."""
-    from nvwgmma import ir
-    from nvwgmma.dialects import nvwgmma as wg
     from nvwgmma.kernel import epilogue
 
-    module = ir.Module.parse(
-        "llvm.func @k(%s: !llvm.ptr<3>, %t: i32) attributes {nvvm.kernel} { llvm.return }"
-    )
-    block = module.body.operations[0].regions[0].blocks[0]
-    smem, t = block.arguments
-    with ir.InsertionPoint(block.operations[0]):
-        acc = wg.zero_accumulator("f32", n)
-        epilogue.stage_transposed(acc, smem, d_type="f32", n=n, out_type="bf16", thread=t)
-    module.operation.verify()
+    _module, block, t = _staged(n, lambda acc, smem, t: epilogue.stage_transposed(
+        acc, smem, d_type="f32", n=n, out_type="bf16", thread=t))  # fmt: skip
     stmatrix = [op for op in block.operations if op.name == "nvvm.stmatrix"]
     assert len(stmatrix) == -(-n // 16)
     assert all("mma_layout<col>" in str(op.attributes["layout"]) for op in stmatrix)

@@ -333,6 +333,23 @@ def staging_bytes(n: int, out_type: str = "bf16", swizzle: int = 128) -> int:
     return (n // columns) * _BLOCK_ROWS * swizzle
 
 
+def _staging_operands(acc, smem, d_type, n, thread, loc, ip):
+    """(acc, its member types, smem, the warpgroup thread) of a staging,
+    checked: the m64nN accumulator and an `!llvm.ptr<3>`."""
+    from ..dialects import llvm
+
+    acc, members = _accumulator(acc, d_type, n)
+    smem = _checks.value(smem, "smem")
+    if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
+        raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
+    t = (
+        warpgroup_thread(loc=loc, ip=ip)
+        if thread is None
+        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
+    )
+    return acc, members, smem, t
+
+
 def stage_accumulator(
     acc,
     smem,
@@ -381,15 +398,7 @@ def stage_accumulator(
         raise ValueError(
             f"columns must start at a multiple of {block_columns}, but got {first_column}"
         )
-    acc, members = _accumulator(acc, d_type, n)
-    smem = _checks.value(smem, "smem")
-    if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
-        raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
-    t = (
-        warpgroup_thread(loc=loc, ip=ip)
-        if thread is None
-        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
-    )
+    acc, members, smem, t = _staging_operands(acc, smem, d_type, n, thread, loc, ip)
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
@@ -498,15 +507,7 @@ def stage_transposed(acc, smem, *, d_type: str, n: int, out_type: str = "bf16", 
             f"{d_type} accumulator, but got {out_type!r}"
         )
     transposed_staging_bytes(n)
-    acc, members = _accumulator(acc, d_type, n)
-    smem = _checks.value(smem, "smem")
-    if not (isinstance(smem.type, llvm.PointerType) and smem.type.address_space == 3):
-        raise TypeError(f"smem must be an !llvm.ptr<3>, but got {smem.type}")
-    t = (
-        warpgroup_thread(loc=loc, ip=ip)
-        if thread is None
-        else as_i32(thread, "thread", wide=True, loc=loc, ip=ip)
-    )
+    acc, members, smem, t = _staging_operands(acc, smem, d_type, n, thread, loc, ip)
 
     def op(name, a, b):
         return getattr(llvm, name)(a, b, llvm.IntegerOverflowFlags.none, loc=loc, ip=ip)
