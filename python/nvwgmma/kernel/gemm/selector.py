@@ -47,7 +47,7 @@ same on the Llama-3-8B table and replaces them everywhere):
    model's tile came from rules 1-3: the transposed problem (as rule 0,
    C^T = W X^T, C through stmatrix.trans and TMA) on a tile of 128 rows of
    weights (two consumers) by the token width (a multiple of 16, 144 to
-   256) that pads M the least -- M = 777 in 5 x 160 tokens (800) where
+   240) that pads M the least -- M = 777 in 5 x 160 tokens (800) where
    128-row tiles take 7 x 128 (896) -- where it pads less than 128-row
    tiles and its wave fill times its width's rate (TILE_RATES,
    interpolated) beats the cost model's tile.
