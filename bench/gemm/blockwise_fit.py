@@ -11,7 +11,7 @@ at M = 16 ... 128, where blockwise_split's K split is checked against the
 data-parallel tile and against half and twice its parts.
 
     python bench/gemm/blockwise_fit.py generate .device/blockwise
-    python bench/gemm/blockwise_fit.py run .device/blockwise [--out DIR]
+    python bench/gemm/blockwise_fit.py run .device/blockwise [--out DIR] [--small | --more]
 """
 
 from __future__ import annotations
@@ -55,6 +55,22 @@ def small_candidates(m: int, n: int, k: int, sms: int = 132) -> dict:
     return found
 
 
+def more_variants() -> dict:
+    """{label: config} timed beside the candidates with --more, not fitted:
+    the overlapped 128 x 128 tile with a sixth stage, on a 2 x 1 cluster
+    (B multicast), and both."""
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.blockwise import blockwise_tiles
+    from nvwgmma.kernel.gemm.selector import with_tile
+
+    overlapped = blockwise_tiles()[3]
+    deeper = with_tile(overlapped, overlapped.tile_n)
+    return {"overlapped, 6 stages": deeper,
+            "overlapped, 2 x 1 cluster": replace(overlapped, cluster_m=2),
+            "overlapped, 6 stages, 2 x 1 cluster": replace(deeper, cluster_m=2)}  # fmt: skip
+
+
 def generate(out_dir: str) -> None:
     from blockwise import generate as kernels
     from nvwgmma.kernel.gemm.launch import write_kernel
@@ -64,6 +80,8 @@ def generate(out_dir: str) -> None:
         for m in SMALL_TOKENS:
             for config in small_candidates(m, n, k).values():
                 write_kernel(out_dir, config)
+    for config in more_variants().values():
+        write_kernel(out_dir, config)
 
 
 def key_text(key) -> str:
@@ -101,7 +119,7 @@ def fitted_rates(rows, sms: int = 132) -> dict:
         }
         logs = []
         for r, fill in zip(rows, fills):
-            t = r["tflops"]
+            t = {key: r["tflops"][key] for key in fill}  # the candidates (not --more's)
             pick = max(rates, key=lambda key: fill[key] * rates[key])  # first of equals
             logs.append(math.log(t[pick] / max(t.values())))
         return round(sum(logs) / len(logs), 4)
@@ -115,7 +133,7 @@ def fitted_rates(rows, sms: int = 132) -> dict:
     return {rate_key(base): 1.0, **{rate_key(c): x for c, x in zip(others, chosen)}}
 
 
-def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
+def run(ptx_dir: str, out_dir: str, small: bool = False, more: bool = False) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     import torch
     from blockwise import _quantise
@@ -133,6 +151,8 @@ def run(ptx_dir: str, out_dir: str, small: bool = False) -> int:
             x8, sx = _quantise(torch.randn(m, k, device="cuda"), 1, 128)
             configs = (small_candidates(m, n, k, info.get("sms", 132)) if small else
                        {candidate_label(c): c for c in blockwise_tiles()})  # fmt: skip
+            if more and not small:
+                configs.update(more_variants())
             calls = {label: prepare_blockwise(x8, w8.T, sx, sw, config=c)[0]
                      for label, c in configs.items()}  # fmt: skip
             times = _time(calls, inner=10)
@@ -163,8 +183,10 @@ def main(argv=None) -> int:
     from two_step import main as two_step
 
     return two_step(
-        __doc__, generate, run, argv, flags=[("small", "the M = 16 ... 128 rows (run)")]
-    )
+        __doc__, generate, run, argv,
+        flags=[("small", "the M = 16 ... 128 rows (run)"),
+               ("more", "also time more_variants, not fitted (run)")],
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
