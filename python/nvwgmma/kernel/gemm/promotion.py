@@ -99,8 +99,8 @@ def _unset(roles):
     from ...dialects import llvm
     from ...dialects import nvwgmma as wg
 
-    return [llvm.mlir_undef(wg.zero_accumulator("f32", roles.c.tile_n).type)
-            for _ in range(roles.blocks)]  # fmt: skip
+    acc_type = wg.accumulator_type("f32", roles.c.tile_n)
+    return [llvm.mlir_undef(acc_type) for _ in range(roles.blocks)]
 
 
 def _issue(roles, fresh, it):

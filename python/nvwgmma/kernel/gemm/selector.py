@@ -338,9 +338,10 @@ def transposed_tile(m: int, base: GemmConfig) -> GemmConfig | None:
     epilogue and layouts), or None where the rule does not take it: its
     tokens must pad less than 128-row tiles do (what it was measured
     buying; whole 128s leave it nothing to pack)."""
+    tokens = packed_tokens(m)
     if (
         m < TRANSPOSED_MIN_M
-        or _ceil(m, packed_tokens(m)) * packed_tokens(m) >= _ceil(m, 128) * 128
+        or _ceil(m, tokens) * tokens >= _ceil(m, 128) * 128
         or base.dtype not in TRANSPOSED_DTYPES
         or (base.a_major, base.b_major) != ("K", "K")
         or base.fusion
@@ -349,7 +350,7 @@ def transposed_tile(m: int, base: GemmConfig) -> GemmConfig | None:
     ):
         return None
     # Both operands K-major: so are the transposed problem's.
-    return with_tile(replace(base, store_transposed=True), packed_tokens(m))
+    return with_tile(replace(base, store_transposed=True), tokens)
 
 
 def _transposed_if_faster(picked, base, m, n, batch, sms) -> GemmConfig | None:
