@@ -175,6 +175,15 @@ def _ragged_shapes(half: str, tokens, count: int, seed: int, dtype: str = "bf16"
     return [(m, n, k) for n, k in random.Random(seed).sample(layers, count) for m in tokens]
 
 
+def _transposed(consumers: int, dtype: str = "bf16"):
+    """Rule 0's transposed path on `consumers` warpgroups of weights by the
+    tokens rounded up to 16 (at least 16): a function of (M, N, K)."""
+    from nvwgmma.kernel.gemm.selector import decode_config
+
+    return lambda m, n, k: decode_config(m, n, k, dtype=dtype, out_dtype="bf16",
+                                         consumers=consumers, tokens=max(16, -(-m // 16) * 16))  # fmt: skip
+
+
 def _ragged_variants(dtype: str = "bf16") -> list:
     """The pick against the transposed path with the tokens, rounded up to
     16, on wgmma's N: 128 rows of weights (two consumers) or 64 (one); and
@@ -182,10 +191,6 @@ def _ragged_variants(dtype: str = "bf16") -> list:
     from nvwgmma.kernel.gemm import selector
 
     types = dict(dtype=dtype, out_dtype="bf16")
-
-    def transposed(consumers):
-        return lambda m, n, k: selector.decode_config(m, n, k, consumers=consumers,
-                                                      tokens=-(-m // 16) * 16, **types)  # fmt: skip
 
     def without_third_case(m, n, k):
         ragged, selector.DECODE_RAGGED_M = selector.DECODE_RAGGED_M, selector.DECODE_WIDE_M
@@ -196,8 +201,8 @@ def _ragged_variants(dtype: str = "bf16") -> list:
 
     return [
         ("the pick", lambda m, n, k: selector.select_config(m, n, k, **types)),
-        ("transposed 128 x M/16", transposed(2)),
-        ("transposed 64 x M/16", transposed(1)),
+        ("transposed 128 x M/16", _transposed(2, dtype)),
+        ("transposed 64 x M/16", _transposed(1, dtype)),
         ("without rule 0's third case", without_third_case),
     ]
 
@@ -226,7 +231,7 @@ def _transposed_store_variants() -> list:
     pick) against the same tiles storing C from registers element by
     element (what they did before), and the transposed tiles of one and
     two consumers at the tokens rounded up to 16."""
-    from nvwgmma.kernel.gemm.selector import decode_config, select_config, with_tile
+    from nvwgmma.kernel.gemm.selector import select_config, with_tile
 
     def from_registers(m, n, k):
         c = select_config(m, n, k)
@@ -234,22 +239,12 @@ def _transposed_store_variants() -> list:
             return None
         return with_tile(replace(c, epilogue="registers"), c.tile_n, max_stages=16)
 
-    def transposed(consumers):
-        return lambda m, n, k: decode_config(m, n, k, consumers=consumers,
-                                             tokens=max(16, -(-m // 16) * 16))  # fmt: skip
-
     return [
         ("the pick", select_config),
         ("the pick, C from registers", from_registers),
-        ("transposed 64 x M/16", transposed(1)),
-        ("transposed 128 x M/16", transposed(2)),
+        ("transposed 64 x M/16", _transposed(1)),
+        ("transposed 128 x M/16", _transposed(2)),
     ]
-
-
-def _packed_tokens(m: int) -> int:
-    """The token width (a multiple of 16, 128 to 256) whose tiles pad M
-    the least, the wider of a tie."""
-    return min(range(256, 127, -16), key=lambda t: -(-m // t) * t)
 
 
 def _ragged_wide_variants() -> list:
@@ -257,12 +252,12 @@ def _ragged_wide_variants() -> list:
     problem on two-consumer tiles of 128 rows of weights by the token width
     that packs M tightest (777 in 5 x 160), by 256 and by 128, C through
     stmatrix.trans and TMA (data for a rule)."""
-    from nvwgmma.kernel.gemm.selector import _base, select_config, with_tile
+    from nvwgmma.kernel.gemm.selector import _base, packed_tokens, select_config, with_tile
 
     base = replace(_base("bf16", "bf16", "K", "K", (), True), store_transposed=True)
     return [
         ("the pick", select_config),
-        ("transposed 128 x packed", lambda m, n, k: with_tile(base, _packed_tokens(m))),
+        ("transposed 128 x packed", lambda m, n, k: with_tile(base, packed_tokens(m))),
         ("transposed 128 x 256", with_tile(base, 256)),
         ("transposed 128 x 128", with_tile(base, 128)),
         ("128 x 128", with_tile(_base("bf16", "bf16", "K", "K", (), True), 128)),
