@@ -212,7 +212,7 @@ def problem(m: int, n: int, k: int, fp8: bool = False):
 
 def launched(a, w, config, check, rerun: bool = False):
     """(launch, error, identical): `config`'s kernel prepared on C = A Wᵀ
-    (C of the config's out_dtype, NaN-filled first), launched once and its
+    (C of the config's out_dtype, NaN-filled first: `launch.out`), launched once and its
     error taken by `check`; with `rerun`, C is NaN-filled again, the kernel
     relaunched and `identical` says whether C came back bit for bit (else
     None)."""
@@ -223,6 +223,7 @@ def launched(a, w, config, check, rerun: bool = False):
     m, n = a.shape[0], w.shape[0]
     c = torch.full((m, n), float("nan"), device="cuda", dtype=torch_dtype(config.out_dtype))
     launch, _ = prepare(a, w.T, out=c, config=config)
+    launch.out = c
     with watchdog(f"{config.name} at M={m} N={n} K={a.shape[1]}"):
         launch()
         error = check(c)

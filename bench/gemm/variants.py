@@ -12,6 +12,7 @@ interleaved. What is tried before the selector takes it
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -340,6 +341,28 @@ def _decode_fp8_variants() -> list:
     ]
 
 
+def _pdl_variants() -> list:
+    """Rule 0's pick launched plainly and as a programmatic dependent
+    launch, back to back and after a copy into the activations (a kernel
+    the GEMM depends on, as a norm before it). (The trigger points and the
+    L2 prefetch tried beside these: results/h200/...-2007-gemm-pdl-trigger.json.)"""
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    return [
+        ("pick, plain launch", select_config, {"plain": True}),
+        ("pick, PDL", select_config),
+        ("after a copy: plain launch", select_config, {"plain": True, "after_copy": True}),
+        ("after a copy: PDL", select_config, {"after_copy": True}),
+    ]
+
+
+# Rule 0's tuning shapes (shapes.py "decode": Llama-3-8B) at 1, 16 and 64
+# tokens, and the tuned half's decode layers at 8.
+PDL = [(m, n, k) for m in (1, 16, 64)
+       for n, k in ((6144, 4096), (4096, 4096), (28672, 4096), (4096, 14336))] + [
+       (8, n, k) for n, k in DECODE_LAYERS]  # fmt: skip
+
+
 def experiments() -> dict:
     """name -> (shapes, [(label, GemmConfig, or a function of (M, N, K) to
     one or None)][, input dtype: bf16 unless given])."""
@@ -489,10 +512,38 @@ def experiments() -> dict:
             _ragged_shapes("held-out", (250, 450, 650, 777, 1300), 8, 79),
             _heldout_3c_variants(),
         ),
+        # Programmatic dependent launch and the L2 prefetch before its
+        # wait, on the tuned half's decode shapes.
+        "pdl": (PDL, _pdl_variants()),
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),
         "m64-heldout-fp8": (_m64_heldout("e4m3"), _m64_heldout_variants("e4m3"), "e4m3"),
     }
+
+
+@contextlib.contextmanager
+def _launches(plain: bool):
+    """Launches prepared inside are plain (NVWGMMA_PDL=0) or not."""
+    before = os.environ.get("NVWGMMA_PDL")
+    os.environ["NVWGMMA_PDL"] = "0" if plain else "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["NVWGMMA_PDL"]
+        else:
+            os.environ["NVWGMMA_PDL"] = before
+
+
+def _after_copy(a, source, launch):
+    """`launch` after a copy of `source` into its activations `a`: a kernel
+    it depends on, just before it in the stream."""
+
+    def run():
+        a.copy_(source)
+        launch()
+
+    return run
 
 
 def generate(out_dir: str, name: str) -> None:
@@ -500,14 +551,14 @@ def generate(out_dir: str, name: str) -> None:
 
     shapes, kernels, *dtype = experiments()[name]
     plan = {"experiment": name, "shapes": shapes, "dtype": (dtype or ["bf16"])[0], "kernels": []}
-    for label, config in kernels:
+    for label, config, *options in kernels:
         keys = []
         for shape in shapes:
             c = config(*shape) if callable(config) else config
             if c is not None:
                 write_kernel(os.path.join(out_dir, "ptx"), c)
             keys.append(None if c is None else kernel_key(c))
-        plan["kernels"].append({"label": label, "keys": keys})
+        plan["kernels"].append({"label": label, "keys": keys, **(options or [{}])[0]})
     with open(os.path.join(out_dir, "plan.json"), "w") as f:
         json.dump(plan, f, indent=1)
     print(name, len(shapes), "shapes,", len(kernels), "kernels")
@@ -516,12 +567,13 @@ def generate(out_dir: str, name: str) -> None:
 def run(out_dir: str, rounds: int) -> int:
     import torch
     from run import _gpu_info, _interleaved, failures, write_results
-    from shapes import _config_of, bound, launched, problem
+    from shapes import PEAK_BANDWIDTH, _config_of, bound, launched, problem
 
     torch.backends.cuda.matmul.allow_tf32 = False
     info = _gpu_info()
     print(info, flush=True)
     plan = json.load(open(os.path.join(out_dir, "plan.json")))
+    peak = next((v for key, v in PEAK_BANDWIDTH.items() if key in info["gpu"]), None)
     rows, failed = [], 0
     fp8 = plan.get("dtype") == "e4m3"
     base = "torch._scaled_mm" if fp8 else "torch.matmul"
@@ -531,12 +583,21 @@ def run(out_dir: str, rounds: int) -> int:
         impls = {base: (lambda a=a, w=w: torch._scaled_mm(a, w.T, scale_a=one, scale_b=one,
                                                           out_dtype=torch.bfloat16))
                  if fp8 else (lambda a=a, w=w: torch.matmul(a, w.T))}  # fmt: skip
+        source = a.clone()
+        if any(kernel.get("after_copy") for kernel in plan["kernels"]):
+            impls[base + " after a copy"] = _after_copy(a, source, impls[base])
         checks = {}
         for kernel in plan["kernels"]:
             if kernel["keys"][i] is None:  # the variant does not apply here
                 continue
             meta = json.load(open(os.path.join(out_dir, "ptx", kernel["keys"][i] + ".json")))
-            launch, error, same = launched(a, w, _config_of(meta), check, rerun=True)
+            with _launches(plain=kernel.get("plain", False)):
+                launch, error, same = launched(a, w, _config_of(meta), check, rerun=True)
+            if kernel.get("after_copy"):  # checked again, reading what the copy wrote
+                out, launch = launch.out, _after_copy(a, source, launch)
+                out.fill_(float("nan"))
+                launch()
+                error = max(error, check(out))
             ok = error <= bound(k, meta["config"]["out_dtype"]) and same
             failed += not ok
             checks[kernel["label"]] = {"error": error, "rerun_identical": same, "ok": ok}
@@ -545,10 +606,13 @@ def run(out_dir: str, rounds: int) -> int:
         print(f"{m}x{n}x{k}: {base} {ms[base] * 1e3:.1f} us", flush=True)
         for label, r in checks.items():
             # As shapes.py: the median of each round's paired ratio.
-            ratio = statistics.median(t / o for o, t in zip(per[label], per[base]))
+            paired = base + " after a copy" if label.startswith("after a copy") else base
+            ratio = statistics.median(t / o for o, t in zip(per[label], per[paired]))
             r.update(us=ms[label] * 1e3, ratio=ratio)
-            print(f"  {'ok ' if r['ok'] else 'BAD'} {label:48s} {r['us']:8.1f} us  {ratio:.3f}x",
-                  flush=True)  # fmt: skip
+            if peak and not fp8:  # the bytes of A, B and C over the time, 16-bit
+                r["hbm"] = (m * k + n * k + m * n) * 2 / (r["us"] * 1e-6) / peak
+            print(f"  {'ok ' if r['ok'] else 'BAD'} {label:48s} {r['us']:8.1f} us  {ratio:.3f}x"
+                  + (f"  hbm {r['hbm']:.2f}" if "hbm" in r else ""), flush=True)  # fmt: skip
         rows.append({"shape": [m, n, k], "baseline": base, "torch_us": ms[base] * 1e3,
                      "kernels": checks})  # fmt: skip
         write_results(out_dir, "variants-results.json",

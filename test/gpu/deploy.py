@@ -21,7 +21,11 @@ device while device 0 is current):
 3. torch: a transformer block calling both ops, under
    torch.compile(fullgraph=True), mode="reduce-overhead", and torch.export:
    outputs against eager and a torch reference, and times against eager.
-4. blockwise: blockwise_mm's split-K pick on each device, alternating
+4. chains: three dependent 8192 x 8192 matmuls back to back on one
+   stream (programmatic dependent launches: each may start while the one
+   before drains), the third writing the buffer the second reads, at 16,
+   64 and 300 tokens, on each device, eagerly and replayed from a graph.
+5. blockwise: blockwise_mm's split-K pick on each device, alternating
    devices, in a CUDA graph and under torch.compile (`--blockwise-only`:
    these alone).
 Writes deploy-results.json (GPU, driver, torch, every figure).
@@ -51,6 +55,8 @@ GEMMS = {
     "ragged": (777, 1000, 520, None),
 }
 CUPY_GEMM = (1000, 1024, 512)  # f16 in, f16 out
+CHAIN_TOKENS = (16, 64, 300)  # three dependent CHAIN_WIDTH-square matmuls
+CHAIN_WIDTH = 8192
 # blockwise_mm at few tokens: its pick splits K (partials in a workspace)
 BLOCKWISE = {
     "split": (128, 4096, 7168),
@@ -97,6 +103,9 @@ def generate(out_dir: str) -> None:
     for m, n, k, fields in GEMMS.values():
         config = _gemm_config(fields)
         configs.append(config or problem_config(Problem.of(m, n, k, 1, "bf16", "bf16", "K", "K")))
+    for m in CHAIN_TOKENS:
+        problem = Problem.of(m, CHAIN_WIDTH, CHAIN_WIDTH, 1, "bf16", "bf16", "K", "K")
+        configs.append(problem_config(problem))
     m, n, k = CUPY_GEMM
     configs.append(problem_config(Problem.of(m, n, k, 1, "f16", "f16", "K", "K")))
     configs.append(_gemm_config(dict(GEMMS["split_k"][3], dtype="f16", out_dtype="f16")))
@@ -599,6 +608,57 @@ def _check_blockwise_shape(check, ndev, m, n, k):
               error=f"{type(error).__name__}: {error}"[:400])  # fmt: skip
 
 
+def _chain(x, weights, buffers):
+    """Three dependent matmuls; the last writes the buffer the one before
+    it reads (a write a launch ahead of its wait would corrupt)."""
+    from nvwgmma.kernel.gemm import matmul
+
+    y1 = matmul(x, weights[0].T, out=buffers[0])
+    y2 = matmul(y1, weights[1].T, out=buffers[1])
+    return matmul(y2, weights[2].T, out=buffers[0])
+
+
+def check_chains(check, ndev):
+    import torch
+    from nvwgmma.kernel import runtime
+
+    bf16, width = torch.bfloat16, CHAIN_WIDTH
+    for device in range(ndev):
+        on = f"cuda:{device}"
+        g = torch.Generator(device="cpu").manual_seed(device)
+        weights = [(torch.randn(width, width, generator=g) / width**0.5).to(bf16).to(on)
+                   for _ in range(3)]  # fmt: skip
+        for m in CHAIN_TOKENS:
+            sources = [torch.randn(m, width, generator=g).to(bf16).to(on) for _ in range(4)]
+            references = []
+            for source in sources:
+                y = source.double()
+                for w in weights:  # rounded to bf16 between steps, as the chain is
+                    y = (y @ w.double().T).to(bf16).double()
+                references.append(y)
+            x = torch.empty(m, width, dtype=bf16, device=on)
+            buffers = [torch.empty(m, width, dtype=bf16, device=on) for _ in range(2)]
+            with torch.cuda.device(device):
+                outs = []
+                for source in sources:  # queued back to back, one stream
+                    x.copy_(source)
+                    outs.append(_chain(x, weights, buffers).clone())
+                torch.cuda.synchronize()
+                eager = max(_rel(o, r) for o, r in zip(outs, references))
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, stream=torch.cuda.Stream(device)):
+                    out = _chain(x, weights, buffers)
+                replayed = []
+                for source in sources:
+                    x.copy_(source)
+                    graph.replay()
+                    replayed.append(_rel(out, references[len(replayed)]))
+                torch.cuda.synchronize()
+            check(f"chains: three dependent matmuls at M={m} on cuda:{device}, eager and graph",
+                  eager < 2e-2 and max(replayed) < 2e-2, rel_err_eager=eager,
+                  rel_err_graph=max(replayed), programmatic=runtime.programmatic_launches())  # fmt: skip
+
+
 def _speed_sanity(check):
     """Our 4096^3 bf16 GEMM against torch.matmul (short paired rounds): the
     by-value tensor maps cost nothing."""
@@ -616,7 +676,8 @@ def _speed_sanity(check):
           ratio=statistics.median(ratios))  # fmt: skip
 
 
-def run(ptx_dir: str, out_dir: str, blockwise_only: bool = False) -> int:
+def run(ptx_dir: str, out_dir: str, blockwise_only: bool = False,
+        chains_only: bool = False) -> int:  # fmt: skip
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ.setdefault("NVWGMMA_PTX_DIR", ptx_dir)
     os.environ.setdefault("NVWGMMA_CACHE_DIR", os.path.join(out_dir, "cache"))
@@ -627,12 +688,16 @@ def run(ptx_dir: str, out_dir: str, blockwise_only: bool = False) -> int:
     info = _info()
     print(info, flush=True)
     check = Checks()
-    if not blockwise_only:
+    if chains_only:
+        check_chains(check, ndev)
+    elif not blockwise_only:
         check_devices(check, ndev)
         check_graphs(check, ndev)
         check_torch(check)
+        check_chains(check, ndev)
         _speed_sanity(check)
-    check_blockwise(check, ndev)
+    if not chains_only:
+        check_blockwise(check, ndev)
     for device in range(ndev):
         torch.cuda.synchronize(device)
     os.makedirs(out_dir, exist_ok=True)
@@ -645,7 +710,8 @@ def run(ptx_dir: str, out_dir: str, blockwise_only: bool = False) -> int:
 def main(argv=None) -> int:
     from two_step import main as two_step
 
-    flags = [("blockwise-only", "run: the blockwise_mm checks alone")]
+    flags = [("blockwise-only", "run: the blockwise_mm checks alone"),
+             ("chains-only", "run: the dependent-chain checks alone")]  # fmt: skip
     return two_step(__doc__, generate, run, argv, flags=flags)
 
 

@@ -6,6 +6,7 @@ returnable sets overlap, and each configuration costs a build, a strict
 check and ptxas."""
 
 import functools
+import re
 
 import pytest
 
@@ -23,6 +24,7 @@ def assert_clean(config):
     ptx = compile_to_ptx(module)
     require_clean_ptx(ptx)  # the protocol again, after LLVM scheduled it
     assert meta["dynamic_smem"] <= 227 * 1024
+    assert_waits_before_memory(ptx, meta)
     if find_tool("ptxas") is None:
         pytest.skip("ptxas not found")
     messages = run_ptxas(ptx, extra_args=["-v"])
@@ -31,3 +33,18 @@ def assert_clean(config):
     # e.g. C7508: setmaxnreg ignored where the entry register count is unknown
     assert "potential performance loss" not in messages.lower(), messages
     return meta, ptx
+
+
+# An instruction reading or writing global memory (a TMA copy included).
+GLOBAL_ACCESS = re.compile(r"^\s*(?:@!?%p\d+\s+)?(?:ld|st|red|atom|cp)\.\S*global", re.M)
+
+
+def assert_waits_before_memory(ptx: str, meta: dict) -> None:
+    """A kernel meta calls programmatic waits on the previous grid
+    (griddepcontrol.wait) before its first global memory access, and
+    never lets the next one launch early."""
+    assert meta["programmatic"]
+    wait = ptx.find("griddepcontrol.wait;")
+    first = GLOBAL_ACCESS.search(ptx)
+    assert 0 <= wait < first.start(), (wait, first)
+    assert "griddepcontrol.launch_dependents" not in ptx

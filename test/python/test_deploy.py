@@ -48,6 +48,44 @@ def test_launches_run_in_the_operands_context_whatever_is_current(ctx, tmp_path,
     assert driver.launch_contexts == [2, 1, 2] and driver.context == 1 and driver.pushed == ()
 
 
+def test_gemms_launch_as_programmatic_dependent_launches(ctx, tmp_path, monkeypatch):
+    """A generated GEMM launches with programmatic stream serialization
+    (it waits on the GPU before touching memory); NVWGMMA_PDL=0 launches
+    it plainly, read when a launch is prepared."""
+    from nvwgmma.kernel.gemm import launch
+
+    driver = _record(monkeypatch, tmp_path)
+    a, b, c = _operands(0)
+    prepared, _ = launch.prepare(a, b, out=c, stream=7, config=_split_k())
+    prepared()
+    assert prepared.programmatic
+    assert driver.attributes == [
+        [("CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION",
+          {"programmaticStreamSerializationAllowed": 1})]
+    ]  # fmt: skip
+    ((grid, block, smem, stream, _),) = driver.launches
+    assert block == (384, 1, 1) and stream == 7 and grid[1:] == (1, 1) and smem > 48 * 1024
+    monkeypatch.setenv("NVWGMMA_PDL", "0")
+    plain, _ = launch.prepare(a, b, out=c, stream=7, config=_split_k())
+    plain()
+    assert not plain.programmatic and len(driver.attributes) == 1 and len(driver.launches) == 2
+    assert driver.launches[1][:4] == driver.launches[0][:4]
+
+
+def test_kernels_without_the_wait_launch_plainly(ctx, tmp_path, monkeypatch):
+    """Only a kernel made programmatic (its meta says it waits) launches
+    so: a plain runtime.Kernel never does, whatever NVWGMMA_PDL says."""
+    from nvwgmma.kernel import runtime
+
+    driver = _record(monkeypatch, tmp_path)
+    monkeypatch.setenv("NVWGMMA_PDL", "1")
+    kernel = runtime.Kernel("// ptx", "k")
+    kernel.launcher(grid=(1, 1, 1), block=(32, 1, 1), args=[("i32", 0)] * 15)()
+    assert driver.attributes == [] and len(driver.launches) == 1
+    with pytest.raises(TypeError, match="programmatic must be a bool"):
+        runtime.Kernel("// ptx", "k", programmatic="yes")
+
+
 def test_tensor_maps_are_launch_parameters(ctx, tmp_path, monkeypatch):
     """A, B and C's maps are 128-byte parameters on 64-byte boundaries,
     holding what the encoder returned; nothing is copied to the device."""

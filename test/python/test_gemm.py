@@ -506,3 +506,28 @@ def test_grouped_scheduler_builds_a_clean_kernel(ctx):
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+
+
+def test_the_wait_check_fails_on_a_load_before_the_wait(ctx):
+    """assert_waits_before_memory finds a global access ahead of the wait,
+    and a launch-early trigger; a generated kernel passes it."""
+    from gemm_checks import assert_waits_before_memory
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import build_gemm
+    from nvwgmma.kernel.gemm.selector import decode_config
+
+    module, meta = build_gemm(decode_config(16, 8192, 8192))
+    ptx = compile_to_ptx(module)
+    assert_waits_before_memory(ptx, meta)
+    early = ptx.replace(
+        "griddepcontrol.wait;", "ld.global.u32 %r1, [%rd1];\n\tgriddepcontrol.wait;"
+    )
+    with pytest.raises(AssertionError):
+        assert_waits_before_memory(early, meta)
+    trigger = ptx.replace(
+        "griddepcontrol.wait;", "griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;"
+    )
+    with pytest.raises(AssertionError):
+        assert_waits_before_memory(trigger, meta)
+    with pytest.raises(AssertionError):
+        assert_waits_before_memory(ptx, dict(meta, programmatic=False))

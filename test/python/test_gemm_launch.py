@@ -191,6 +191,7 @@ class RecordingDriver:
         self.encoded, self.launches, self.copies = [], [], 0
         self.allocated, self.zeroed, self.workspace, self.flags = [], [], None, None
         self.loaded, self.launch_contexts, self.modes, self.synchronized = [], [], [], []
+        self.attributes = []  # of each cuLaunchKernelEx
 
     def __getattr__(self, name):  # enums: CU_* names come back as themselves
         return type(name, (), {"__getattr__": lambda self, attr: attr})()
@@ -281,6 +282,22 @@ class RecordingDriver:
     def cuTensorMapEncodeTiled(self, dtype, rank, address, sizes, strides, box, *rest):
         self.encoded.append((dtype, address, tuple(sizes), tuple(strides), tuple(box)))
         return (0, type("Map", (), {"opaque": [len(self.encoded)] * 16})())
+
+    class CUlaunchConfig:
+        pass
+
+    class CUlaunchAttribute:
+        def __init__(self):
+            self.value = type("Value", (), {})()
+
+    def cuLaunchKernelEx(self, config, function, params, extra):
+        """Recorded as cuLaunchKernel, its attributes in `attributes`."""
+        self.attributes.append([(a.id, vars(a.value)) for a in config.attrs[: config.numAttrs]])
+        return self.cuLaunchKernel(
+            function, config.gridDimX, config.gridDimY, config.gridDimZ, config.blockDimX,
+            config.blockDimY, config.blockDimZ, config.sharedMemBytes, config.hStream, params,
+            extra,
+        )  # fmt: skip
 
     def cuLaunchKernel(self, function, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         import ctypes

@@ -131,7 +131,8 @@ def load(stem: str, build, precompile_hint: str):
     runtime.ensure_context()
     loaded = (stem, runtime.current_context())
     if loaded not in _loaded:
-        kernel = runtime.Kernel(ptx, meta["kernel"], dynamic_smem=meta["dynamic_smem"])
+        kernel = runtime.Kernel(ptx, meta["kernel"], dynamic_smem=meta["dynamic_smem"],
+                                    programmatic=meta.get("programmatic", False))  # fmt: skip
         _loaded[loaded] = kernel, meta
     return _loaded[loaded]
 

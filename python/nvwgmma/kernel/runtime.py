@@ -17,7 +17,11 @@ current for the call, whatever is current, so a kernel always runs on the
 device it was loaded for. Tensor maps travel by value ("map": 128 bytes, a
 kernel parameter declared `_ir.TENSOR_MAP_PARAM`), so a launch needs no
 device memory for them and a CUDA graph captures them with the launch.
-Kernels with compile-time cluster dimensions (`.reqnctapercluster`) launch
+A kernel made `programmatic` (one that executes griddepcontrol.wait
+before its first global memory access, as every generated GEMM does)
+launches as a programmatic dependent launch: it may start while the
+stream's previous kernel drains, and waits for it on the GPU. Set
+NVWGMMA_PDL=0 to launch every kernel plainly. Kernels with compile-time cluster dimensions (`.reqnctapercluster`) launch
 as clusters through the plain launch; the grid must be a multiple of the
 cluster.
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import threading
 
 from .. import _checks
@@ -48,6 +53,7 @@ __all__ = [
     "ensure_context",
     "named_args",
     "on_device",
+    "programmatic_launches",
     "relaxed_capture",
     "tensor_map",
     "workspace",
@@ -192,8 +198,12 @@ class Kernel:
     current context (see on_device), allowed `dynamic_smem` bytes of
     dynamic shared memory. Its launches run in that context."""
 
-    def __init__(self, image, name: str, *, dynamic_smem: int = 0):
+    def __init__(self, image, name: str, *, dynamic_smem: int = 0, programmatic: bool = False):
         driver = _driver()
+        # Whether the kernel waits (griddepcontrol.wait) before it touches
+        # global memory, so that it may launch while the stream's previous
+        # kernel still runs (see Launch).
+        self.programmatic = _checks.boolean(programmatic, "programmatic")
         ensure_context()
         if isinstance(image, str):
             image = image.encode() + b"\0"
@@ -314,11 +324,18 @@ class Launch:
                 )
             self.values.append(v)
         self._pointers = (ctypes.c_void_p * max(1, len(pointers)))(*pointers)
-        self._launch_kernel = driver.cuLaunchKernel
         self._context, self._handle = kernel.context, int(kernel.context)
-        self._args = (kernel.function, *tuple(grid), *tuple(block), kernel.dynamic_smem,
-                      driver.CUstream(int(stream)), ctypes.addressof(self._pointers), 0)  # fmt: skip
-        self._what = f"cuLaunchKernel({kernel.name})"
+        self.programmatic = kernel.programmatic and programmatic_launches()
+        if self.programmatic:
+            self._launch_kernel = driver.cuLaunchKernelEx
+            self._args = (_programmatic_config(driver, grid, block, kernel.dynamic_smem, stream),
+                          kernel.function, ctypes.addressof(self._pointers), 0)  # fmt: skip
+            self._what = f"cuLaunchKernelEx({kernel.name}, programmatic stream serialization)"
+        else:
+            self._launch_kernel = driver.cuLaunchKernel
+            self._args = (kernel.function, *tuple(grid), *tuple(block), kernel.dynamic_smem,
+                          driver.CUstream(int(stream)), ctypes.addressof(self._pointers), 0)  # fmt: skip
+            self._what = f"cuLaunchKernel({kernel.name})"
 
     def set(self, index: int, value) -> None:
         self.values[index].value = value
@@ -330,6 +347,30 @@ class Launch:
             _check(self._launch_kernel(*self._args), self._what)
         finally:
             _leave(switched)
+
+
+def programmatic_launches() -> bool:
+    """Whether programmatic kernels launch as programmatic dependent
+    launches: unless NVWGMMA_PDL is "0" (read when a launch is prepared)."""
+    return os.environ.get("NVWGMMA_PDL", "1") != "0"
+
+
+def _programmatic_config(driver, grid, block, dynamic_smem: int, stream):
+    """A CUlaunchConfig with programmatic stream serialization: the
+    launch may begin once every CTA of the stream's previous kernel has
+    executed griddepcontrol.launch_dependents or exited (under stream
+    capture, a programmatic edge of the graph)."""
+    config = driver.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = (int(x) for x in grid)
+    config.blockDimX, config.blockDimY, config.blockDimZ = (int(x) for x in block)
+    config.sharedMemBytes = int(dynamic_smem)
+    config.hStream = driver.CUstream(int(stream))
+    attribute = driver.CUlaunchAttribute()
+    attribute.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+    attribute.value.programmaticStreamSerializationAllowed = 1
+    config.attrs = [attribute]
+    config.numAttrs = 1
+    return config
 
 
 class _MapPool:

@@ -64,6 +64,7 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     from ...ir import InsertionPoint, Location
     from .. import pipeline, smem
     from .._ir import gep, kernel_shell
+    from .dependent import wait_for_previous
     from .fixup import Workspace
     from .mainloop import Mainloop
     from .schedule import cooperative, pingpong
@@ -115,6 +116,9 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
                 nvvm.cluster_wait()
             else:
                 nvvm.barrier0()
+            # Nothing above touches global memory; a scheduler may (group
+            # offsets), so everything from it on runs after the wait.
+            wait_for_previous()
             tiles = (scheduler or default_scheduler)(c, args, v.rank)
             workspace = None
             if tiles.fixup:
@@ -142,6 +146,9 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
         "cluster": [c.cluster_m, 1, 1],
         "boxes": {name: asdict(box) for name, box in boxes.items()},
         "signature": [list(p) for p in signature],
+        # It waits on the previous kernel before touching memory: launch it
+        # as a programmatic dependent launch (dependent.py).
+        "programmatic": True,
     }
     return module, meta
 
