@@ -356,6 +356,67 @@ def _pdl_variants() -> list:
     ]
 
 
+def _fill_shapes(half: str, tokens, count: int, seed: int) -> list:
+    """`count` (N, K) layers of `half` whose rule 0 units (as split before
+    the fill rule) fill under 0.9 of their waves at 16 tokens, at each of
+    `tokens`."""
+    import random
+
+    import models
+    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, decode_config
+
+    layers = set()
+    for _, h, _, _, m, n, k in models.corpus():
+        if h != half or m != 16:
+            continue
+        tile = replace(decode_config(16, n, k), scheduler="persistent", splits=1)
+        c = _split_to_a_wave(tile, n, 16, k, 1, 132) or tile
+        units = -(-n // c.tile_m) * c.splits
+        if units / (132 * -(-units // 132)) < 0.9:
+            layers.add((n, k))
+    picked = random.Random(seed).sample(sorted(layers), count)
+    return [(m, n, k) for m in tokens for n, k in picked]
+
+
+def _split_to_fill(config, m, n, k, batch, sms, slack):
+    """`config` with K split into the fewest parts whose units fill the
+    SMs' waves within `slack` of the best any part count reaches (each part
+    at least MIN_PART_STAGES stages); None where that is one part. (Tried
+    for rule 0 and not kept: results/h200/2026-11-28-2013-gemm-decode-fill.json.)"""
+    from nvwgmma.kernel.gemm.selector import MIN_PART_STAGES, _tiles
+
+    tiles = _tiles(config, m, n, batch)
+    most = max(1, -(-k // config.k_tile) // MIN_PART_STAGES)
+
+    def fill(parts):
+        units = tiles * parts
+        return units / (sms * -(-units // sms))
+
+    best = max(fill(parts) for parts in range(1, most + 1))
+    splits = min(parts for parts in range(1, most + 1) if fill(parts) >= best - slack)
+    return replace(config, scheduler="split_k", splits=splits) if splits >= 2 else None
+
+
+def _fill_variants() -> list:
+    """Rule 0's K split to a wave against the split filling the waves
+    (the fewest parts within 0.03 of the best fill, and the best)."""
+    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, decode_config
+
+    def tile(m, n, k):
+        return replace(decode_config(m, n, k), scheduler="persistent", splits=1)
+
+    def to_a_wave(m, n, k):
+        return _split_to_a_wave(tile(m, n, k), n, m, k, 1, 132) or tile(m, n, k)
+
+    def filled(slack):
+        return lambda m, n, k: (
+            _split_to_fill(tile(m, n, k), n, m, k, 1, 132, slack) or tile(m, n, k)
+        )
+
+    return [("split to a wave (rule 0 before)", to_a_wave), ("fill, slack 0.03", filled(0.03)),
+            ("fill, slack 0", filled(0.0))]  # fmt: skip
+
+
 # Rule 0's tuning shapes (shapes.py "decode": Llama-3-8B) at 1, 16 and 64
 # tokens, and the tuned half's decode layers at 8.
 PDL = [(m, n, k) for m in (1, 16, 64)
@@ -515,6 +576,9 @@ def experiments() -> dict:
         # Programmatic dependent launch and the L2 prefetch before its
         # wait, on the tuned half's decode shapes.
         "pdl": (PDL, _pdl_variants()),
+        # Rule 0's K split filling the waves, on the tuned half's layers
+        # whose units filled under 0.9 of them.
+        "decode-fill": (_fill_shapes("tuned", (4, 16, 32, 64), 7, 90), _fill_variants()),
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),
         "m64-heldout-fp8": (_m64_heldout("e4m3"), _m64_heldout_variants("e4m3"), "e4m3"),
