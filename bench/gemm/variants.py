@@ -417,6 +417,51 @@ def _fill_variants() -> list:
             ("fill, slack 0", filled(0.0))]  # fmt: skip
 
 
+def _streamk_variants() -> list:
+    """Rule 0's pick against its tile on stream-K (every SM the same share
+    of the weights' K stages) and, at 16 tokens, on one consumer (64 weight
+    rows: twice the tiles), split to a wave."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    def streamed(m, n, k):
+        return replace(select_config(m, n, k), scheduler="stream_k", splits=1)
+
+    def one_consumer(m, n, k):
+        return decode_config(m, n, k, consumers=1) if m <= 16 else None
+
+    return [
+        ("pick", select_config),
+        ("stream-K", streamed),
+        ("64 rows, split to a wave", one_consumer),
+    ]
+
+
+def _split_rows_shapes(dtype: str, count: int, seed: int) -> list:
+    """`count` (N, K) layers of the tuned half where rule 0's 128-row
+    tiles split K at 16 tokens (whole 16-byte rows for fp8), at 1, 8 and
+    16 tokens."""
+    import random
+
+    import models
+    from nvwgmma.kernel.gemm.selector import decode_config
+
+    layers = {(n, k) for _, h, _, _, m, n, k in models.corpus()
+              if h == "tuned" and m == 16 and decode_config(16, n, k, consumers=2).splits > 1
+              and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))}  # fmt: skip
+    picked = random.Random(seed).sample(sorted(layers), count)
+    return [(m, n, k) for m in (1, 8, 16) for n, k in picked]
+
+
+def _split_rows_variants(dtype: str) -> list:
+    """Rule 0's 128-row tile split to a wave against the pick (64 rows
+    there, DECODE_SPLIT_ROWS)."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    return [("128 rows, split (rule 0 before)",
+             lambda m, n, k: decode_config(m, n, k, dtype=dtype, consumers=2)),
+            ("pick", lambda m, n, k: select_config(m, n, k, dtype=dtype, out_dtype="bf16"))]  # fmt: skip
+
+
 # Rule 0's tuning shapes (shapes.py "decode": Llama-3-8B) at 1, 16 and 64
 # tokens, and the tuned half's decode layers at 8.
 PDL = [(m, n, k) for m in (1, 16, 64)
@@ -579,6 +624,17 @@ def experiments() -> dict:
         # Rule 0's K split filling the waves, on the tuned half's layers
         # whose units filled under 0.9 of them.
         "decode-fill": (_fill_shapes("tuned", (4, 16, 32, 64), 7, 90), _fill_variants()),
+        "decode-split-rows": (_split_rows_shapes("bf16", 8, 91), _split_rows_variants("bf16")),
+        "decode-split-rows-fp8": (
+            _split_rows_shapes("e4m3", 8, 92),
+            _split_rows_variants("e4m3"),
+            "e4m3",
+        ),  # fmt: skip
+        "decode-streamk": (
+            _fill_shapes("tuned", (1, 16, 64), 7, 90)
+            + [(16, n, k) for n, k in ((6144, 4096), (4096, 14336))],
+            _streamk_variants(),
+        ),  # fmt: skip
         # Held out: judged once rule 0's second case was fixed.
         "m64-heldout": (_m64_heldout("bf16"), _m64_heldout_variants("bf16")),
         "m64-heldout-fp8": (_m64_heldout("e4m3"), _m64_heldout_variants("e4m3"), "e4m3"),

@@ -48,7 +48,8 @@ GEMMS = {
     "data_parallel": (2048, 4096, 4096, None),
     "split_k": (128, 4096, 14336, dict(tile_n=128, stages=6, scheduler="split_k", splits=4)),
     "stream_k": (512, 4096, 4096, dict(scheduler="stream_k")),
-    "decode": (16, 8192, 8192, None),  # rule 0: 128 weight rows x 16 tokens, split K
+    "decode": (16, 8192, 8192, None),  # rule 0: 64 weight rows x 16 tokens
+    "decode_split": (16, 5120, 4096, None),  # rule 0: 128 weight rows x 16 tokens, split K
     "decode_wide": (64, 28672, 8192, None),  # rule 0's second case: transposed 128 x 64
     "decode_ragged": (77, 5120, 3072, None),  # rule 0's third case: transposed 64 x 80
     "ragged_transposed": (300, 8192, 4096, None),  # rule 3c: transposed 128 x 160

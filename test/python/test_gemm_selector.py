@@ -442,19 +442,19 @@ for a, b in (("K", "K"), ("M", "N"), ("K", "N")):
 @functools.cache  # built once: every parametrized case indexes it
 def _decode_returnable():
     """Rule 0's configurations (bf16 and fp8): data-parallel and split
-    about a wave, on Llama-3-8B's projections -- 128 rows of weights by 16
-    tokens up to 16 tokens, 64 by 32 up to 32 -- its second case, 128 by
-    64 at 64 tokens, and its third, 64 by the tokens rounded up to 16 at
-    65-96 tokens."""
+    about a wave, on Llama-3-8B's projections and a 5120 x 8192 layer --
+    128 or 64 rows of weights by 16 tokens up to 16 tokens, 64 by 32 up to
+    32 -- its second case, 128 by 64 at 64 tokens, and its third, 64 by
+    the tokens rounded up to 16 at 65-96 tokens."""
     from nvwgmma.kernel.gemm import selector
 
     found = []
     for dtype in ("bf16", "e4m3"):
         for m in (1, 16, 17, 32):
-            for n, k in LLAMA.values():
+            for n, k in (*LLAMA.values(), (5120, 8192)):
                 c = selector.select_config(m, n, k, dtype=dtype, out_dtype="bf16")
-                tile = (128, 16) if m <= 16 else (64, 32)
-                assert c.store_transposed and (c.tile_m, c.tile_n) == tile, (dtype, m, n, k)
+                tiles = ((128, 16), (64, 16)) if m <= 16 else ((64, 32),)
+                assert c.store_transposed and (c.tile_m, c.tile_n) in tiles, (dtype, m, n, k)
                 if c not in found:
                     found.append(c)
         # the second case (its tiles make a wave or more: never split)
@@ -471,6 +471,33 @@ def _decode_returnable():
             if c not in found:
                 found.append(c)
     return tuple(found)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "e4m3"])
+def test_rule_zero_takes_64_weight_rows_where_128_split_k(dtype):
+    """Up to 16 tokens, rule 0's 128 weight rows where they fill a wave
+    unsplit; 64 rows, split to a wave in turn, where 128-row tiles split K
+    and 64 rows make as many units or the 128-row parts are short (at most
+    DECODE_SHORT_PART stages); else the 128-row split. A caller's
+    `consumers` is kept."""
+    from nvwgmma.kernel.gemm.selector import DECODE_SHORT_PART, decode_config, select_config
+
+    def pick(m, n, k):
+        c = select_config(m, n, k, dtype=dtype, out_dtype="bf16")
+        return c.tile_m, c.tile_n, c.scheduler, c.splits
+
+    assert pick(16, 28672, 4096) == (128, 16, "persistent", 1)  # 224 tiles: no split
+    assert pick(16, 6144, 4096) == (64, 16, "persistent", 1)  # 96 units either way
+    assert pick(1, 8192, 8192) == (64, 16, "persistent", 1)  # 128 units either way
+    assert pick(16, 4096, 14336) == (64, 16, "split_k", 2)  # 128 units either way
+    # 120 units against 80: 64 rows where the parts have at most
+    # DECODE_SHORT_PART stages, else the 128-row split
+    k = 2 * DECODE_SHORT_PART * (64 if dtype == "bf16" else 128)
+    assert pick(16, 5120, k) == (64, 16, "persistent", 1)
+    assert pick(16, 5120, 2 * k) == (128, 16, "split_k", 3)
+    assert pick(32, 6144, 4096)[:2] == (64, 32)
+    kept = decode_config(16, 6144, 4096, dtype=dtype, consumers=2)
+    assert (kept.tile_m, kept.scheduler, kept.splits) == (128, "split_k", 2)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "e4m3"])

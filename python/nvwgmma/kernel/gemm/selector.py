@@ -265,6 +265,11 @@ def _modelled(base: GemmConfig, m, n, batch, sms) -> GemmConfig:
     return max(model_tiles(base), key=lambda c: wave_fill(c, m, n, batch, sms) * tile_rate(c))
 
 
+def _units(config: GemmConfig, m, n, batch) -> int:
+    """Work units of `config` on the problem: tiles times K parts."""
+    return _tiles(config, m, n, batch) * (config.splits if config.scheduler == "split_k" else 1)
+
+
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
     """`config` with K split so that tiles x parts is about a wave, each
     part keeping at least MIN_PART_STAGES K stages; None below 2 parts."""
@@ -401,6 +406,21 @@ DECODE_DTYPES = ("bf16", "f16", "e4m3", "e5m2")
 # bf16 at M <= 16 0.882 -> 0.970 at the 10th percentile, worst 0.858 ->
 # 0.955; e4m3 worst 0.909 -> 0.996.
 DECODE_NARROW_M = 16
+# ... except where its 128-row tiles are too few for a wave and split K:
+# there 64 rows of weights (one consumer, 16 stages), split to a wave in
+# turn, where they make as many units (CTAs) or the 128-row parts are
+# short (at most DECODE_SHORT_PART K stages, where a fix-up weighs most):
+# half the K parts, each streaming twice the K. Tuned half (H200,
+# programmatic launches, bench/gemm/variants.py --set decode-streamk and
+# decode-split-rows[-fp8], ...-2015-gemm-decode-streamk.json,
+# ...-2018-gemm-decode-split-rows.json, ...-2018-gemm-decode-split-rows-fp8.json):
+# as many units, 1.02-1.18x the 128-row split (fp8 0.96-1.16x); parts
+# of 7-10 stages, 1.10-1.43x with fewer units; parts of 21 stages or more
+# with fewer units (5120 x 4096-7168: 120 units against 80), 0.91-1.04x,
+# left on 128 rows. 64 rows where 128-row tiles fill a wave unsplit:
+# 0.96-0.99x (left); stream-K of the 128-row tile 0.82-1.0x.
+DECODE_SPLIT_ROWS = 64
+DECODE_SHORT_PART = 16  # K stages
 
 
 # Rule 0's second case: from 33 to this many tokens, where the cost model
@@ -477,7 +497,15 @@ def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     rule_consumers, rule_tokens = decode_tile(m)
     tile = with_tile(base, tokens or rule_tokens, consumers=consumers or rule_consumers,
                      max_stages=16)  # fmt: skip
-    return _split_to_a_wave(tile, n, m, k, batch, sms) or tile
+    split = _split_to_a_wave(tile, n, m, k, batch, sms)
+    if split is not None and consumers is None and m <= DECODE_NARROW_M:
+        half = with_tile(base, tokens or rule_tokens, consumers=DECODE_SPLIT_ROWS // 64,
+                         max_stages=16)  # fmt: skip
+        half = _split_to_a_wave(half, n, m, k, batch, sms) or half
+        short = _ceil(k, split.k_tile) <= DECODE_SHORT_PART * split.splits
+        if short or _units(half, n, m, batch) >= _units(split, n, m, batch):
+            return half
+    return split or tile
 
 
 def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
