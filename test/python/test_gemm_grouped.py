@@ -147,6 +147,7 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     """What grouped_config can return: strict-checked, assembled, 0 spills;
     the scan clamps a decreasing offset (max) and the store stops at the
     group's end (min); under the TMA epilogue whole blocks take TMA."""
+    from gemm_checks import assert_waits_before_memory
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import GROUP_PARAMS, _build, grouped_config
     from nvwgmma.passmanager import PassManager
@@ -159,6 +160,7 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
     require_clean_ptx(ptx)
+    assert_waits_before_memory(ptx, meta)  # the group offsets are read after the wait
     assert "max.s32" in ptx and "min.u32" in ptx
     assert ("cp.async.bulk.tensor.3d.global.shared::cta" in ptx) == (epilogue == "tma")
     if find_tool("ptxas") is not None:
@@ -169,6 +171,7 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
 def test_the_masked_kernel_builds_clean(ctx):
     """The masked layout's kernel (scheduler.Masked): strict-checked,
     assembled without spills, the counts clamped (max, min) on the device."""
+    from gemm_checks import assert_waits_before_memory
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import MASKED_PARAMS, _build, grouped_config
     from nvwgmma.passmanager import PassManager
@@ -180,6 +183,7 @@ def test_the_masked_kernel_builds_clean(ctx):
     PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
     ptx = compile_to_ptx(module)
     require_clean_ptx(ptx)
+    assert_waits_before_memory(ptx, meta)
     assert "max.s32" in ptx and "min.s32" in ptx
     if find_tool("ptxas") is not None:
         assert "0 bytes spill stores" in run_ptxas(ptx, extra_args=["-v"])

@@ -99,7 +99,6 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     with Location.unknown():
         with InsertionPoint(entry.operations[0]):
             base = smem.aligned_base(llvm.mlir_addressof(llvm.PointerType.get(3), "dsmem"), align)
-            mainloop.bind(base)
             # Every CTA of a cluster releases each stage in every CTA of it.
             # Every consumer reading a stage releases it (ping-pong: one).
             readers = c.consumers if c.schedule == "cooperative" else 1
@@ -116,9 +115,11 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
                 nvvm.cluster_wait()
             else:
                 nvvm.barrier0()
-            # Nothing above touches global memory; a scheduler may (group
-            # offsets), so everything from it on runs after the wait.
+            # Nothing above touches global memory. Every piece a caller can
+            # replace (scheduler, mainloop, epilogue) emits after the wait:
+            # any of them may read memory the previous kernel writes.
             wait_for_previous()
+            mainloop.bind(base)
             tiles = (scheduler or default_scheduler)(c, args, v.rank)
             workspace = None
             if tiles.fixup:
