@@ -12,7 +12,9 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    padding) -- 128 rows of weights (two consumer warpgroups) by 16 tokens
    up to 16 tokens, 64 rows (one) by 32 above -- with the deepest ring
    that fits, each stage released when its wgmmas are done, their K split
-   so that tiles x parts is about a wave (as rule 4), C stored transposed
+   so that tiles x parts is about a wave (as rule 4; up to 16 tokens, where
+   128-row tiles would split, 64 rows by 16 where those make as many units
+   or the 128-row parts are short: DECODE_SPLIT_ROWS), C stored transposed
    (`decode_tile`, `decode_config`). Its second case: from
    33 to 64 tokens, where rules 1-3 pick a 128-row tile (half of it or
    more padding), the transposed 128 x 64 tile of two consumers. Its
