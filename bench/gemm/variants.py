@@ -356,6 +356,27 @@ def _pdl_variants() -> list:
     ]
 
 
+def _inflight_variants(dtype: str = "bf16") -> list:
+    """Rule 0's transposed tiles releasing each stage when its wgmmas are
+    done, and one iteration later (the next stage's wgmmas issued before
+    the wait), with the stage's wgmmas in one group or two (split wait)."""
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    def pick(m, n, k):
+        return select_config(m, n, k, dtype=dtype, out_dtype="bf16")
+
+    def released(inflight, **fields):
+        def make(m, n, k):
+            c = pick(m, n, k)
+            return replace(c, inflight=inflight, **fields) if c.store_transposed else None
+
+        return make
+
+    return [("pick", pick), ("inflight 0", released(0, split_wait=False)),
+            ("inflight 1", released(1, split_wait=False)),
+            ("inflight 1, split wait", released(1, split_wait=True))]  # fmt: skip
+
+
 def _fill_shapes(half: str, tokens, count: int, seed: int) -> list:
     """`count` (N, K) layers of `half` whose rule 0 units (as split before
     the fill rule) fill under 0.9 of their waves at 16 tokens, at each of
@@ -369,7 +390,7 @@ def _fill_shapes(half: str, tokens, count: int, seed: int) -> list:
     for _, h, _, _, m, n, k in models.corpus():
         if h != half or m != 16:
             continue
-        tile = replace(decode_config(16, n, k), scheduler="persistent", splits=1)
+        tile = replace(decode_config(16, n, k, consumers=2), scheduler="persistent", splits=1)
         c = _split_to_a_wave(tile, n, 16, k, 1, 132) or tile
         units = -(-n // c.tile_m) * c.splits
         if units / (132 * -(-units // 132)) < 0.9:
@@ -400,10 +421,11 @@ def _split_to_fill(config, m, n, k, batch, sms, slack):
 def _fill_variants() -> list:
     """Rule 0's K split to a wave against the split filling the waves
     (the fewest parts within 0.03 of the best fill, and the best)."""
-    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, decode_config
+    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, decode_config, decode_tile
 
-    def tile(m, n, k):
-        return replace(decode_config(m, n, k), scheduler="persistent", splits=1)
+    def tile(m, n, k):  # rule 0's tile as it was (its consumers named: no 64-row split)
+        c = decode_config(m, n, k, consumers=decode_tile(m)[0])
+        return replace(c, scheduler="persistent", splits=1)
 
     def to_a_wave(m, n, k):
         return _split_to_a_wave(tile(m, n, k), n, m, k, 1, 132) or tile(m, n, k)
@@ -621,6 +643,9 @@ def experiments() -> dict:
         # Programmatic dependent launch and the L2 prefetch before its
         # wait, on the tuned half's decode shapes.
         "pdl": (PDL, _pdl_variants()),
+        # Rule 0's tiles with a stage's wgmmas left in flight, tuned shapes.
+        "decode-inflight": (PDL, _inflight_variants()),
+        "decode-inflight-fp8": (PDL, _inflight_variants("e4m3"), "e4m3"),
         # Rule 0's K split filling the waves, on the tuned half's layers
         # whose units filled under 0.9 of them.
         "decode-fill": (_fill_shapes("tuned", (4, 16, 32, 64), 7, 90), _fill_variants()),

@@ -42,11 +42,14 @@ def test_every_variants_experiment_is_valid_and_labelled_once():
     from nvwgmma.kernel.gemm.config import check_config
 
     for name, (shapes, kernels, *dtype) in variants.experiments().items():
-        labels = [label for label, _ in kernels]
+        labels = [label for label, *_ in kernels]
         assert len(set(labels)) == len(labels), name
         assert shapes and all(len(s) == 3 for s in shapes)
         assert dtype in ([], ["e4m3"]), name
-        for label, config in kernels:
+        for label, config, *options in kernels:
+            # launch options: plainly (NVWGMMA_PDL=0), after a copy into A
+            assert options in ([], [{"plain": True}], [{"after_copy": True}],
+                               [{"plain": True, "after_copy": True}]), (name, label)  # fmt: skip
             # a configuration, or one per shape (None where it does not apply)
             made = [config(*s) for s in shapes] if callable(config) else [config]
             assert any(made), (name, label)

@@ -490,9 +490,10 @@ def test_decode_call_runs_the_transpose(ctx, tmp_path, monkeypatch):
     out = Array((16, 6144), address=1 << 32)
     matmul(x, w_t, out=out, stream=7)
     config = problem_config(Problem.of(16, 6144, 4096, 1, "f16", "f16", "K", "K"))
-    assert config.store_transposed and config.tile_n == 16 and config.tile_m == 128
+    # 64 weight rows: 128-row tiles would split K into 96 units, as many as 64 rows make
+    assert config.store_transposed and config.tile_n == 16 and config.tile_m == 64
     (tm_a, tm_b) = driver.encoded[:2]
-    assert tm_a[1] == 1 << 28 and tm_a[2] == (4096, 6144, 1) and tm_a[4] == (64, 128, 1)
+    assert tm_a[1] == 1 << 28 and tm_a[2] == (4096, 6144, 1) and tm_a[4] == (64, 64, 1)
     assert tm_b[1] == 1 << 20 and tm_b[2] == (4096, 16, 1) and tm_b[4] == (64, 16, 1)
     # C's map is the call's 16 x 6144 row-major C, in boxes of 16 rows
     # (the kernel's columns) by 64 columns (its rows): the transposed store.

@@ -132,7 +132,7 @@ def load(stem: str, build, precompile_hint: str):
     loaded = (stem, runtime.current_context())
     if loaded not in _loaded:
         kernel = runtime.Kernel(ptx, meta["kernel"], dynamic_smem=meta["dynamic_smem"],
-                                    programmatic=meta.get("programmatic", False))  # fmt: skip
+                                programmatic=meta.get("programmatic", False))  # fmt: skip
         _loaded[loaded] = kernel, meta
     return _loaded[loaded]
 

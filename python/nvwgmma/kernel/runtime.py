@@ -17,13 +17,15 @@ current for the call, whatever is current, so a kernel always runs on the
 device it was loaded for. Tensor maps travel by value ("map": 128 bytes, a
 kernel parameter declared `_ir.TENSOR_MAP_PARAM`), so a launch needs no
 device memory for them and a CUDA graph captures them with the launch.
+Kernels with compile-time cluster dimensions (`.reqnctapercluster`) launch
+as clusters through the plain launch; the grid must be a multiple of the
+cluster.
+
 A kernel made `programmatic` (one that executes griddepcontrol.wait
 before its first global memory access, as every generated GEMM does)
 launches as a programmatic dependent launch: it may start while the
 stream's previous kernel drains, and waits for it on the GPU. Set
-NVWGMMA_PDL=0 to launch every kernel plainly. Kernels with compile-time cluster dimensions (`.reqnctapercluster`) launch
-as clusters through the plain launch; the grid must be a multiple of the
-cluster.
+NVWGMMA_PDL=0 to launch every kernel plainly.
 
 Under stream capture (CUDA graphs) the driver calls that are not stream
 work -- loading a module, allocating memory -- run in the relaxed capture

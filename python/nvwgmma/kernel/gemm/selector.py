@@ -423,6 +423,16 @@ DECODE_NARROW_M = 16
 # 0.96-0.99x (left); stream-K of the 128-row tile 0.82-1.0x.
 DECODE_SPLIT_ROWS = 64
 DECODE_SHORT_PART = 16  # K stages
+# How those tiles release their stages where C leaves through TMA: one
+# iteration late, each stage's wgmmas in two groups (rule 4's split wait),
+# so a consumer never waits for the wgmmas it just issued. Tuned shapes
+# (H200, variants.py --set decode-inflight[-fp8],
+# ...-2038-gemm-decode-inflight.json, ...-2040-gemm-decode-inflight-fp8.json):
+# bf16 1.017x geomean over releasing each stage when its wgmmas are done
+# (0.996-1.092; 64-row tiles 1.07-1.09), e4m3 1.006x (level). From
+# registers, a group left in flight had ptxas serialise the transposed
+# store's persistent kernels (C7514): those release at once (inflight 0).
+DECODE_RELEASE = dict(inflight=1, split_wait=True)
 
 
 # Rule 0's second case: from 33 to this many tokens, where the cost model
@@ -492,22 +502,21 @@ def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
     tma = c_aligned and out_dtype in ("bf16", "f16")
     base = replace(_base(dtype, out_dtype, *transposed_majors(a_major, b_major),
                          transposed_chain(fusion), tma), store_transposed=True)  # fmt: skip
-    # Each stage released once its wgmmas are done (inflight 0): with one
-    # group left in flight ptxas serialised the transposed store's
-    # persistent kernels (C7514), and at these sizes the loads, not the
-    # tensor cores, set the time.
     rule_consumers, rule_tokens = decode_tile(m)
     tile = with_tile(base, tokens or rule_tokens, consumers=consumers or rule_consumers,
                      max_stages=16)  # fmt: skip
     split = _split_to_a_wave(tile, n, m, k, batch, sms)
+    picked = split or tile
     if split is not None and consumers is None and m <= DECODE_NARROW_M:
         half = with_tile(base, tokens or rule_tokens, consumers=DECODE_SPLIT_ROWS // 64,
                          max_stages=16)  # fmt: skip
         half = _split_to_a_wave(half, n, m, k, batch, sms) or half
         short = _ceil(k, split.k_tile) <= DECODE_SHORT_PART * split.splits
         if short or _units(half, n, m, batch) >= _units(split, n, m, batch):
-            return half
-    return split or tile
+            picked = half
+    if tma and m <= DECODE_NARROW_M:
+        picked = replace(picked, **DECODE_RELEASE)
+    return picked
 
 
 def select_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | None = None,
