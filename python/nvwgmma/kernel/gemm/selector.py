@@ -423,8 +423,8 @@ DECODE_NARROW_M = 16
 # 0.96-0.99x (left); stream-K of the 128-row tile 0.82-1.0x.
 DECODE_SPLIT_ROWS = 64
 DECODE_SHORT_PART = 16  # K stages
-# How those tiles release their stages where C leaves through TMA: one
-# iteration late, each stage's wgmmas in two groups (rule 4's split wait),
+# Where C leaves through TMA, those tiles release their stages as rule 4's
+# do (SPLIT_WAIT): one iteration late, each stage's wgmmas in two groups,
 # so a consumer never waits for the wgmmas it just issued. Tuned shapes
 # (H200, variants.py --set decode-inflight[-fp8],
 # ...-2038-gemm-decode-inflight.json, ...-2040-gemm-decode-inflight-fp8.json):
@@ -432,7 +432,6 @@ DECODE_SHORT_PART = 16  # K stages
 # (0.996-1.092; 64-row tiles 1.07-1.09), e4m3 1.006x (level). From
 # registers, a group left in flight had ptxas serialise the transposed
 # store's persistent kernels (C7514): those release at once (inflight 0).
-DECODE_RELEASE = dict(inflight=1, split_wait=True)
 
 
 # Rule 0's second case: from 33 to this many tokens, where the cost model
@@ -515,7 +514,7 @@ def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         if short or _units(half, n, m, batch) >= _units(split, n, m, batch):
             picked = half
     if tma and m <= DECODE_NARROW_M:
-        picked = replace(picked, **DECODE_RELEASE)
+        picked = replace(picked, **SPLIT_WAIT)
     return picked
 
 
