@@ -162,18 +162,25 @@ def _m64_heldout_variants(dtype: str) -> list:
     ]
 
 
-def _ragged_shapes(half: str, tokens, count: int, seed: int, dtype: str = "bf16") -> list:
-    """`count` (N, K) drawn from `half`'s layers (every tensor-parallel
-    degree; N a multiple of 16 for e4m3, as torch._scaled_mm asks), each at
-    every M of `tokens`: ragged token counts between 64 and 128, where a
-    64- or 128-row tile pads M to 128."""
+def _layers(half: str, count: int, seed: int, keep=lambda n, k: True) -> list:
+    """`count` (N, K) drawn (seeded) from `half`'s layers, every
+    tensor-parallel degree, that `keep` holds."""
     import random
 
     import models
 
     layers = sorted({(n, k) for _, h, _, _, _, n, k in models.corpus()
-                     if h == half and (dtype == "bf16" or n % 16 == 0)})  # fmt: skip
-    return [(m, n, k) for n, k in random.Random(seed).sample(layers, count) for m in tokens]
+                     if h == half and keep(n, k)})  # fmt: skip
+    return random.Random(seed).sample(layers, count)
+
+
+def _ragged_shapes(half: str, tokens, count: int, seed: int, dtype: str = "bf16") -> list:
+    """`count` (N, K) drawn from `half`'s layers (every tensor-parallel
+    degree; N a multiple of 16 for e4m3, as torch._scaled_mm asks), each at
+    every M of `tokens`: ragged token counts between 64 and 128, where a
+    64- or 128-row tile pads M to 128."""
+    layers = _layers(half, count, seed, lambda n, k: dtype == "bf16" or n % 16 == 0)
+    return [(m, n, k) for n, k in layers for m in tokens]
 
 
 def _transposed(consumers: int, dtype: str = "bf16"):
@@ -377,26 +384,22 @@ def _inflight_variants(dtype: str = "bf16") -> list:
             ("inflight 1, split wait", released(1, split_wait=True))]  # fmt: skip
 
 
+def _fill(units: int, sms: int = 132) -> float:
+    """How full the waves of `units` work units are on `sms` SMs."""
+    return units / (sms * -(-units // sms))
+
+
 def _fill_shapes(half: str, tokens, count: int, seed: int) -> list:
     """`count` (N, K) layers of `half` whose rule 0 units (as split before
     the fill rule) fill under 0.9 of their waves at 16 tokens, at each of
     `tokens`."""
-    import random
+    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, _units, decode_config
 
-    import models
-    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, decode_config
-
-    layers = set()
-    for _, h, _, _, m, n, k in models.corpus():
-        if h != half or m != 16:
-            continue
+    def underfilled(n, k):
         tile = replace(decode_config(16, n, k, consumers=2), scheduler="persistent", splits=1)
-        c = _split_to_a_wave(tile, n, 16, k, 1, 132) or tile
-        units = -(-n // c.tile_m) * c.splits
-        if units / (132 * -(-units // 132)) < 0.9:
-            layers.add((n, k))
-    picked = random.Random(seed).sample(sorted(layers), count)
-    return [(m, n, k) for m in tokens for n, k in picked]
+        return _fill(_units(_split_to_a_wave(tile, n, 16, k, 1, 132) or tile, n, 16, 1)) < 0.9
+
+    return [(m, n, k) for m in tokens for n, k in _layers(half, count, seed, underfilled)]
 
 
 def _split_to_fill(config, m, n, k, batch, sms, slack):
@@ -410,8 +413,7 @@ def _split_to_fill(config, m, n, k, batch, sms, slack):
     most = max(1, -(-k // config.k_tile) // MIN_PART_STAGES)
 
     def fill(parts):
-        units = tiles * parts
-        return units / (sms * -(-units // sms))
+        return _fill(tiles * parts, sms)
 
     best = max(fill(parts) for parts in range(1, most + 1))
     splits = min(parts for parts in range(1, most + 1) if fill(parts) >= best - slack)
@@ -462,16 +464,14 @@ def _split_rows_shapes(dtype: str, count: int, seed: int) -> list:
     """`count` (N, K) layers of the tuned half where rule 0's 128-row
     tiles split K at 16 tokens (whole 16-byte rows for fp8), at 1, 8 and
     16 tokens."""
-    import random
-
-    import models
     from nvwgmma.kernel.gemm.selector import decode_config
 
-    layers = {(n, k) for _, h, _, _, m, n, k in models.corpus()
-              if h == "tuned" and m == 16 and decode_config(16, n, k, consumers=2).splits > 1
-              and (dtype == "bf16" or (n % 16 == 0 and k % 16 == 0))}  # fmt: skip
-    picked = random.Random(seed).sample(sorted(layers), count)
-    return [(m, n, k) for m in (1, 8, 16) for n, k in picked]
+    def splits(n, k):
+        return decode_config(16, n, k, consumers=2).splits > 1 and (
+            dtype == "bf16" or (n % 16 == 0 and k % 16 == 0)
+        )
+
+    return [(m, n, k) for m in (1, 8, 16) for n, k in _layers("tuned", count, seed, splits)]
 
 
 def _split_rows_variants(dtype: str) -> list:
