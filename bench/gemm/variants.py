@@ -272,6 +272,68 @@ def _ragged_wide_variants() -> list:
     ]
 
 
+def _rows256_tile(tokens=None, **changes):
+    """The transposed problem on 256 rows of weights (two consumers of 128
+    rows, cuBLAS's 128 x 272 turned over: as many tile elements in one
+    wgmma N block each) by `tokens`, or by the width from 128 to 192 whose
+    tiles fill the waves the most: a function of (M, N, K)."""
+    from nvwgmma.kernel.gemm.selector import _base, wave_fill, with_tile
+
+    base = replace(_base("bf16", "bf16", "K", "K", (), True), store_transposed=True, **changes)
+
+    def tile(m, n, k):
+        widths = [with_tile(base, t, consumers=2, consumer_rows=128)
+                  for t in ([tokens] if tokens else range(192, 127, -16))]  # fmt: skip
+        return max(widths, key=lambda c: wave_fill(c, n, m, 1, 132))
+
+    return tile
+
+
+def _rows256_variants() -> list:
+    """Ragged M past 128 tokens: the pick against the transposed 256-row
+    tiles (TMA store, the same with split wait, C from registers with a
+    fourth stage, and 256 x 128), rule 3c's 128-row tile and the
+    ping-pong 64 x 256 (data for a rule)."""
+    from nvwgmma.kernel.gemm.selector import (
+        SPLIT_WAIT,
+        _base,
+        select_config,
+        transposed_tile,
+        with_tile,
+    )
+
+    base = _base("bf16", "bf16", "K", "K", (), True)
+    return [
+        ("the pick", select_config),
+        ("transposed 256 x filling", _rows256_tile()),
+        ("transposed 256 x filling, split wait", _rows256_tile(**SPLIT_WAIT)),
+        ("transposed 256 x filling, C from registers", _rows256_tile(epilogue="registers")),
+        ("transposed 256 x 128", _rows256_tile(128)),
+        ("transposed 128 x packed (rule 3c)", lambda m, n, k: transposed_tile(m, base)),
+        ("ping-pong 64 x 256", with_tile(base, 256, schedule="pingpong")),
+    ]
+
+
+def _heldout_3d_variants() -> list:
+    from nvwgmma.kernel.gemm import selector
+
+    def before_3d(m, n, k):
+        """What select_config picked before rule 3d."""
+        wide, selector.wide_transposed_tile = selector.wide_transposed_tile, lambda *a: None
+        try:
+            return selector.select_config(m, n, k)
+        finally:
+            selector.wide_transposed_tile = wide
+
+    return [("the pick", selector.select_config), ("before rule 3d", before_3d)]
+
+
+def _moved(shapes, variants) -> list:
+    """The shapes where the first two variants pick different kernels."""
+    (_, pick), (_, before) = variants[:2]
+    return [shape for shape in shapes if pick(*shape) != before(*shape)]
+
+
 def _heldout_3c_variants() -> list:
     from nvwgmma.kernel.gemm.selector import select_config
 
@@ -635,6 +697,21 @@ def experiments() -> dict:
             _ragged_shapes("tuned", (300, 530, 777), 8, 78),
             _ragged_wide_variants(),
         ),
+        # Ragged M past 128 on the tuned half: 256-row transposed tiles
+        # (data for a rule).
+        "rows256": (_ragged_shapes("tuned", (530, 777, 1300), 10, 93), _rows256_variants()),
+        "rows256-whole": (
+            _ragged_shapes("tuned", (256, 512, 1024, 2048, 4096), 8, 94),
+            _rows256_variants()[:3],
+        ),
+        # Held out: rule 3d judged on the other models at ragged M and whole.
+        "rows256-heldout": (
+            _moved(
+                _ragged_shapes("held-out", (250, 450, 650, 777, 1300, 1024, 2048), 8, 95),
+                _heldout_3d_variants(),
+            ),
+            _heldout_3d_variants(),
+        ),  # fmt: skip
         # Held out: rule 3c judged on the other models at other ragged M.
         "ragged-wide-heldout": (
             _ragged_shapes("held-out", (250, 450, 650, 777, 1300), 8, 79),

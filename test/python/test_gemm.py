@@ -211,7 +211,7 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         (dict(consumer_rows=128.0), "consumer_rows must be an int, but got float"),
         (
             dict(consumer_rows=128),
-            "tile_n must be at most 128 with consumer_rows 128 .its two accumulators take "
+            "tile_n must be at most 192 with consumer_rows 128 .its two accumulators take "
             "tile_n registers per thread., but got 256",
         ),
         (

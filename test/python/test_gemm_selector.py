@@ -87,8 +87,10 @@ def test_the_224_tile_where_it_fills_waves_better():
     # Two SMs fewer: 512 tiles take 4 waves of 130 (98.5 %), 448 take 4 (86.2 %).
     assert select_config(512, 28672, 4096, sms=130).tile_n == 224
     # 1000 x 14336: 224 fills 94.7 % against the wide tile's 82.9 % (the
-    # cost model, fp8's rates as 16-bit's).
-    assert select_config(1000, 14336, 4096).tile_n == 224
+    # cost model, fp8's rates as 16-bit's) -- where rule 3d does not
+    # transpose it onto 256 x 144 (56 x 7 = 392 tiles, 98.8 % of 3 waves).
+    assert select_config(1000, 14336, 4096, a_major="M").tile_n == 224
+    assert select_config(1000, 14336, 4096).tile_n == 144
     assert select_config(1000, 14336, 4096, dtype="e4m3").tile_n == 224
     # 2048 x 28672: both fill 97.0 %: the wide tile's higher rate wins.
     assert select_config(2048, 28672, 4096).tile_n == 256
@@ -248,8 +250,9 @@ def test_candidates_start_with_the_choice():
     assert {(64, 64, 13, "persistent", 1), (64, 128, 8, "persistent", 1),
             (64, 128, 8, "split_k", 2)} <= o  # fmt: skip
     # No 64-row tile of one consumer at 4096^3: 128-row tiles (one
-    # warpgroup's 128 x 128 among them) and the ping-pong 64 x 256.
-    assert all(c.tile_m == 128 or c.schedule == "pingpong" for c in found)
+    # warpgroup's 128 x 128 among them), rule 3d's 256-row tile and the
+    # ping-pong 64 x 256.
+    assert all(c.tile_m in (128, 256) or c.schedule == "pingpong" for c in found)
     assert {c.name for c in model_tiles(found[0])} <= {c.name for c in found}
     # The 2-CTA cluster of 128 x 128 tiles where they are at most a wave.
     assert any(c.cluster_m == 2 and c.tile_n == 128 for c in candidates(512, 4096, 4096))
@@ -316,6 +319,7 @@ def test_returnable_configurations_cover_every_rule():
         (128, 96, "persistent"),
         (128, 80, "persistent"),
         (128, 224, "persistent"),
+        (256, 144, "persistent"),  # rule 3d
         (64, 256, "persistent"),  # ping-pong
         (64, 128, "persistent"),
         (64, 64, "persistent"),
@@ -589,13 +593,14 @@ def test_packed_tokens_pad_the_least():
 
 def test_rule_3c_transposes_a_ragged_m_where_the_model_says_so():
     """Rule 3c: 300 and 777 tokens on wide layers take the transposed
-    128 x 160 tile (530: 128 x 192); where its waves lose (777 x 3456: 135
+    128 x 160 tile (530: 128 x 192) where rule 3d's 256-row tile fills
+    its waves less; where its waves lose (777 x 3456: 135
     tiles for 132 SMs), or the inputs, layouts, C or a chain rule it out,
     the cost model's tile stays."""
     from nvwgmma.kernel.gemm.launch import fusion_chain
     from nvwgmma.kernel.gemm.selector import select_config
 
-    for m, n, k, width in ((300, 65536, 5120, 160), (777, 131072, 5120, 160),
+    for m, n, k, width in ((300, 38016, 5120, 160), (777, 29568, 5120, 160),
                            (530, 27648, 5120, 192)):  # fmt: skip
         c = select_config(m, n, k, sms=132)
         assert c.store_transposed and c.epilogue == "tma", (m, n)
@@ -619,6 +624,42 @@ def test_rule_3c_tiles_assemble_cleanly(ctx, width, dtype):
     config = transposed_tile(m, _base(dtype, dtype, "K", "K", (), True))
     assert config.tile_n == width and config.store_transposed
     assert_clean(config)
+
+
+def test_rule_3d_transposes_onto_256_rows_where_the_model_says_so():
+    """Rule 3d: 777 x 5120 takes the transposed 256 x 144 tile (20 x 6 =
+    120 tiles, one wave; rule 3c's 128 x 160 makes 200, 128 x 256 140),
+    1300 x 4096 256 x 176; where a row tile fills its waves better (530 x
+    5120 in 128 x 192, 4096 x 4096), or the inputs, layouts, C or a chain
+    rule it out, it is not taken."""
+    from nvwgmma.kernel.gemm.launch import fusion_chain
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    for m, n, k, width in ((777, 5120, 14336, 144), (777, 5120, 17920, 144),
+                           (1300, 4096, 14336, 176), (2048, 3072, 5120, 192)):  # fmt: skip
+        c = select_config(m, n, k, sms=132)
+        assert c.store_transposed and c.epilogue == "tma", (m, n)
+        assert (c.tile_m, c.tile_n, c.consumers, c.consumer_rows) == (256, width, 2, 128), (m, n)
+    for m, n, k, kw in ((530, 5120, 14336, {}), (4096, 4096, 4096, {}),
+                        (777, 5120, 14336, dict(dtype="e4m3", out_dtype="bf16")),
+                        (777, 5120, 14336, dict(b_major="N")),
+                        (777, 5120, 14336, dict(c_aligned=False)),
+                        (777, 5120, 14336, dict(out_dtype="f32")),
+                        (777, 5120, 14336, dict(fusion=fusion_chain(bias="bf16")))):  # fmt: skip
+        assert select_config(m, n, k, sms=132, **kw).consumer_rows != 128 or not select_config(
+            m, n, k, sms=132, **kw).store_transposed, (m, n, kw)  # fmt: skip
+
+
+@pytest.mark.parametrize("width,dtype", [(w, "bf16") for w in range(128, 193, 16)] +
+                         [(144, "f16")])  # fmt: skip
+def test_rule_3d_tiles_assemble_cleanly(ctx, width, dtype):
+    from dataclasses import replace
+
+    from gemm_checks import assert_clean
+    from nvwgmma.kernel.gemm.selector import _base, with_tile
+
+    base = replace(_base(dtype, dtype, "K", "K", (), True), store_transposed=True)
+    assert_clean(with_tile(base, width, consumers=2, consumer_rows=128))
 
 
 def test_the_fitted_rates_are_the_ones_in_use():
@@ -661,7 +702,8 @@ def test_ping_pong_packs_a_ragged_m():
     pingpong = GemmConfig(schedule="pingpong")
     assert round(wave_fill(pingpong, 777, 5120, 1, 132), 2) == 0.92
     assert round(wave_fill(GemmConfig(tile_n=192), 777, 5120, 1, 132), 2) == 0.61
-    c = select_config(777, 5120, 5120)
+    # (Both operands K-major, rule 3d transposes it onto 256 x 144.)
+    c = select_config(777, 5120, 5120, b_major="N")
     assert (c.schedule, c.tile_m, c.tile_n) == ("pingpong", 64, 256)
     assert select_config(768, 5120, 5120).tile_n == 256
     assert select_config(768, 5120, 5120).schedule == "cooperative"

@@ -53,6 +53,13 @@ same on the Llama-3-8B table and replaces them everywhere):
    128-row tiles take 7 x 128 (896) -- where it pads less than 128-row
    tiles and its wave fill times its width's rate (TILE_RATES,
    interpolated) beats the cost model's tile.
+3d. Where rule 3c may transpose the problem (whether or not it packs M):
+   the transposed tile of 256 rows of weights -- two consumers of 128
+   rows, each two m64 wgmmas on the same tokens -- by the token width from
+   128 to 192 that fills the waves the most, where its wave fill times
+   TRANSPOSED_WIDE_RATE beats both the cost model's tile and rule 3c's --
+   777 x 5120 in 20 x 6 = 120 tiles of 256 x 144 (one wave), where
+   128 x 256 makes 140 and rule 3c's 128 x 160 makes 200.
 4. Else (few output tiles: 128 x 128 tiles under half a wave, or under a
    whole one at M <= 64): 64-row tiles of one consumer
    warpgroup, each stage's wgmmas in two groups with the previous stage
@@ -340,15 +347,16 @@ def width_rate(tile_n: int) -> float:
     return TILE_RATES[below] + (TILE_RATES[above] - TILE_RATES[below]) * share
 
 
-def transposed_tile(m: int, base: GemmConfig) -> GemmConfig | None:
+def transposed_tile(m: int, base: GemmConfig, packs: bool = True) -> GemmConfig | None:
     """Rule 3c's configuration for M tokens on `base` (the problem's own
     epilogue and layouts), or None where the rule does not take it: its
     tokens must pad less than 128-row tiles do (what it was measured
-    buying; whole 128s leave it nothing to pack)."""
+    buying; whole 128s leave it nothing to pack) -- unless `packs` is
+    false (rule 3d asks only whether the problem may be transposed)."""
     tokens = packed_tokens(m)
     if (
         m < TRANSPOSED_MIN_M
-        or _ceil(m, tokens) * tokens >= _ceil(m, 128) * 128
+        or (packs and _ceil(m, tokens) * tokens >= _ceil(m, 128) * 128)
         or base.dtype not in TRANSPOSED_DTYPES
         or (base.a_major, base.b_major) != ("K", "K")
         or base.fusion
@@ -360,13 +368,45 @@ def transposed_tile(m: int, base: GemmConfig) -> GemmConfig | None:
     return with_tile(replace(base, store_transposed=True), tokens)
 
 
-def _transposed_if_faster(picked, base, m, n, batch, sms) -> GemmConfig | None:
-    """Rule 3c's tile where the cost model predicts it faster than `picked`."""
-    tile = transposed_tile(m, base)
-    if tile is None:
+# Rule 3d: the transposed problem on 256 rows of weights -- two consumers
+# of 128 rows, each two m64 wgmmas on the same tokens (cuBLAS's 128 x 272
+# of tokens by weights, turned over) -- by the token width from 128 to 192
+# whose tiles fill the waves the most: 20 x 6 = 120 tiles of 256 x 144 for
+# M x N = 777 x 5120, one wave, where 128-row tiles make 140 to 200. Its
+# full-wave rate, fitted on the tuned half (H200, bench/gemm/variants.py
+# --set rows256 and rows256-whole, 70 shapes of 18 tuned layers at 256 to
+# 4096 tokens, bench/results/h200/2026-11-28-2227-gemm-rows256.json and
+# ...-2232-gemm-rows256-whole.json): from 680 to 720 every shape it takes
+# runs as fast as or faster than the tile it replaces; 700, the middle,
+# takes 12 of the 70 at 1.00-1.19x (777 x 5120 x 14336: 0.85 -> 1.00x
+# torch.matmul), 1.019x and 1.004x geomean over the two sets. With C from
+# registers (a fourth stage) it ran 0.93x the TMA store; with split wait,
+# level.
+TRANSPOSED_WIDE_RATE = 700.0
+TRANSPOSED_WIDE_TOKENS = range(192, 127, -16)
+
+
+def wide_transposed_tile(m: int, n: int, base: GemmConfig, batch: int = 1,
+                         sms: int = H100_SMS) -> GemmConfig | None:  # fmt: skip
+    """Rule 3d's configuration (see TRANSPOSED_WIDE_RATE), or None where
+    its inputs, layouts, C or a chain rule it out (as rule 3c's)."""
+    if transposed_tile(m, base, packs=False) is None:
         return None
-    ours = wave_fill(tile, n, m, batch, sms) * width_rate(tile.tile_n)
-    return tile if ours > wave_fill(picked, m, n, batch, sms) * tile_rate(picked) else None
+    base = replace(base, store_transposed=True)
+    widths = [with_tile(base, t, consumers=2, consumer_rows=128) for t in TRANSPOSED_WIDE_TOKENS]
+    return max(widths, key=lambda c: wave_fill(c, n, m, batch, sms))
+
+
+def _transposed_if_faster(picked, base, m, n, batch, sms) -> GemmConfig | None:
+    """Rule 3c's or 3d's tile where the cost model predicts it faster than
+    `picked` (and than the other)."""
+    best, rate = None, wave_fill(picked, m, n, batch, sms) * tile_rate(picked)
+    packed = transposed_tile(m, base)
+    wide = wide_transposed_tile(m, n, base, batch, sms)
+    for tile, tile_rate_ in ((packed, width_rate), (wide, lambda _: TRANSPOSED_WIDE_RATE)):
+        if tile is not None and wave_fill(tile, n, m, batch, sms) * tile_rate_(tile.tile_n) > rate:
+            best, rate = tile, wave_fill(tile, n, m, batch, sms) * tile_rate_(tile.tile_n)
+    return best
 
 
 def _few_tiles(m: int, n: int, batch: int, sms: int) -> bool:
@@ -565,7 +605,8 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     128 x 128 tiles are under a wave the 64 x 64 and 64 x 128 tiles (each
     also split about a wave) and, from 256 rows, the 2 x 1 cluster of
     128 x 128, and, from a full wave of wide tiles up, ping-pong and the
-    2 x 1 cluster of 128 x 256 (each only where it applies)."""
+    2 x 1 cluster of 128 x 256, and rules 3c's and 3d's transposed tiles
+    (each only where it applies)."""
     out_dtype = _out_default(dtype, out_dtype)
     chosen = select_config(m, n, k, dtype=dtype, out_dtype=out_dtype, a_major=a_major,
                            b_major=b_major, batch=batch, fusion=fusion, c_aligned=c_aligned,
@@ -612,6 +653,7 @@ def candidates(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str | 
     if m >= 256 and batch * _ceil(m, 128) * _ceil(n, 128) <= sms:
         found.append(replace(with_tile(base, 128), cluster_m=2))
     found.append(transposed_tile(m, base))  # rule 3c's, where it applies
+    found.append(wide_transposed_tile(m, n, base, batch, sms))  # rule 3d's
     if batch * _ceil(m, 128) * _ceil(n, 256) >= sms:
         found.append(with_tile(base, 256, schedule="pingpong"))
         if m >= 256:
