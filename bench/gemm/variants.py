@@ -314,6 +314,50 @@ def _rows256_variants() -> list:
     ]
 
 
+def _waves_shapes(half: str, tokens, seed: int, count: int, better: bool = True) -> list:
+    """`count` of `half`'s layers (seeded) where rule 0's unsplit 128-row
+    tiles make more than a wave and 64-row tiles fill the last one at
+    least 0.05 better (`better`; else less than that), at every M of
+    `tokens`."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    def fill(c, n, m):
+        units = _units_of(c, n, m)
+        return units / (-(-units // 132) * 132)
+
+    def keep(n, k):
+        c = select_config(16, n, k)
+        return (c.store_transposed and c.scheduler == "persistent" and c.consumers == 2
+                and _units_of(c, n, 16) > 132
+                and (fill(decode_config(16, n, k, consumers=1), n, 16) >= fill(c, n, 16) + 0.05)
+                == better)  # fmt: skip
+
+    import models
+
+    layers = sorted({(n, k) for _, h, _, _, _, n, k in models.corpus() if h == half and keep(n, k)})
+    import random
+
+    return [(m, n, k) for n, k in random.Random(seed).sample(layers, min(count, len(layers)))
+            for m in tokens]  # fmt: skip
+
+
+def _units_of(c, n, m):
+    from nvwgmma.kernel.gemm.selector import _units
+
+    return _units(c, n, m, 1)
+
+
+def _decode_waves_variants() -> list:
+    """Rule 0's 128-row tile against 64 rows where its unsplit units make
+    more than a wave (a finer last wave)."""
+    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+
+    return [
+        ("the pick", select_config),
+        ("64 rows of weights", lambda m, n, k: decode_config(m, n, k, consumers=1)),
+    ]
+
+
 def _heldout_3d_variants() -> list:
     from nvwgmma.kernel.gemm import selector
 
@@ -703,6 +747,13 @@ def experiments() -> dict:
         "rows256-whole": (
             _ragged_shapes("tuned", (256, 512, 1024, 2048, 4096), 8, 94),
             _rows256_variants()[:3],
+        ),
+        # Rule 0 at M <= 16 where 128-row units make more than a wave:
+        # 64-row ones fill the last wave better (tuned half; data for a rule).
+        "decode-waves": (_waves_shapes("tuned", (1, 8, 16), 96, 10), _decode_waves_variants()),
+        "decode-waves-level": (
+            _waves_shapes("tuned", (1, 16), 97, 10, better=False),
+            _decode_waves_variants(),
         ),
         # Held out: rule 3d judged on the other models at ragged M and whole.
         "rows256-heldout": (

@@ -482,7 +482,9 @@ def test_rule_zero_takes_64_weight_rows_where_128_split_k(dtype):
     """Up to 16 tokens, rule 0's 128 weight rows where they fill a wave
     unsplit; 64 rows, split to a wave in turn, where 128-row tiles split K
     and 64 rows make as many units or the 128-row parts are short (at most
-    DECODE_SHORT_PART stages); else the 128-row split. A caller's
+    DECODE_SHORT_PART stages); else the 128-row split; 64 rows too where
+    unsplit 128-row units make more than a wave and 64-row ones fill the
+    last one DECODE_WAVE_GAIN fuller (16-bit). A caller's
     `consumers` is kept."""
     from nvwgmma.kernel.gemm.selector import DECODE_SHORT_PART, decode_config, select_config
 
@@ -491,6 +493,12 @@ def test_rule_zero_takes_64_weight_rows_where_128_split_k(dtype):
         return c.tile_m, c.tile_n, c.scheduler, c.splits
 
     assert pick(16, 28672, 4096) == (128, 16, "persistent", 1)  # 224 tiles: no split
+    # 297 units of 128 rows fill 0.75 of their 3 waves, 594 of 64 rows 0.90
+    # of 5: 64 rows, 16-bit (fp8 was not measured there)
+    wide = (64 if dtype == "bf16" else 128, 16, "persistent", 1)
+    assert pick(16, 38016, 5120) == wide
+    assert pick(1, 57344, 8192) == wide  # 448 units (0.85) against 896 (0.97)
+    assert pick(16, 64128, 8192) == (128, 16, "persistent", 1)  # 0.95 either way
     assert pick(16, 6144, 4096) == (64, 16, "persistent", 1)  # 96 units either way
     assert pick(1, 8192, 8192) == (64, 16, "persistent", 1)  # 128 units either way
     assert pick(16, 4096, 14336) == (64, 16, "split_k", 2)  # 128 units either way

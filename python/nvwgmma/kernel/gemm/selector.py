@@ -14,7 +14,9 @@ The rule, in order (tiles counted with ceil-division, times the batch):
    that fits, each stage released when its wgmmas are done, their K split
    so that tiles x parts is about a wave (as rule 4; up to 16 tokens, where
    128-row tiles would split, 64 rows by 16 where those make as many units
-   or the 128-row parts are short: DECODE_SPLIT_ROWS), C stored transposed
+   or the 128-row parts are short: DECODE_SPLIT_ROWS; 16-bit, also where
+   unsplit 128-row units make more than a wave and 64-row ones fill the
+   last wave DECODE_WAVE_GAIN fuller), C stored transposed
    (`decode_tile`, `decode_config`). Its second case: from
    33 to 64 tokens, where rules 1-3 pick a 128-row tile (half of it or
    more padding), the transposed 128 x 64 tile of two consumers. Its
@@ -279,6 +281,13 @@ def _units(config: GemmConfig, m, n, batch) -> int:
     return _tiles(config, m, n, batch) * (config.splits if config.scheduler == "split_k" else 1)
 
 
+def _last_wave(config: GemmConfig, m, n, batch, sms) -> float:
+    """`config`'s units over the units its whole waves hold (the wave
+    fill of rule 0's units)."""
+    units = _units(config, m, n, batch)
+    return units / (_ceil(units, sms) * sms)
+
+
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
     """`config` with K split so that tiles x parts is about a wave, each
     part keeping at least MIN_PART_STAGES K stages; None below 2 parts."""
@@ -463,6 +472,16 @@ DECODE_NARROW_M = 16
 # 0.96-0.99x (left); stream-K of the 128-row tile 0.82-1.0x.
 DECODE_SPLIT_ROWS = 64
 DECODE_SHORT_PART = 16  # K stages
+# ... and, 16-bit, where its 128-row units (unsplit) make more than a wave
+# and 64-row ones fill the last wave at least DECODE_WAVE_GAIN fuller,
+# 64 rows: the last wave's idle SMs are half as long. Tuned half (H200,
+# variants.py --set decode-waves and decode-waves-level, 18 layers at 1,
+# 8 and 16 tokens, ...-2247-gemm-decode-waves.json,
+# ...-2249-gemm-decode-waves-level.json): where the fill gains 0.05 or
+# more (0.56 -> 0.75 on 19008 x 5120, 0.85 -> 0.97 on 57344 x 8192),
+# 1.012x geomean (0.988-1.042); where it gains less, 128 rows ran ahead
+# (64 rows at 0.987x, 0.954-0.999).
+DECODE_WAVE_GAIN = 0.05
 # Where C leaves through TMA, those tiles release their stages as rule 4's
 # do (SPLIT_WAIT): one iteration late, each stage's wgmmas in two groups,
 # so a consumer never waits for the wgmmas it just issued. Tuned shapes
@@ -552,6 +571,15 @@ def decode_config(m: int, n: int, k: int, *, dtype: str = "bf16", out_dtype: str
         half = _split_to_a_wave(half, n, m, k, batch, sms) or half
         short = _ceil(k, split.k_tile) <= DECODE_SHORT_PART * split.splits
         if short or _units(half, n, m, batch) >= _units(split, n, m, batch):
+            picked = half
+    elif (split is None and consumers is None and m <= DECODE_NARROW_M
+          and dtype in TRANSPOSED_DTYPES and _units(tile, n, m, batch) > sms):  # fmt: skip
+        half = with_tile(base, tokens or rule_tokens, consumers=DECODE_SPLIT_ROWS // 64,
+                         max_stages=16)  # fmt: skip
+        if (
+            _last_wave(half, n, m, batch, sms)
+            >= _last_wave(tile, n, m, batch, sms) + DECODE_WAVE_GAIN
+        ):
             picked = half
     if tma and m <= DECODE_NARROW_M:
         picked = replace(picked, **SPLIT_WAIT)
