@@ -358,6 +358,12 @@ def _decode_waves_variants() -> list:
     ]
 
 
+def _decode_128(m, n, k):
+    from nvwgmma.kernel.gemm.selector import decode_config
+
+    return decode_config(m, n, k, consumers=2)
+
+
 def _heldout_3d_variants() -> list:
     from nvwgmma.kernel.gemm import selector
 
@@ -751,6 +757,14 @@ def experiments() -> dict:
         # Rule 0 at M <= 16 where 128-row units make more than a wave:
         # 64-row ones fill the last wave better (tuned half; data for a rule).
         "decode-waves": (_waves_shapes("tuned", (1, 8, 16), 96, 10), _decode_waves_variants()),
+        # Held out: the rule it gave, on the other models' such layers.
+        "decode-waves-heldout": (
+            _waves_shapes("held-out", (1, 8, 16), 98, 10),
+            [
+                _decode_waves_variants()[0],
+                ("128 rows (before)", lambda m, n, k: _decode_128(m, n, k)),
+            ],
+        ),  # fmt: skip
         "decode-waves-level": (
             _waves_shapes("tuned", (1, 16), 97, 10, better=False),
             _decode_waves_variants(),
