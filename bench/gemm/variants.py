@@ -319,15 +319,15 @@ def _waves_shapes(half: str, tokens, seed: int, count: int, better: bool = True)
     tiles make more than a wave and 64-row tiles fill the last one at
     least 0.05 better (`better`; else less than that), at every M of
     `tokens`."""
-    from nvwgmma.kernel.gemm.selector import decode_config, select_config
+    from nvwgmma.kernel.gemm.selector import decode_config
 
     def fill(c, n, m):
         units = _units_of(c, n, m)
         return units / (-(-units // 132) * 132)
 
     def keep(n, k):
-        c = select_config(16, n, k)
-        return (c.store_transposed and c.scheduler == "persistent" and c.consumers == 2
+        c = decode_config(16, n, k, consumers=2)  # rule 0's 128 rows
+        return (_decodes_at_16(n, k) and c.store_transposed and c.scheduler == "persistent" and c.consumers == 2
                 and _units_of(c, n, 16) > 132
                 and (fill(decode_config(16, n, k, consumers=1), n, 16) >= fill(c, n, 16) + 0.05)
                 == better)  # fmt: skip
@@ -339,6 +339,12 @@ def _waves_shapes(half: str, tokens, seed: int, count: int, better: bool = True)
 
     return [(m, n, k) for n, k in random.Random(seed).sample(layers, min(count, len(layers)))
             for m in tokens]  # fmt: skip
+
+
+def _decodes_at_16(n, k):
+    from nvwgmma.kernel.gemm.selector import select_config
+
+    return select_config(16, n, k).store_transposed
 
 
 def _units_of(c, n, m):
