@@ -34,7 +34,8 @@ DECODE = [
 
 GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
-CORPUS = [("held out, a second sample, rule 3d's 256-row transposed tile (H200)", "h200/2026-11-28-2241-gemm-corpus-heldout-second-3d.json"),
+CORPUS = [("held out, a second sample, rule 0's 64 rows for the last wave (H200)", "h200/2026-11-28-2302-gemm-corpus-heldout-second-waves.json"),
+          ("held out, a second sample, rule 3d's 256-row transposed tile (H200)", "h200/2026-11-28-2241-gemm-corpus-heldout-second-3d.json"),
           ("held out, a second sample, rule 0's late release up to 16 tokens (H200)", "h200/2026-11-28-2048-gemm-corpus-heldout-second-release.json"),
           ("held out, a second sample, programmatic launches and rule 0's 64-row split (H200)", "h200/2026-11-28-2022-gemm-corpus-heldout-second-pdl.json"),
           ("held out, a second sample, rule 3c and the transposed TMA store (H200)", "h200/2026-11-28-1738-gemm-corpus-heldout-second-3c.json"),
