@@ -130,6 +130,18 @@ CASES = [
     (1, 225, 16384, 1024, "bf16", "bf16", "K", "K", ()),
     (2, 300, 8192, 1024, "bf16", "bf16", "K", "K", ()),
     (2, 8, 8192, 1024, "bf16", "bf16", "K", "K", ()),  # decode's 128 x 16, batched
+    # Rule 3d's transposed 256-row tiles at 144 (bf16, f16), 160, 176 and
+    # 192 tokens, a batch and a ragged N; rule 0's 64 x 16 where 128-row
+    # units leave the last wave emptier (bf16, f16).
+    (1, 777, 5120, 2048, "bf16", "bf16", "K", "K", ()),
+    (1, 1000, 14336, 1024, "f16", "f16", "K", "K", ()),
+    (1, 300, 27648, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 1300, 4096, 4096, "bf16", "bf16", "K", "K", ()),
+    (1, 2048, 3072, 1024, "bf16", "bf16", "K", "K", ()),
+    (2, 777, 2560, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 777, 5128, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 16, 38016, 1024, "bf16", "bf16", "K", "K", ()),
+    (1, 3, 57344, 1024, "f16", "f16", "K", "K", ()),
 ]
 # Split-K and stream-K (a 10th entry: the GemmConfig fields changed from
 # the problem's own), each also run twice and compared bit for bit.
