@@ -53,6 +53,8 @@ GEMMS = {
     "decode_wide": (64, 28672, 8192, None),  # rule 0's second case: transposed 128 x 64
     "decode_ragged": (77, 5120, 3072, None),  # rule 0's third case: transposed 64 x 80
     "ragged_transposed": (300, 8192, 4096, None),  # rule 3c: transposed 128 x 160
+    "ragged_wide_transposed": (777, 5120, 4096, None),  # rule 3d: transposed 256 x 144
+    "decode_waves": (16, 38016, 4096, None),  # rule 0's last wave: 64 weight rows, 594 units
     "ragged": (777, 1000, 520, None),
 }
 CUPY_GEMM = (1000, 1024, 512)  # f16 in, f16 out
