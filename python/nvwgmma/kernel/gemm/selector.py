@@ -409,12 +409,14 @@ def wide_transposed_tile(m: int, n: int, base: GemmConfig, batch: int = 1,
 def _transposed_if_faster(picked, base, m, n, batch, sms) -> GemmConfig | None:
     """Rule 3c's or 3d's tile where the cost model predicts it faster than
     `picked` (and than the other)."""
-    best, rate = None, wave_fill(picked, m, n, batch, sms) * tile_rate(picked)
+    best, predicted = None, wave_fill(picked, m, n, batch, sms) * tile_rate(picked)
     packed = transposed_tile(m, base)
     wide = wide_transposed_tile(m, n, base, batch, sms)
-    for tile, tile_rate_ in ((packed, width_rate), (wide, lambda _: TRANSPOSED_WIDE_RATE)):
-        if tile is not None and wave_fill(tile, n, m, batch, sms) * tile_rate_(tile.tile_n) > rate:
-            best, rate = tile, wave_fill(tile, n, m, batch, sms) * tile_rate_(tile.tile_n)
+    for tile, rate in ((packed, packed and width_rate(packed.tile_n)),
+                       (wide, TRANSPOSED_WIDE_RATE)):  # fmt: skip
+        # The transposed problem: N rows (the weights) by M columns (tokens).
+        if tile is not None and wave_fill(tile, n, m, batch, sms) * rate > predicted:
+            best, predicted = tile, wave_fill(tile, n, m, batch, sms) * rate
     return best
 
 
