@@ -177,30 +177,30 @@ def _step(roles, scales, accs, current, spare, stage, it, kt):
     (K tile `kt`, an index) only, release its `stage`, promote it: (accs,
     the new set in flight, the promoted set, its stage, it + 1)."""
     from ...dialects import arith
-    from ...dialects import nvwgmma as wg
 
     loaded = scales.load(arith.index_cast(roles.i32, kt))
     following, next_stage = _issue(roles, spare, it)
-    done = list(wg.wait_group(1, *current).results)
-    roles._release(stage)
-    return (
-        scales.promote(accs, done, loaded),
-        following,
-        done,
-        next_stage,
-        arith.addi(it, roles.const(1)),
-    )
+    accs, done = _retire(roles, scales, accs, current, stage, loaded, pending=1)
+    return accs, following, done, next_stage, arith.addi(it, roles.const(1))
 
 
 def _last(roles, scales, accs, current, stage, kt):
     """The last K tile (`kt`): wait for everything, release, promote."""
     from ...dialects import arith
-    from ...dialects import nvwgmma as wg
 
     loaded = scales.load(arith.index_cast(roles.i32, kt))
-    done = list(wg.wait_group(0, *current).results)
+    return _retire(roles, scales, accs, current, stage, loaded, pending=0)[0]
+
+
+def _retire(roles, scales, accs, current, stage, loaded, *, pending):
+    """Wait until `pending` groups are left (`current`'s among those
+    done), release its `stage`, promote it with the `loaded` scales:
+    (accs, the waited-for set)."""
+    from ...dialects import nvwgmma as wg
+
+    done = list(wg.wait_group(pending, *current).results)
     roles._release(stage)
-    return scales.promote(accs, done, loaded)
+    return scales.promote(accs, done, loaded), done
 
 
 def _serial(roles, work, start):
@@ -210,7 +210,6 @@ def _serial(roles, work, start):
     zeros are written between the fence and them (LLVM would sink such
     writes below the fence)."""
     from ...dialects import arith, scf
-    from ...dialects import nvwgmma as wg
     from ...ir import InsertionPoint
 
     scales, nb, const = _Scales(roles, work), roles.blocks, roles.const
@@ -220,9 +219,7 @@ def _serial(roles, work, start):
         accs, fresh, it = carried[:nb], carried[nb : 2 * nb], carried[-1]
         loaded = scales.load(arith.index_cast(roles.i32, main.induction_variable))
         fresh, stage = _issue(roles, fresh, it)
-        fresh = list(wg.wait_group(0, *fresh).results)
-        roles._release(stage)
-        accs = scales.promote(accs, fresh, loaded)
+        accs, fresh = _retire(roles, scales, accs, fresh, stage, loaded, pending=0)
         scf.YieldOp([*accs, *fresh, arith.addi(it, const(1))])
     results = list(main.results)
     return results[:nb], results[-1]
