@@ -286,7 +286,9 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False) -> int:
                       flush=True)  # fmt: skip
         del w
         torch.cuda.empty_cache()
-    info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}
+    from run import _gpu_info
+
+    info = _gpu_info()  # GPU, clocks, power limit, driver, torch, date
     for half in ("tuned", "held-out"):
         r = [x["rule_ratio"] for x in rows if x["half"] == half and x["rule_ratio"]]
         if r:

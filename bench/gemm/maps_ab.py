@@ -104,9 +104,10 @@ def run(directory: str) -> None:
                    p / v for p, v in zip(times["pointer"], times["value"]))}  # fmt: skip
         print(row, flush=True)
         rows.append(row)
+    from run import _gpu_info
+
     with open(os.path.join(os.environ.get("OUT", "."), "ab-maps.json"), "w") as f:
-        json.dump({"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                   "rows": rows}, f, indent=1)  # fmt: skip
+        json.dump({"info": _gpu_info(), "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":
