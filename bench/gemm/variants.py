@@ -171,7 +171,7 @@ def _layers(half: str, count: int, seed: int, keep=lambda n, k: True) -> list:
 
     layers = sorted({(n, k) for _, h, _, _, _, n, k in models.corpus()
                      if h == half and keep(n, k)})  # fmt: skip
-    return random.Random(seed).sample(layers, count)
+    return random.Random(seed).sample(layers, min(count, len(layers)))
 
 
 def _ragged_shapes(half: str, tokens, count: int, seed: int, dtype: str = "bf16") -> list:
@@ -275,18 +275,13 @@ def _ragged_wide_variants() -> list:
 def _rows256_tile(tokens=None, **changes):
     """The transposed problem on 256 rows of weights (two consumers of 128
     rows, cuBLAS's 128 x 272 turned over: as many tile elements in one
-    wgmma N block each) by `tokens`, or by the width from 128 to 192 whose
-    tiles fill the waves the most: a function of (M, N, K)."""
-    from nvwgmma.kernel.gemm.selector import _base, wave_fill, with_tile
+    wgmma N block each) by `tokens`, or by rule 3d's width: a function of
+    (M, N, K)."""
+    from nvwgmma.kernel.gemm.selector import TRANSPOSED_WIDE_TOKENS, _base, filling_wide_tile
 
     base = replace(_base("bf16", "bf16", "K", "K", (), True), store_transposed=True, **changes)
-
-    def tile(m, n, k):
-        widths = [with_tile(base, t, consumers=2, consumer_rows=128)
-                  for t in ([tokens] if tokens else range(192, 127, -16))]  # fmt: skip
-        return max(widths, key=lambda c: wave_fill(c, n, m, 1, 132))
-
-    return tile
+    widths = [tokens] if tokens else TRANSPOSED_WIDE_TOKENS
+    return lambda m, n, k: filling_wide_tile(base, m, n, 1, 132, widths)
 
 
 def _rows256_variants() -> list:
@@ -319,38 +314,17 @@ def _waves_shapes(half: str, tokens, seed: int, count: int, better: bool = True)
     tiles make more than a wave and 64-row tiles fill the last one at
     least 0.05 better (`better`; else less than that), at every M of
     `tokens`."""
-    from nvwgmma.kernel.gemm.selector import decode_config
-
-    def fill(c, n, m):
-        units = _units_of(c, n, m)
-        return units / (-(-units // 132) * 132)
+    from nvwgmma.kernel.gemm.selector import _last_wave, _units, decode_config, select_config
 
     def keep(n, k):
-        c = decode_config(16, n, k, consumers=2)  # rule 0's 128 rows
-        return (_decodes_at_16(n, k) and c.store_transposed and c.scheduler == "persistent" and c.consumers == 2
-                and _units_of(c, n, 16) > 132
-                and (fill(decode_config(16, n, k, consumers=1), n, 16) >= fill(c, n, 16) + 0.05)
+        rows128 = decode_config(16, n, k, consumers=2)  # rule 0's 128 rows
+        rows64 = decode_config(16, n, k, consumers=1)
+        return (select_config(16, n, k).store_transposed and rows128.scheduler == "persistent"
+                and _units(rows128, n, 16, 1) > 132
+                and (_last_wave(rows64, n, 16, 1, 132) >= _last_wave(rows128, n, 16, 1, 132) + 0.05)
                 == better)  # fmt: skip
 
-    import models
-
-    layers = sorted({(n, k) for _, h, _, _, _, n, k in models.corpus() if h == half and keep(n, k)})
-    import random
-
-    return [(m, n, k) for n, k in random.Random(seed).sample(layers, min(count, len(layers)))
-            for m in tokens]  # fmt: skip
-
-
-def _decodes_at_16(n, k):
-    from nvwgmma.kernel.gemm.selector import select_config
-
-    return select_config(16, n, k).store_transposed
-
-
-def _units_of(c, n, m):
-    from nvwgmma.kernel.gemm.selector import _units
-
-    return _units(c, n, m, 1)
+    return [(m, n, k) for n, k in _layers(half, count, seed, keep) for m in tokens]
 
 
 def _decode_waves_variants() -> list:
@@ -502,20 +476,15 @@ def _inflight_variants(dtype: str = "bf16") -> list:
             ("inflight 1, split wait", released(1, split_wait=True))]  # fmt: skip
 
 
-def _fill(units: int, sms: int = 132) -> float:
-    """How full the waves of `units` work units are on `sms` SMs."""
-    return units / (sms * -(-units // sms))
-
-
 def _fill_shapes(half: str, tokens, count: int, seed: int) -> list:
     """`count` (N, K) layers of `half` whose rule 0 units (as split before
     the fill rule) fill under 0.9 of their waves at 16 tokens, at each of
     `tokens`."""
-    from nvwgmma.kernel.gemm.selector import _split_to_a_wave, _units, decode_config
+    from nvwgmma.kernel.gemm.selector import _last_wave, _split_to_a_wave, decode_config
 
     def underfilled(n, k):
         tile = replace(decode_config(16, n, k, consumers=2), scheduler="persistent", splits=1)
-        return _fill(_units(_split_to_a_wave(tile, n, 16, k, 1, 132) or tile, n, 16, 1)) < 0.9
+        return _last_wave(_split_to_a_wave(tile, n, 16, k, 1, 132) or tile, n, 16, 1, 132) < 0.9
 
     return [(m, n, k) for m in tokens for n, k in _layers(half, count, seed, underfilled)]
 
@@ -525,13 +494,13 @@ def _split_to_fill(config, m, n, k, batch, sms, slack):
     SMs' waves within `slack` of the best any part count reaches (each part
     at least MIN_PART_STAGES stages); None where that is one part. (Tried
     for rule 0 and not kept: results/h200/2026-11-28-2013-gemm-decode-fill.json.)"""
-    from nvwgmma.kernel.gemm.selector import MIN_PART_STAGES, _tiles
+    from nvwgmma.kernel.gemm.selector import MIN_PART_STAGES, _tiles, unit_fill
 
     tiles = _tiles(config, m, n, batch)
     most = max(1, -(-k // config.k_tile) // MIN_PART_STAGES)
 
     def fill(parts):
-        return _fill(tiles * parts, sms)
+        return unit_fill(tiles * parts, sms)
 
     best = max(fill(parts) for parts in range(1, most + 1))
     splits = min(parts for parts in range(1, most + 1) if fill(parts) >= best - slack)
@@ -766,10 +735,7 @@ def experiments() -> dict:
         # Held out: the rule it gave, on the other models' such layers.
         "decode-waves-heldout": (
             _waves_shapes("held-out", (1, 8, 16), 98, 10),
-            [
-                _decode_waves_variants()[0],
-                ("128 rows (before)", lambda m, n, k: _decode_128(m, n, k)),
-            ],
+            [_decode_waves_variants()[0], ("128 rows (before)", _decode_128)],
         ),  # fmt: skip
         "decode-waves-level": (
             _waves_shapes("tuned", (1, 16), 97, 10, better=False),

@@ -281,11 +281,14 @@ def _units(config: GemmConfig, m, n, batch) -> int:
     return _tiles(config, m, n, batch) * (config.splits if config.scheduler == "split_k" else 1)
 
 
-def _last_wave(config: GemmConfig, m, n, batch, sms) -> float:
-    """`config`'s units over the units its whole waves hold (the wave
-    fill of rule 0's units)."""
-    units = _units(config, m, n, batch)
+def unit_fill(units: int, sms: int) -> float:
+    """How full the SMs' waves of `units` work units are."""
     return units / (_ceil(units, sms) * sms)
+
+
+def _last_wave(config: GemmConfig, m, n, batch, sms) -> float:
+    """The wave fill of `config`'s units (rule 0's)."""
+    return unit_fill(_units(config, m, n, batch), sms)
 
 
 def _split_to_a_wave(config: GemmConfig, m, n, k, batch, sms) -> GemmConfig | None:
@@ -401,9 +404,14 @@ def wide_transposed_tile(m: int, n: int, base: GemmConfig, batch: int = 1,
     its inputs, layouts, C or a chain rule it out (as rule 3c's)."""
     if transposed_tile(m, base, packs=False) is None:
         return None
-    base = replace(base, store_transposed=True)
-    widths = [with_tile(base, t, consumers=2, consumer_rows=128) for t in TRANSPOSED_WIDE_TOKENS]
-    return max(widths, key=lambda c: wave_fill(c, n, m, batch, sms))
+    return filling_wide_tile(replace(base, store_transposed=True), m, n, batch, sms)
+
+
+def filling_wide_tile(base: GemmConfig, m, n, batch, sms, widths=TRANSPOSED_WIDE_TOKENS):
+    """`base` (transposed) on 256 rows of weights by the token width of
+    `widths` whose tiles fill the waves the most (the widest of a tie)."""
+    tiles = [with_tile(base, t, consumers=2, consumer_rows=128) for t in widths]
+    return max(tiles, key=lambda c: wave_fill(c, n, m, batch, sms))
 
 
 def _transposed_if_faster(picked, base, m, n, batch, sms) -> GemmConfig | None:
