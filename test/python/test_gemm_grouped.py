@@ -446,8 +446,8 @@ def test_the_bench_roofline_is_the_slower_of_flops_and_bytes():
 
 
 def test_the_bench_passes_its_run_flag_and_refuses_others(monkeypatch):
-    """bench/gemm/grouped.py's --rule-only reaches run() through
-    two_step's flags; an unknown option is refused."""
+    """bench/gemm/grouped.py's --rule-only and half flags reach run()
+    through two_step's flags; an unknown option is refused."""
     import pathlib
     import sys
 
@@ -457,9 +457,12 @@ def test_the_bench_passes_its_run_flag_and_refuses_others(monkeypatch):
     import grouped
 
     calls = []
-    monkeypatch.setattr(grouped, "run", lambda d, o, rule_only=False: calls.append(rule_only) or 0)
+    monkeypatch.setattr(grouped, "run", lambda d, o, **flags: calls.append(flags) or 0)
     assert grouped.main(["run", "ptx", "--out", "out", "--rule-only"]) == 0
-    assert grouped.main(["run", "ptx", "--out", "out"]) == 0
-    assert calls == [True, False]
+    assert grouped.main(["run", "ptx", "--out", "out", "--held-out"]) == 0
+    off = dict(rule_only=False, tuned=False, held_out=False)
+    assert calls == [{**off, "rule_only": True}, {**off, "held_out": True}]
+    assert {m for m, *_ in grouped.layers("tuned")} == set(grouped.TUNED)
+    assert {m for m, *_ in grouped.layers("held-out")} == set(grouped.MODELS) - set(grouped.TUNED)
     with pytest.raises(SystemExit):
         grouped.main(["run", "ptx", "--all-candidates"])

@@ -291,7 +291,10 @@ def test_serpentine_units_start_where_the_previous_ended(k_order):
 def _trace_grouped(config, ends, n, k, ctas, max_rows=None):
     """[(cta, row, col, group, rows, k_first, k_end)] of every unit of a
     Grouped schedule over groups ending at `ends` (with `max_rows`: a Masked
-    one, `ends` holding the counts), run as _trace runs."""
+    one, `ends` holding the counts), run as _trace runs: each CTA's units
+    walked as the kernel's roles walk them, the scan's cursor carried from
+    one to the next; each unit's Work must equal work(unit)'s, found from
+    group 0."""
     from nvwgmma import ir
     from nvwgmma.dialects import arith, func, llvm, scf
     from nvwgmma.kernel.gemm.scheduler import Grouped, Masked
@@ -323,15 +326,24 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None):
                     else:
                         s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k), offsets,
                                    c32(len(ends)), c32(max_rows), cta=g, ctas=c32(ctas))  # fmt: skip
-                    units = scf.ForOp(*s.units())
+                    units = scf.ForOp(*s.units(), s.cursor())
                     with ir.InsertionPoint(units.body):
-                        w = s.work(units.induction_variable)
-                        _emit(g, w.row, w.col, w.b_batch, w.rows, w.k_first, w.k_end)
-                        scf.YieldOp([])
+                        w, cursor = s.advance(units.induction_variable,
+                                              list(units.inner_iter_args))  # fmt: skip
+                        fresh = s.work(units.induction_variable)
+                        same = c32(1)
+                        for field in ("row", "col", "b_batch", "rows"):
+                            eq = arith.cmpi(arith.CmpIPredicate.eq, getattr(w, field),
+                                            getattr(fresh, field))  # fmt: skip
+                            same = arith.andi(same, arith.extui(i32, eq))
+                        _emit(g, w.row, w.col, w.b_batch, w.rows, w.k_first, w.k_end, same)
+                        scf.YieldOp(cursor)
                     scf.YieldOp([])
                 func.ReturnOp([])
         text = str(module)
-    return _execute(text, runner, lib, opt)
+    rows = _execute(text, runner, lib, opt)
+    assert all(r[-1] == 1 for r in rows), "a carried cursor changed a unit's work"
+    return [r[:-1] for r in rows]
 
 
 @pytest.mark.parametrize(

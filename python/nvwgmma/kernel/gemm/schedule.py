@@ -71,10 +71,12 @@ class _Roles:
         with InsertionPoint(issuer.then_block):
             serpentine = c.k_order == "serpentine"
             # Serpentine also counts the CTA's units (j).
-            tiles = scf.ForOp(*self.scheduler.units(), [const(0)] * (1 + serpentine))
+            cursor = _cursor(self.scheduler)
+            tiles = scf.ForOp(*self.scheduler.units(), [const(0)] * (1 + serpentine) + cursor)
             with InsertionPoint(tiles.body):
-                work = self.scheduler.work(tiles.induction_variable)
-                start, *j = tiles.inner_iter_args
+                start, *j = tiles.inner_iter_args[: 1 + serpentine]
+                work, cursor = _advance(self.scheduler, tiles.induction_variable,
+                                        tiles.inner_iter_args[1 + serpentine :])  # fmt: skip
                 loads = scf.ForOp(work.k_first, work.k_end, self.c1, [start])
                 with InsertionPoint(loads.body):
                     it = loads.inner_iter_args[0]
@@ -89,7 +91,7 @@ class _Roles:
                                  col=work.col, batch=work.batch, rank=v.rank,
                                  a_batch=work.a_batch, b_batch=work.b_batch)  # fmt: skip
                     scf.YieldOp([arith.addi(it, const(1))])
-                scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j])
+                scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j] + cursor)
             scf.YieldOp([])
 
     def consumer(self, consumer, a_start):
@@ -234,6 +236,22 @@ class _Roles:
         self.epilogue.finish(barrier=self.store_barrier, thread=self.v.wg_thread)
 
 
+def _cursor(scheduler) -> list:
+    """The Values a role carries over its units for the scheduler: its
+    `cursor()`, or none for a scheduler with only units() and work()."""
+    cursor = getattr(scheduler, "cursor", None)
+    return list(cursor()) if cursor is not None else []
+
+
+def _advance(scheduler, unit, cursor) -> tuple:
+    """(unit's Work, the cursor after it)."""
+    advance = getattr(scheduler, "advance", None)
+    if advance is None:
+        return scheduler.work(unit), []
+    work, after = advance(unit, list(cursor))
+    return work, list(after)
+
+
 def _split_roles(v, producer, consumer):
     from ...dialects import arith, scf
     from ...ir import InsertionPoint, IntegerType
@@ -260,13 +278,14 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, wo
 
     def consumer(index):
         r.consumer(index, a_start=index)
-        tiles = scf.ForOp(*scheduler.units(), [r.const(0)])
+        tiles = scf.ForOp(*scheduler.units(), [r.const(0)] + _cursor(scheduler))
         with InsertionPoint(tiles.body):
-            work = scheduler.work(tiles.induction_variable)
-            accs, end = r.mainloop(work, tiles.inner_iter_args[0])
+            start, *cursor = tiles.inner_iter_args
+            work, cursor = _advance(scheduler, tiles.induction_variable, cursor)
+            accs, end = r.mainloop(work, start)
             row = arith.addi(work.row, arith.muli(index, r.const(config.consumer_rows)))
             r.finish_tile(work, accs, row)
-            scf.YieldOp([end])
+            scf.YieldOp([end] + cursor)
         r.done()
 
     _split_roles(v, r.producer, consumer)
@@ -297,10 +316,10 @@ def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, works
         first, end, step = scheduler.units()
         mine_turn = arith.addi(const(_TURN_BARRIERS[0]), index)
         other_turn = arith.subi(const(_TURN_BARRIERS[0] + _TURN_BARRIERS[1]), mine_turn)
-        tiles = scf.ForOp(first, end, step, [const(0), const(0)])
+        tiles = scf.ForOp(first, end, step, [const(0), const(0)] + _cursor(scheduler))
         with InsertionPoint(tiles.body):
-            start, j = tiles.inner_iter_args
-            work = scheduler.work(tiles.induction_variable)
+            start, j, *cursor = tiles.inner_iter_args
+            work, cursor = _advance(scheduler, tiles.induction_variable, cursor)
             mine = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(j, const(1)), index)
             turn = scf.IfOp(mine, [start.type], has_else=True)
             with InsertionPoint(turn.then_block):
@@ -320,7 +339,7 @@ def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, works
                 # The other consumer's unit: skip its stages of the ring.
                 skipped = arith.index_cast(r.i32, arith.subi(work.k_end, work.k_first))
                 scf.YieldOp([arith.addi(start, skipped)])
-            scf.YieldOp([turn.results[0], arith.addi(j, const(1))])
+            scf.YieldOp([turn.results[0], arith.addi(j, const(1))] + cursor)
         r.done()
 
     _split_roles(v, r.producer, consumer)

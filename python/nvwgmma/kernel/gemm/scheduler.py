@@ -173,6 +173,19 @@ class Persistent:
         row, col, batch = self.tile(arith.index_cast(self.i32, unit))
         return Work(row, col, batch, self._index(self.const(0)), self._index(self.k_tiles))
 
+    def cursor(self) -> list:
+        """The i32 Values a role carries from one of its units to the next
+        (none here): see `advance`."""
+        return []
+
+    def advance(self, unit, cursor) -> tuple:
+        """(work(unit), the cursor after it): each role walks its units in
+        increasing order, so a scheduler whose `work` searches (Grouped)
+        can start where the previous unit's search ended. The Work is
+        work(unit)'s whatever the cursor, so units stay pure functions of
+        the unit index."""
+        return self.work(unit), []
+
     def k_stage(self, work, step, j):
         """The K stage (i32) loaded at loop step `step` (an index Value in
         [k_first, k_end)) of the CTA's `j`-th unit (i32; None when
@@ -364,10 +377,11 @@ class Grouped(Persistent):
     waits for them) and batch entry g of B. Unit u is the u-th (group, tile
     row, tile column), groups in order, then tile rows, then columns; an
     empty group has no units. `work(u)` finds u's group by a scan of the
-    offsets (O(groups), the same in every thread) and bounds the store to
-    the group's last row (Work.rows), so the registers epilogue never
-    writes into the next group. An end below the one before it reads as
-    that one (an empty group)."""
+    offsets (the same in every thread; `advance` starts it at the previous
+    unit's group) and bounds the store to the group's last row
+    (Work.rows), so the registers epilogue never writes into the next
+    group. An end below the one before it reads as that one (an empty
+    group)."""
 
     def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None):
         from ...dialects import arith
@@ -386,18 +400,21 @@ class Grouped(Persistent):
     # long as a short-K tile's mainloop).
     SCAN_STEP = 8
 
-    def _scan(self, unit):
+    def _scan(self, unit, start=None):
         """The scan over the groups, SCAN_STEP offsets per step: (last end,
         units before the end, and for `unit` (an i32 Value, or None): its
         group, the group's first row, its end and the units before the
         group). With a unit it stops at the step that holds the unit's
-        group (then the first two results are that step's)."""
+        group (then the first two results are that step's). `start`: the
+        (group, its first row, units before it) to begin at -- a group at
+        or before the unit's (a cursor) -- else group 0."""
         from ...dialects import arith, llvm, scf
         from ...ir import InsertionPoint
         from .._ir import gep
 
         zero, c, step = self.const(0), self.config, self.SCAN_STEP
-        carried = [zero] * 7  # next group, prev end, before, found g/start/end/before
+        # next group, prev end, before, found g/start/end/before
+        carried = [*(start or [zero] * 3), *[zero] * 4]
         loop = scf.WhileOp([v.type for v in carried], carried)
         cond = loop.before.blocks.append(*[v.type for v in carried])
         with InsertionPoint(cond):
@@ -442,10 +459,21 @@ class Grouped(Persistent):
         return self.cta, self._index(self.total), self.ctas
 
     def work(self, unit) -> Work:
+        return self.advance(unit, self.cursor())[0]
+
+    def cursor(self) -> list:
+        """(group, its first row, units before it) of the last unit's group:
+        the next unit's scan starts there, not at group 0 -- a step or two
+        where CTAs 132 units apart cross a few groups, instead of groups / 8
+        steps before every unit's mainloop (at 128 experts, a short-K
+        tile's time)."""
+        return [self.const(0)] * 3
+
+    def advance(self, unit, cursor) -> tuple:
         from ...dialects import arith
 
         u = arith.index_cast(self.i32, unit)
-        _, _, group, start, end, before = self._scan(u)
+        _, _, group, start, end, before = self._scan(u, cursor)
         local = arith.subi(u, before)
         c, const, zero = self.config, self.const, self.const(0)
         # Inside a group, the L2 bands of Persistent.tile (row by row, a
@@ -454,8 +482,9 @@ class Grouped(Persistent):
         tm, tn = self.banded(local, tile_rows, max(1, c.group_m))
         row = arith.addi(start, arith.muli(tm, const(c.tile_m)))
         col = arith.muli(tn, const(c.tile_n))
-        return Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
+        work = Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
                     a_batch=zero, b_batch=group, rows=end)  # fmt: skip
+        return work, [group, start, before]
 
 
 class Masked(Grouped):
