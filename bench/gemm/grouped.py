@@ -116,14 +116,19 @@ def _config(fields):
 def generate(out_dir: str) -> None:
     from dataclasses import replace
 
-    from nvwgmma.kernel.gemm.grouped import write_grouped
+    from nvwgmma.kernel.gemm.grouped import PREFILL_TILES, write_grouped
 
     for candidate in CANDIDATES:
         print(write_grouped(out_dir, _config(candidate)))
-    # checks(): weights stored (E, K, N), row-major per expert; the masked layout
-    for candidate in CANDIDATES[:3]:
-        print(write_grouped(out_dir, replace(_config(candidate), b_major="N")))
-        print(write_grouped(out_dir, _config(candidate), masked=True))
+    # Every tile grouped_config returns, for checks(): weights stored
+    # (E, K, N), row-major per expert; the masked layout.
+    rule = [dict(consumers=1, tile_n=128, stages=6)] + [
+        dict(consumers=2, tile_n=width, stages=stages)
+        for width, (stages, _) in PREFILL_TILES.items()
+    ]
+    for tile in rule:
+        print(write_grouped(out_dir, replace(_config(tile), b_major="N")))
+        print(write_grouped(out_dir, _config(tile), masked=True))
 
 
 def _reference(x, w, counts):
@@ -259,6 +264,7 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False, tuned: bool = False
 
     rows, failed = [], 0
     half = "tuned" if tuned else "held-out" if held_out else None
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
     for model, layer, e, topk, n, k, g, w in seeded_layers(half):
         for tokens in TOKENS:
             for routing in ROUTINGS:
@@ -267,7 +273,8 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False, tuned: bool = False
                 x = torch.randn(t, k, device="cuda", generator=g, dtype=torch.bfloat16)
                 offs = torch.tensor(counts, device="cuda").cumsum(0).to(torch.int32)
                 ref = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
-                picked = grouped_config(t, n, k, e)
+                # What grouped_mm picks: it reads the offsets to check them.
+                picked = grouped_config(t, n, k, e, counts=counts, sms=sms)
                 calls, errors = {"torch": lambda x=x, w=w, offs=offs: torch._grouped_mm(
                     x, w.transpose(-2, -1), offs=offs)}, {}  # fmt: skip
                 for config in [picked] if rule_only else map(_config, CANDIDATES):

@@ -59,10 +59,11 @@ def test_a_good_call_reduces_to_its_problem():
                                    check_offsets=True)  # fmt: skip
     assert problem == dict(tokens=100, n=32, k=64, groups=4, dtype="f16", out_dtype="f16",
                            b_major="K", max_rows=None, bias=None, scaled=False,
-                           gate=None, block=False)  # fmt: skip
+                           gate=None, block=False, counts=[0, 10, 0, 90])  # fmt: skip
     assert operands["b_bstride"] == 32 * 64 and operands["b_lead"] == 64
     w_kn = Array((4, 64, 32))  # row-major K x N per group: N-major
-    assert _plan(X, w_kn, Offsets([100] * 4), out=Array((100, 32)))[0]["b_major"] == "N"
+    unread = _plan(X, w_kn, Offsets([100] * 4), out=Array((100, 32)), check_offsets=False)[0]
+    assert unread["b_major"] == "N" and unread["counts"] is None  # the offsets not read
 
 
 def _plan_masked(a, b, counts, out=None):
@@ -124,22 +125,44 @@ def test_a_config_of_another_call_is_refused():
         (256 * 8, 256, 4096, (1, 128)),  # DeepSeek-V3 decode: 8 rows per expert
         (64 * 8, 128, 1536, (1, 128)),  # Qwen3-30B decode, narrow N
         (4096 * 2, 8, 28672, (2, 256)),  # Mixtral prefill: 1024 rows per expert
-        (4096 * 8, 128, 768, (2, 128)),
+        (4096 * 8, 128, 768, (2, 256)),  # 6 waves of 128 x 256, 8 of 192, 12 of 128
+        (2048, 8, 1536, (2, 192)),  # 96 tiles of 256 columns (a wave), 128 of 192 (one)
+        (1024, 8, 1536, (2, 128)),  # under a wave each: the narrowest tile's is shortest
     ],
 )
 def test_rule_picks_tiles_by_rows_per_group(tokens, groups, n, expected):
-    from nvwgmma.kernel.gemm.grouped import grouped_config
+    from nvwgmma.kernel.gemm.grouped import PREFILL_TILES, grouped_config
 
     config = grouped_config(tokens, n, 4096, groups)
     assert (config.consumers, config.tile_n) == expected
-    assert config.stages == (6 if config.consumers == 1 else 3)
+    assert config.stages == (6 if config.consumers == 1 else PREFILL_TILES[config.tile_n][0])
     assert config.epilogue == "tma" and config.cluster_m == 1
 
 
-# (tokens, N) reaching each branch of the rule, for both weight layouts
-RULE_CASES = [(64, 4096, "K", "tma"), (4096, 4096, "K", "tma"), (4096, 1024, "K", "tma"),
-              (64, 4096, "N", "tma"), (4096, 4096, "N", "tma"), (4096, 1024, "N", "tma"),
-              (64, 4100, "K", "registers"), (4096, 4100, "K", "registers")]  # fmt: skip
+def test_rule_counts_the_routed_rows_where_known():
+    """Mixtral-8x7B's down projection at 512 tokens, Zipf-routed: as if
+    balanced, 8 tile rows of 16 columns (128 tiles, a wave); the rows
+    routed make 11 tile rows, 176 tiles of 256 columns (two waves, the
+    second a third full) or 242 of 192 (two, nearly full). A gated output
+    (whole gate/up pairs) and fp8 (192 unmeasured) keep 128 and 256."""
+    from nvwgmma.kernel.gemm.grouped import grouped_config
+
+    counts = [377, 188, 126, 94, 75, 63, 54, 47]
+    assert grouped_config(1024, 4096, 14336, 8).tile_n == 256
+    assert grouped_config(1024, 4096, 14336, 8, counts=counts).tile_n == 192
+    assert grouped_config(1024, 4096, 14336, 8, counts=counts, gated=True).tile_n == 128
+    assert grouped_config(1024, 4096, 14336, 8, counts=counts, dtype="e4m3").tile_n == 128
+    # Fewer SMs: the same tiles make more waves.
+    assert grouped_config(1024, 4096, 14336, 8, counts=counts, sms=66).tile_n == 256
+
+
+# (tokens, N) reaching each of the rule's tiles (8 groups), for both weight
+# layouts and both epilogues
+RULE_CASES = [(64, 4096, "K", "tma"), (4096, 4096, "K", "tma"), (2048, 1536, "K", "tma"),
+              (1024, 1536, "K", "tma"), (64, 4096, "N", "tma"), (4096, 4096, "N", "tma"),
+              (2048, 1536, "N", "tma"), (1024, 1536, "N", "tma"),
+              (64, 4100, "K", "registers"), (4096, 4100, "K", "registers"),
+              (2048, 1524, "K", "registers"), (4096, 1548, "K", "registers")]  # fmt: skip
 
 
 @pytest.mark.parametrize("tokens,n,b_major,epilogue", RULE_CASES)

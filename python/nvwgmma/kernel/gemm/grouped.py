@@ -32,7 +32,8 @@ semantics):
     # transpose), scale_x (T,) f32 per row, scale_w (G, N) f32 per column:
     # out[r, n] = (x8[r] . w8[g][:, n]) * scale_x[r] * scale_w[g, n], bf16
 
-The configuration: `grouped_config`'s rule on the routed tokens per group
+The configuration: `grouped_config`'s rule on the routed tokens per group,
+and on each group's rows where the offsets were read to check them
 (bench/gemm/grouped.py measures its candidates). C leaves through TMA but
 for each group's last 64-row block, which the group's end cuts: that one is
 stored from registers, masked.
@@ -95,23 +96,46 @@ def grouped_chain(*, bias=None, activation=None, scaled=False) -> tuple:
     return tuple(chain)
 
 
+# The prefill tiles (more than 64 rows per group): 128 rows by each width,
+# its stages and its rate against 128 x 256 (bench/gemm/grouped.py's tuned
+# half on an H200: with the routed rows known, a 192 rate anywhere from
+# 0.90 to 0.96 and a 128 rate up to 0.92 pick alike there).
+PREFILL_TILES = {256: (3, 1.0), 192: (4, 0.93), 128: (4, 0.85)}
+
+
 def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", out_dtype=None,
-                   b_major="K", epilogue="tma") -> GemmConfig:  # fmt: skip
+                   b_major="K", epilogue="tma", counts=None, sms: int = 132,
+                   gated: bool = False) -> GemmConfig:  # fmt: skip
     """The configuration for `tokens` routed rows over `groups` groups of
     an N x K weight. A group's last tile row is partly empty: with few rows
     per group (decode, fine-grained experts) one warpgroup's 64-row tiles
-    waste least, and their small stages allow a 6-deep ring; with more,
-    the cooperative 128-row tiles (bench/gemm/grouped.py, tuned on
-    Mixtral-8x7B's and DeepSeek-V3's layers). The TMA epilogue stores a
-    group's whole 64-row blocks with TMA and its last, cut one from
-    registers; `epilogue="registers"` where C's rows are not 16-byte
-    aligned."""
+    waste least, and their small stages allow a 6-deep ring. With more,
+    two consumers' 128-row tiles, as wide as makes the fewest waves of
+    tiles over `sms` SMs for the columns they cover, by PREFILL_TILES'
+    rates: `counts`, each group's rows where the host knows them (it read
+    the offsets to check them), else as many in each (tuned on
+    bench/gemm/grouped.py's tuned half). 192 is for 16-bit inputs alone
+    (measured) and not `gated` (whole gate/up pairs: a multiple of 128).
+    The TMA epilogue stores a group's whole 64-row blocks with TMA and its
+    last, cut one from registers; `epilogue="registers"` where C's rows are
+    not 16-byte aligned."""
     per_group = tokens / max(1, groups)
     base = GemmConfig(dtype=dtype, out_dtype=out_dtype or dtype, epilogue=epilogue,
                       a_major="K", b_major=b_major)  # fmt: skip
     if per_group <= 64:
         return replace(base, consumers=1, tile_n=128, stages=6)
-    return replace(base, consumers=2, tile_n=256 if n >= 2048 else 128, stages=3)
+    if counts is None:
+        tile_rows = groups * math.ceil(per_group / 128)
+    else:
+        tile_rows = sum(-(-max(0, c) // 128) for c in counts)
+    widths = [w for w in PREFILL_TILES
+              if w != 192 or (dtype in ("bf16", "f16") and not gated)]  # fmt: skip
+
+    def time(width):  # waves of tiles x their width / their rate
+        return -(-tile_rows * -(-n // width) // sms) * width / PREFILL_TILES[width][1]
+
+    width = min(widths, key=time)
+    return replace(base, consumers=2, tile_n=width, stages=PREFILL_TILES[width][0])
 
 
 def block_scaled_config(config: GemmConfig) -> GemmConfig:
@@ -250,12 +274,14 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, sca
         _fail(f"b's group stride must be a multiple of 16 bytes for TMA, but got {b_bstride}")
     if check_offsets is None:
         check_offsets = not masked and not _capturing(offs)
+    counts_read = None  # each group's rows, where the host reads the offsets
     if check_offsets and not masked:
         ends = [int(e) for e in (offs.tolist() if hasattr(offs, "tolist") else offs.get())]
         if any(e < 0 for e in ends) or any(y < x for x, y in zip(ends, ends[1:])):
             _fail(f"offs must be non-decreasing row ends from 0, but got {ends}")
         if ends and ends[-1] > tokens:
             _fail(f"offs must end at most at a's {tokens} rows, but got {ends[-1]}")
+        counts_read = [y - x for x, y in zip([0, *ends], ends)]
     default = "bf16" if scaled else ta.dtype
     out_dtype = out_dtype or (_Tensor(out, "out").dtype if out is not None else default)
     if bias is not None:
@@ -293,7 +319,7 @@ def _plan(a, b, offs, out, out_dtype, check_offsets, counts=None, bias=None, sca
     problem = dict(tokens=tokens, n=n, k=k, groups=groups, dtype=ta.dtype, out_dtype=out_dtype,
                    b_major="N" if b_row else "K", max_rows=max_rows if masked else None,
                    bias=bias.dtype if bias is not None else None, scaled=scaled,
-                   gate=gate, block=block)  # fmt: skip
+                   gate=gate, block=block, counts=counts_read)  # fmt: skip
     return problem, operands, out
 
 
@@ -341,9 +367,12 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
     stream = _calls.stream_of(stream, o["a"].value)
     aligned = (p["n"] * _ELEMENT_BYTES[p["out_dtype"]]) % 16 == 0 and gate is None
     if config is None:
+        with runtime.on_device(o["a"].device):
+            sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
         config = grouped_config(p["tokens"], p["n"], p["k"], p["groups"], dtype=p["dtype"],
                                 out_dtype=p["out_dtype"], b_major=p["b_major"],
-                                epilogue="tma" if aligned else "registers")  # fmt: skip
+                                epilogue="tma" if aligned else "registers", counts=p["counts"],
+                                sms=sms, gated=gate is not None)  # fmt: skip
         config = replace(config, fusion=chain, gate=gate)
         if p["block"]:
             config = block_scaled_config(config)
