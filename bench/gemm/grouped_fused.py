@@ -54,13 +54,13 @@ def _chains():
 
 
 def _rule_configs():
-    """The (tokens, N, K, experts) problems measured."""
+    """The (tokens, N, K, experts, rows per expert) problems measured."""
     seen = set()
     for _model, _layer, e, topk, n, k in layers():
         for tokens in TOKENS:
             for routing in ROUTINGS:
-                t = sum(rows_per_group(tokens, e, topk, routing))
-                seen.add((t, n, k, e))
+                counts = tuple(rows_per_group(tokens, e, topk, routing))
+                seen.add((sum(counts), n, k, e, counts))
     return seen
 
 
@@ -71,11 +71,14 @@ def generate(out_dir: str) -> None:
 
     written = set()
     gate_up = {(n, k) for _m, layer, _e, _t, n, k in layers() if layer == "gate/up"}
-    for t, n, k, e in _rule_configs():
-        configs = [replace(grouped_config(t, n, k, e, dtype=dtype, out_dtype="bf16"), fusion=chain)
+    for t, n, k, e, counts in _rule_configs():
+        # What the calls pick: they read the offsets (132 SMs: H100, H200).
+        configs = [replace(grouped_config(t, n, k, e, dtype=dtype, out_dtype="bf16",
+                                          counts=counts), fusion=chain)
                    for dtype, chain in _chains().values()]  # fmt: skip
         if (n, k) in gate_up:
-            configs.append(replace(grouped_config(t, n, k, e, epilogue="registers"), gate="silu"))
+            gated = grouped_config(t, n, k, e, epilogue="registers", counts=counts, gated=True)
+            configs.append(replace(gated, gate="silu"))
         for config in configs:
             if config not in written:
                 written.add(config)
