@@ -32,7 +32,7 @@ DECODE = [
     ),
 ]
 
-GROUPED = "h100/2026-11-28-0020-grouped-mm-scan.json"
+GROUPED = "h200/2026-11-29-0105-grouped-mm.json"
 # The public shape corpus (bench/gemm/models.py), one file per half.
 CORPUS = [("held out, a second sample, rule 0's 64 rows for the last wave (H200)", "h200/2026-11-28-2302-gemm-corpus-heldout-second-waves.json"),
           ("held out, a second sample, rule 3d's 256-row transposed tile (H200)", "h200/2026-11-28-2241-gemm-corpus-heldout-second-3d.json"),
@@ -49,8 +49,9 @@ CORPUS = [("held out, a second sample, rule 0's 64 rows for the last wave (H200)
           ("held out, before rule 4's 64 x 64 tiles", "h100/2026-11-28-0040-gemm-corpus-heldout-fp8-model.json"),
           ("tuned, rules before the cost model", "h100/2026-11-27-0645-gemm-corpus-tuned.json")]  # fmt: skip
 BANDS = [("M <= 16", 1, 16), ("M 17-64", 17, 64), ("M 65-512", 65, 512), ("M > 512", 513, 1 << 30)]
-GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3"),
-                  ("held-out", "held out: Mixtral-8x22B, Qwen3-30B-A3B, Qwen3-235B-A22B")]  # fmt: skip
+GROUPED_HALVES = [("tuned", "tuned: Mixtral-8x7B, DeepSeek-V3, OLMoE-1B-7B, DeepSeek-V2-Lite"),
+                  ("held-out", "held out: Mixtral-8x22B, Qwen3-30B-A3B, Qwen3-235B-A22B, "
+                               "Qwen2-57B-A14B, DBRX, gpt-oss-120b")]  # fmt: skip
 
 
 def _load(name):
