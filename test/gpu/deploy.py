@@ -28,6 +28,10 @@ device while device 0 is current):
 5. blockwise: blockwise_mm's split-K pick on each device, alternating
    devices, in a CUDA graph and under torch.compile (`--blockwise-only`:
    these alone).
+6. grouped: grouped_mm on a skewed routing on each device, alternating
+   devices, in a CUDA graph replayed after the routing changed (the
+   capture's tile differs from the eager call's), the masked layout in a
+   graph, scaled_grouped_mm, torch.compile (deploy_grouped.py).
 Writes deploy-results.json (GPU, driver, torch, every figure).
 """
 
@@ -42,6 +46,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+sys.path.insert(0, HERE)
+
+import deploy_grouped  # noqa: E402
 
 # name: (M, N, K, config fields or None for the default), bf16 x @ w.T
 GEMMS = {
@@ -130,6 +137,7 @@ def generate(out_dir: str) -> None:
         print(attention_launch.write_kernel(out_dir, config))
     for config in vcopy.CONFIGS:
         print(vcopy.write(out_dir, config))
+    deploy_grouped.generate(out_dir)
 
 
 # ---------------------------------------------------------------------------- on the GPU
@@ -698,6 +706,7 @@ def run(ptx_dir: str, out_dir: str, blockwise_only: bool = False,
         check_graphs(check, ndev)
         check_torch(check)
         check_chains(check, ndev)
+        deploy_grouped.check_grouped(check, ndev, _rel)
         _speed_sanity(check)
     if not chains_only:
         check_blockwise(check, ndev)
