@@ -191,6 +191,30 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
 
 
+def test_a_clustered_grouped_kernel_builds_clean(ctx):
+    """cluster_m 2 (two CTAs on adjacent tile rows of one group, B
+    multicast): strict-checked, assembled without spills, launched as a
+    cluster. Slower than one CTA on every measured MoE row (0.63-0.87x,
+    docs/performance.md), so no rule picks it; a config may."""
+    from dataclasses import replace
+
+    from nvwgmma.compile import compile_to_ptx, run_ptxas
+    from nvwgmma.kernel.gemm.grouped import _build, grouped_config
+    from nvwgmma.passmanager import PassManager
+    from nvwgmma.ptx_check import require_clean_ptx
+    from nvwgmma.tools import find_tool
+
+    module, meta = _build(replace(grouped_config(4096, 4096, 2048, 8), cluster_m=2))()
+    assert meta["cluster"] == [2, 1, 1]
+    PassManager.parse("builtin.module(nvwgmma-check-protocol{strict=true})").run(module.operation)
+    ptx = compile_to_ptx(module)
+    require_clean_ptx(ptx)
+    assert "multicast::cluster" in ptx and "%cluster_ctarank" in ptx
+    if find_tool("ptxas") is not None:
+        messages = run_ptxas(ptx, extra_args=["-v"])
+        assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+
+
 def test_the_masked_kernel_builds_clean(ctx):
     """The masked layout's kernel (scheduler.Masked): strict-checked,
     assembled without spills, the counts clamped (max, min) on the device."""

@@ -288,7 +288,7 @@ def test_serpentine_units_start_where_the_previous_ended(k_order):
             assert (start == end) == (k_order == "serpentine")
 
 
-def _trace_grouped(config, ends, n, k, ctas, max_rows=None):
+def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
     """[(cta, row, col, group, rows, k_first, k_end)] of every unit of a
     Grouped schedule over groups ending at `ends` (with `max_rows`: a Masked
     one, `ends` holding the counts), run as _trace runs: each CTA's units
@@ -322,7 +322,8 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None):
                     g = arith.index_cast(i32, ctas_loop.induction_variable)
                     if max_rows is None:
                         s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets,
-                                    c32(len(ends)), cta=g, ctas=c32(ctas))  # fmt: skip
+                                    c32(len(ends)), cta=g, ctas=c32(ctas),
+                                    rank=None if rank is None else c32(rank))  # fmt: skip
                     else:
                         s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k), offsets,
                                    c32(len(ends)), c32(max_rows), cta=g, ctas=c32(ctas))  # fmt: skip
@@ -378,6 +379,29 @@ def test_grouped_covers_every_group_tile_once(ends, n, ctas):
         assert starts[group] <= row < ends[group] and rows == ends[group]
         assert (k_first, k_end) == (0, -(-k // config.k_tile))
         seen.append((group, row, col))
+    assert sorted(seen) == sorted(expected) and len(seen) == len(set(seen))
+
+
+@pytest.mark.parametrize("ends", [[0, 1, 301, 301, 700, 1400], [256 * (i + 1) for i in range(8)]])
+def test_grouped_clusters_pair_adjacent_tile_rows_of_one_group(ends):
+    """cluster_m 2: both CTAs of a cluster walk the same units (same group,
+    column and K), rank r taking tile row 2i + r of its group; every tile
+    row of every group is computed once, and a rank whose row is past its
+    group's end (an odd count of tile rows) stores nothing (rows <= row)."""
+    config = _config(epilogue="registers", cluster_m=2)
+    n, k, ctas = 1024, 1000, 5
+    traces = [_trace_grouped(config, ends, n, k, ctas, rank=r) for r in (0, 1)]
+    assert len(traces[0]) == len(traces[1])
+    starts = [0, *ends[:-1]]
+    seen = []
+    for u0, u1 in zip(*traces):
+        assert u0[0] == u1[0] and u0[2:] == u1[2:]  # same CTA, column, group, bound, K
+        assert u1[1] == u0[1] + config.tile_m
+        group = u0[3]
+        assert (u0[1] - starts[group]) % (2 * config.tile_m) == 0 and u0[1] < ends[group]
+        seen += [(group, row, u0[2]) for row in (u0[1], u1[1]) if row < ends[group]]
+    expected = {(g, row, col) for g, (lo, hi) in enumerate(zip(starts, ends))
+                for row in range(lo, hi, config.tile_m) for col in range(0, n, config.tile_n)}  # fmt: skip
     assert sorted(seen) == sorted(expected) and len(seen) == len(set(seen))
 
 

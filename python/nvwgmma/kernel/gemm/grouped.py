@@ -386,9 +386,8 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         if getattr(config, field) != p[field]:
             _fail(f"config.{field} must be this call's {p[field]!r}, but got "
                   f"{getattr(config, field)!r}")  # fmt: skip
-    if config.a_major != "K" or config.cluster_m != 1:
-        _fail("a grouped config must read a K-major and cluster 1 CTA, but got a_major "
-              f"{config.a_major!r}, cluster_m {config.cluster_m}")  # fmt: skip
+    if config.a_major != "K":
+        _fail(f"a grouped config must read a K-major, but got a_major {config.a_major!r}")
     if config.epilogue == "tma" and not aligned:
         _fail("config.epilogue must be 'registers' where out's rows are not 16-byte aligned "
               "(TMA stores), but got 'tma'")  # fmt: skip
@@ -409,8 +408,10 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         tm_c = (_map(c, p["out_dtype"], n, t * n, t, n, 1, boxes["C"])
                 if config.epilogue == "tma" else tm_a)  # fmt: skip
         args = runtime.named_args(meta["signature"], **_arguments(p, o, tm_a, tm_b, tm_c))
-        launch = kernel.launcher(grid=(min(sms, tiles), 1, 1), block=tuple(meta["block"]),
-                                 args=args, stream=stream)  # fmt: skip
+        cluster = meta["cluster"][0]  # CTAs per cluster, on adjacent tile rows
+        grid = cluster * min(sms // cluster, -(-tiles // cluster))
+        launch = kernel.launcher(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args,
+                                 stream=stream)  # fmt: skip
     return launch, out
 
 

@@ -386,9 +386,6 @@ class Grouped(Persistent):
     def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None):
         from ...dialects import arith
 
-        if config.cluster_m != 1:
-            raise ValueError(f"Grouped needs cluster_m 1 (a cluster's tiles may straddle "
-                             f"groups), but got {config.cluster_m}")  # fmt: skip
         one = arith.constant(m.type, 1)  # one batch: the groups share B's batch axis
         super().__init__(config, m, n, k, one, rank=rank, cta=cta, ctas=ctas)
         self.offsets, self.groups = offsets, groups
@@ -436,7 +433,8 @@ class Grouped(Persistent):
                 start, end = self._rows(g, value, prev_end)
                 end = arith.select(ok, end, prev_end)
                 rows = arith.select(ok, arith.subi(end, start), zero)
-                after = arith.addi(before, arith.muli(self.ceil(rows, c.tile_m), self.tiles_n))
+                pairs = self.ceil(rows, c.tile_m * c.cluster_m)  # a cluster's tile rows
+                after = arith.addi(before, arith.muli(pairs, self.tiles_n))
                 if unit is not None:
                     hit = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, before, unit),
                                      arith.cmpi(arith.CmpIPredicate.ult, unit, after))  # fmt: skip
@@ -477,9 +475,15 @@ class Grouped(Persistent):
         local = arith.subi(u, before)
         c, const, zero = self.config, self.const, self.const(0)
         # Inside a group, the L2 bands of Persistent.tile (row by row, a
-        # wave would stream all of B once per tile row).
-        tile_rows = self.ceil(arith.subi(end, start), c.tile_m)
-        tm, tn = self.banded(local, tile_rows, max(1, c.group_m))
+        # wave would stream all of B once per tile row). A cluster's CTAs
+        # take adjacent tile rows of one group and share its B; where the
+        # group's rows end in the first, the second's rows are all past
+        # the end, so it stores nothing (Work.rows) but still loads and
+        # multicasts its half of B.
+        tile_rows = self.ceil(arith.subi(end, start), c.tile_m * c.cluster_m)
+        tm, tn = self.banded(local, tile_rows, max(1, c.group_m // c.cluster_m))
+        if self.rank is not None:
+            tm = arith.addi(arith.muli(tm, const(c.cluster_m)), self.rank)
         row = arith.addi(start, arith.muli(tm, const(c.tile_m)))
         col = arith.muli(tn, const(c.tile_n))
         work = Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
