@@ -13,6 +13,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "gemm"))  # the grouped bench's helpers
 
 EXPERTS, N, K = 8, 4096, 2048
 COUNTS = [377, 188, 126, 94, 75, 63, 54, 47]  # Zipf(1) over 8 experts, 1024 rows
@@ -47,16 +48,6 @@ def generate(out_dir: str) -> None:
         print(write_grouped(out_dir, config, masked=masked))
 
 
-def _reference(x, w_kn, counts):
-    import torch
-
-    out, start = [], 0
-    for e, c in enumerate(counts):
-        out.append(x[start : start + c].double() @ w_kn[e].double())
-        start += c
-    return torch.cat(out)
-
-
 def _operands(device: int):
     import torch
 
@@ -76,10 +67,9 @@ def check_grouped(check, ndev, rel) -> None:
     scaled_grouped_mm (fp8 row-wise) against its dequantised product, and
     torch.compile(fullgraph=True) of a function calling grouped_mm."""
     import torch
-    from nvwgmma.kernel.gemm import grouped_mm, scaled_grouped_mm
-
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "bench", "gemm"))
+    from grouped import _reference
     from grouped_fused import _dequantised_reference, _quantise_rows
+    from nvwgmma.kernel.gemm import grouped_mm, scaled_grouped_mm
 
     torch.cuda.set_device(0)
     cases = {}
@@ -119,6 +109,7 @@ def check_grouped(check, ndev, rel) -> None:
 
 def _check_graphs(check, device, rel) -> None:
     import torch
+    from grouped import _reference
     from nvwgmma.kernel.gemm import grouped_mm
 
     x, w, offs = _operands(device)
