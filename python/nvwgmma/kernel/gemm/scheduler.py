@@ -409,7 +409,7 @@ class Grouped(Persistent):
         from ...ir import InsertionPoint
         from .._ir import gep
 
-        zero, c, step = self.const(0), self.config, self.SCAN_STEP
+        zero, step = self.const(0), self.SCAN_STEP
         # next group, prev end, before, found g/start/end/before
         carried = [*(start or [zero] * 3), *[zero] * 4]
         loop = scf.WhileOp([v.type for v in carried], carried)
@@ -433,8 +433,7 @@ class Grouped(Persistent):
                 start, end = self._rows(g, value, prev_end)
                 end = arith.select(ok, end, prev_end)
                 rows = arith.select(ok, arith.subi(end, start), zero)
-                pairs = self.ceil(rows, c.tile_m * c.cluster_m)  # a cluster's tile rows
-                after = arith.addi(before, arith.muli(pairs, self.tiles_n))
+                after = arith.addi(before, arith.muli(self._tile_rows(rows), self.tiles_n))
                 if unit is not None:
                     hit = arith.andi(arith.cmpi(arith.CmpIPredicate.ule, before, unit),
                                      arith.cmpi(arith.CmpIPredicate.ult, unit, after))  # fmt: skip
@@ -443,6 +442,12 @@ class Grouped(Persistent):
                 prev_end, before = end, after
             scf.YieldOp([arith.addi(g0, self.const(step)), prev_end, before, *found])
         return loop.results[1:]
+
+    def _tile_rows(self, rows):
+        """A group's tile rows of `rows` rows, a cluster's at a time: the
+        scan's unit count and advance's tile walk must agree on it."""
+        c = self.config
+        return self.ceil(rows, c.tile_m * c.cluster_m)
 
     def _rows(self, g, value, prev_end):
         """(first row, end) of group g, from its offsets entry `value`: the
@@ -480,7 +485,7 @@ class Grouped(Persistent):
         # group's rows end in the first, the second's rows are all past
         # the end, so it stores nothing (Work.rows) but still loads and
         # multicasts its half of B.
-        tile_rows = self.ceil(arith.subi(end, start), c.tile_m * c.cluster_m)
+        tile_rows = self._tile_rows(arith.subi(end, start))
         tm, tn = self.banded(local, tile_rows, max(1, c.group_m // c.cluster_m))
         if self.rank is not None:
             tm = arith.addi(arith.muli(tm, const(c.cluster_m)), self.rank)
