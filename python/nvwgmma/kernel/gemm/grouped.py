@@ -366,6 +366,7 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         return None, out
     stream = _calls.stream_of(stream, o["a"].value)
     aligned = (p["n"] * _ELEMENT_BYTES[p["out_dtype"]]) % 16 == 0 and gate is None
+    sms = None  # read for the pick, and only then before the config's checks
     if config is None:
         with runtime.on_device(o["a"].device):
             sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
@@ -403,7 +404,7 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         # ceil(max_rows / bm) per group).
         rows_of_tiles = g * -(-p["max_rows"] // bm) if masked else -(-t // bm) + g
         tiles = rows_of_tiles * -(-n // bn)
-        sms = runtime.device_attribute("MULTIPROCESSOR_COUNT")
+        sms = sms or runtime.device_attribute("MULTIPROCESSOR_COUNT")
         c = o["c"].address
         tm_c = (_map(c, p["out_dtype"], n, t * n, t, n, 1, boxes["C"])
                 if config.epilogue == "tma" else tm_a)  # fmt: skip
