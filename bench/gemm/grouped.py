@@ -122,7 +122,7 @@ def generate(out_dir: str) -> None:
         print(write_grouped(out_dir, _config(candidate)))
     # Every tile grouped_config returns, for checks(): weights stored
     # (E, K, N), row-major per expert; the masked layout.
-    rule = [dict(consumers=1, tile_n=128, stages=6)] + [
+    rule = [{}] + [  # the decode tile (_config's base), then the prefill tiles
         dict(consumers=2, tile_n=width, stages=stages)
         for width, (stages, _) in PREFILL_TILES.items()
     ]
