@@ -110,25 +110,50 @@ def _config(fields):
 
     from nvwgmma.kernel.gemm.grouped import grouped_config
 
-    return replace(grouped_config(1, 1, 1, 1), **fields)
+    return replace(grouped_config(1, 1, 1, 1), group_table=0, **fields)
+
+
+def _picks():
+    """(model, tokens, routing, counts, grouped_config's pick) of every
+    measured row, the pick as grouped_mm makes it (it reads the offsets;
+    132 SMs: H100, H200)."""
+    from nvwgmma.kernel.gemm.grouped import grouped_config
+
+    for model, _layer, e, topk, n, k in layers():
+        for tokens in TOKENS:
+            for routing in ROUTINGS:
+                counts = rows_per_group(tokens, e, topk, routing)
+                yield model, tokens, routing, counts, grouped_config(sum(counts), n, k, e,
+                                                                     counts=counts)  # fmt: skip
 
 
 def generate(out_dir: str) -> None:
     from dataclasses import replace
 
-    from nvwgmma.kernel.gemm.grouped import PREFILL_TILES, write_grouped
+    from nvwgmma.kernel.gemm.grouped import PREFILL_TILES, with_group_table, write_grouped
+
+    written = set()
+
+    def write(config, masked=False):
+        if (config, masked) not in written:
+            written.add((config, masked))
+            print(write_grouped(out_dir, config, masked=masked))
 
     for candidate in CANDIDATES:
-        print(write_grouped(out_dir, _config(candidate)))
-    # Every tile grouped_config returns, for checks(): weights stored
-    # (E, K, N), row-major per expert; the masked layout.
+        write(_config(candidate))
+    for *_, picked in _picks():
+        write(picked)
+        write(replace(picked, group_table=0))  # the table's ablation: each unit scans
+    # Every tile grouped_config returns, for checks() (8 experts): weights
+    # stored (E, K, N), row-major per expert; the masked layout.
     rule = [{}] + [  # the decode tile (_config's base), then the prefill tiles
         dict(consumers=2, tile_n=width, stages=stages)
         for width, (stages, _) in PREFILL_TILES.items()
     ]
     for tile in rule:
-        print(write_grouped(out_dir, replace(_config(tile), b_major="N")))
-        print(write_grouped(out_dir, _config(tile), masked=True))
+        config = with_group_table(_config(tile), 8)
+        write(replace(config, b_major="N"))
+        write(config, masked=True)
 
 
 def _reference(x, w, counts):
@@ -257,6 +282,8 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False, tuned: bool = False
     """Time every candidate (or, `rule_only`, grouped_config's pick alone)
     against torch on every layer row (or one half's), then the checks."""
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+    from dataclasses import replace
+
     import torch
 
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
@@ -277,7 +304,10 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False, tuned: bool = False
                 picked = grouped_config(t, n, k, e, counts=counts, sms=sms)
                 calls, errors = {"torch": lambda x=x, w=w, offs=offs: torch._grouped_mm(
                     x, w.transpose(-2, -1), offs=offs)}, {}  # fmt: skip
-                for config in [picked] if rule_only else map(_config, CANDIDATES):
+                # With the rule's pick, its group table's ablation: each unit scans.
+                configs = [picked, replace(picked, group_table=0)] if rule_only else \
+                    list(map(_config, CANDIDATES))  # fmt: skip
+                for config in dict.fromkeys(configs):
                     launch, out = prepare_grouped(x, w.transpose(-2, -1), offs=offs,
                                                   config=config)  # fmt: skip
                     launch()
@@ -298,6 +328,7 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False, tuned: bool = False
                            half="tuned" if model in TUNED else "held-out", ok=ok,
                            max_rel_err=max(errors.values()), ms=ms, torch_over=ratio,
                            rule=rule, rule_ratio=ratio.get(rule), best=best,
+                           scan_ratio=ratio.get(replace(picked, group_table=0).name),
                            roofline_ratio=(ms["torch"] / bound if (bound := roofline_ms(
                                torch.cuda.get_device_name(0), counts, n, k)) else None),
                            tflops=2 * t * n * k / ms[rule] / 1e9 if rule in ms else None)  # fmt: skip
@@ -316,6 +347,12 @@ def run(ptx_dir: str, out_dir: str, rule_only: bool = False, tuned: bool = False
             info[f"{half}_geomean"] = statistics.geometric_mean(r)
             info[f"{half}_min"] = min(r)
             print(f"{half}: rule geomean {info[f'{half}_geomean']:.3f}, min {min(r):.3f}")
+        scan = [x["scan_ratio"] for x in rows if x["half"] == half and x.get("scan_ratio")]
+        if scan:
+            info[f"{half}_scan_geomean"] = statistics.geometric_mean(scan)
+            info[f"{half}_scan_min"] = min(scan)
+            print(f"{half}: the pick scanning (no group table) geomean "
+                  f"{info[f'{half}_scan_geomean']:.3f}, min {min(scan):.3f}")  # fmt: skip
     extra = checks()
     failed += sum(not r["ok"] for r in extra)
     os.makedirs(out_dir, exist_ok=True)

@@ -10,7 +10,8 @@ torch._grouped_mm and torch.bmm, paired per round in one process.
 
 The layers are the held-out prefill rows where grouped_mm ran below
 torch._grouped_mm (1024 routed rows per expert); both of our forms run the
-same 128 x 256 tile, so the difference is the grouped scheduler's.
+same 128 x 256 tile, so the difference is the grouped scheduler's: with
+its group table (what grouped_mm picks) and scanning the offsets.
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ LAYERS = {
 
 
 def generate(out_dir: str) -> None:
+    from dataclasses import replace
+
     from nvwgmma.kernel.gemm.grouped import grouped_config, write_grouped
     from nvwgmma.kernel.gemm.launch import Problem, problem_config, write_kernel
 
     for e, n, k in LAYERS.values():
-        counts = [ROWS] * e
-        print(write_grouped(out_dir, grouped_config(e * ROWS, n, k, e, counts=counts)))
+        picked = grouped_config(e * ROWS, n, k, e, counts=[ROWS] * e)
+        print(write_grouped(out_dir, picked))
+        print(write_grouped(out_dir, replace(picked, group_table=0)))
         problem = Problem.of(ROWS, n, k, e, "bf16", "bf16", "K", "K")
         print(write_kernel(out_dir, problem_config(problem)))
 
@@ -48,9 +52,11 @@ def generate(out_dir: str) -> None:
 def run(ptx_dir: str, out_dir: str) -> int:
     sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
+    from dataclasses import replace
+
     import torch
     from grouped import _time
-    from nvwgmma.kernel.gemm.grouped import prepare_grouped
+    from nvwgmma.kernel.gemm.grouped import grouped_config, prepare_grouped
     from run import _gpu_info
 
     rows, failed = [], 0
@@ -61,30 +67,41 @@ def run(ptx_dir: str, out_dir: str) -> int:
         x3, w_kn = x.view(e, ROWS, k), w.transpose(-2, -1)
         offs = torch.tensor([ROWS] * e, device="cuda").cumsum(0).to(torch.int32)
         grouped, out_g = prepare_grouped(x, w_kn, offs=offs)
+        # The same pick scanning the offsets for each unit (no group table).
+        scan = replace(grouped_config(e * ROWS, n, k, e, counts=[ROWS] * e), group_table=0)
+        scanning, out_s = prepare_grouped(x, w_kn, offs=offs, config=scan)
         batched, out_b = prepare_grouped(x3, w_kn)
-        grouped()
-        batched()
+        for launch in (grouped, scanning, batched):
+            launch()
         ref = torch.bmm(x3, w_kn)
         torch.cuda.synchronize()
         errors = [float((o.view(e, ROWS, n).float() - ref.float()).norm() / ref.float().norm())
-                  for o in (out_g, out_b)]  # fmt: skip
+                  for o in (out_g, out_s, out_b)]  # fmt: skip
         ok = max(errors) < 1e-2
         failed += not ok
         calls = {"torch_grouped": lambda x=x, w_kn=w_kn, offs=offs: torch._grouped_mm(
                      x, w_kn, offs=offs),
                  "torch_bmm": lambda x3=x3, w_kn=w_kn: torch.bmm(x3, w_kn), "grouped": grouped,
-                 "batched": batched}  # fmt: skip
+                 "grouped_scan": scanning, "batched": batched}  # fmt: skip
         times = _time(calls, rounds=7)
         flops = 2 * e * ROWS * n * k
         tflops = {c: flops / statistics.median(t) / 1e9 for c, t in times.items()}
-        ratio = statistics.median(b / a for a, b in zip(times["grouped"], times["batched"]))
+
+        def speed(ours, other, times=times):  # paired per round: other's time over ours
+            return statistics.median(b / a for a, b in zip(times[ours], times[other]))
+
+        ratio = speed("grouped", "batched")
         row = dict(layer=name, experts=e, rows=ROWS, n=n, k=k, ok=ok, rel_err=max(errors),
-                   tflops=tflops, grouped_over_batched=ratio)  # fmt: skip
+                   tflops=tflops, grouped_over_batched=ratio,
+                   grouped_over_torch=speed("grouped", "torch_grouped"),
+                   scan_over_batched=speed("grouped_scan", "batched"))  # fmt: skip
         rows.append(row)
-        print(f"{'ok ' if ok else 'BAD'} {name}: grouped {tflops['grouped']:.0f}, batched "
+        print(f"{'ok ' if ok else 'BAD'} {name}: grouped {tflops['grouped']:.0f} (scanning "
+              f"{tflops['grouped_scan']:.0f}), batched "
               f"{tflops['batched']:.0f}, torch._grouped_mm {tflops['torch_grouped']:.0f}, "
               f"torch.bmm {tflops['torch_bmm']:.0f} TFLOP/s; grouped / batched speed "
-              f"{ratio:.3f}", flush=True)  # fmt: skip
+              f"{ratio:.3f} (scanning {row['scan_over_batched']:.3f}), over torch._grouped_mm "
+              f"{row['grouped_over_torch']:.3f}", flush=True)  # fmt: skip
         del w, x
         torch.cuda.empty_cache()
     os.makedirs(out_dir, exist_ok=True)

@@ -200,6 +200,8 @@ def test_gemm_cli_writes_ptx_and_metadata(tmp_path):
         (dict(splits=2), "splits must be 1 unless scheduler is 'split_k', but got 2"),
         (dict(scheduler="split_k"), r"splits must be in \[2, 64\], but got 1"),
         (dict(scheduler="stream_k", cluster_m=2), "cluster_m must be 1 with the stream_k"),
+        (dict(group_table=24), r"group_table must be 0 or a power of two \(the search halves"),
+        (dict(group_table=2048), r"group_table must be in \[0, 1024\], but got 2048"),
         (
             dict(schedule="pingpong", cluster_m=2),
             "the pingpong schedule takes 2 consumers and "

@@ -119,6 +119,37 @@ def test_a_config_of_another_call_is_refused():
                         check_offsets=False)  # fmt: skip
 
 
+def test_a_group_table_too_small_for_the_call_is_refused():
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.grouped import grouped_config, prepare_grouped
+
+    small = replace(grouped_config(100, 32, 64, 4, dtype="f16"), group_table=2)
+    with pytest.raises(ValueError, match="config.group_table must hold this call's 4 groups"):
+        prepare_grouped(X, W_NK, offs=Offsets([100] * 4), out=Array((100, 32)), config=small,
+                        check_offsets=False)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "groups, dtype, table",
+    [(8, "bf16", 8), (5, "bf16", 8), (256, "bf16", 256), (1024, "bf16", 1024),
+     (1025, "bf16", 0),  # past the largest table: the scan
+     (256, "e4m3", 0),  # the block-scaled 128 x 128 tile's six stages leave no room
+     (8, "e4m3", 8)],
+)  # fmt: skip
+def test_the_group_table_holds_the_groups_where_it_fits(groups, dtype, table):
+    """grouped_config keeps a table of the groups (the smallest power of two
+    holding them) unless it would not fit beside the stages; the
+    block-scaled tile keeps its stages and drops the table."""
+    from nvwgmma.kernel.gemm.grouped import block_scaled_config, grouped_config
+
+    config = grouped_config(groups * 1024, 4096, 7168, groups, dtype=dtype, out_dtype="bf16")
+    if dtype == "e4m3":
+        config = block_scaled_config(config)
+        assert config.stages == 6
+    assert config.group_table == table and config.shared_memory_bytes <= 227 * 1024
+
+
 @pytest.mark.parametrize(
     "tokens,groups,n,expected",
     [
@@ -189,6 +220,23 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
+
+
+@pytest.mark.parametrize("tokens", [64, 4096])
+def test_the_scanning_kernel_builds_clean(ctx, tokens):
+    """Without a group table (more groups than the largest, or no room):
+    each unit scans the offsets; strict-checked, assembled, 0 spills, and
+    no shared-memory table is read (no ld.shared of an i32 outside TMA)."""
+    from dataclasses import replace
+
+    from nvwgmma.kernel.gemm.grouped import _build, grouped_config
+
+    config = grouped_config(tokens * 2000, 4096, 2048, 2000)
+    assert config.group_table == 0
+    ptx = _assert_kernel_clean(_build(config)()[0])
+    assert "ld.shared.u32" not in ptx and "ld.shared.b32" not in ptx
+    tabled = _assert_kernel_clean(_build(replace(config, group_table=1024))()[0])
+    assert "ld.shared.u32" in tabled or "ld.shared.b32" in tabled
 
 
 def test_a_clustered_grouped_kernel_builds_clean(ctx):

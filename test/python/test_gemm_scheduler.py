@@ -288,13 +288,21 @@ def test_serpentine_units_start_where_the_previous_ended(k_order):
             assert (start == end) == (k_order == "serpentine")
 
 
+def _capacity(groups, table):
+    """A group table's size: none (the scan), the smallest that fits the
+    groups, or four times that."""
+    fit = 1 << (groups - 1).bit_length()
+    return {"none": 0, "fit": fit, "wide": 4 * fit}[table]
+
+
 def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
     """[(cta, row, col, group, rows, k_first, k_end)] of every unit of a
     Grouped schedule over groups ending at `ends` (with `max_rows`: a Masked
     one, `ends` holding the counts), run as _trace runs: each CTA's units
     walked as the kernel's roles walk them, the scan's cursor carried from
     one to the next; each unit's Work must equal work(unit)'s, found from
-    group 0."""
+    group 0. With config.group_table, each CTA fills the table (in a global
+    array here; one thread, no barrier) and searches it."""
     from nvwgmma import ir
     from nvwgmma.dialects import arith, func, llvm, scf
     from nvwgmma.kernel.gemm.scheduler import Grouped, Masked
@@ -304,7 +312,9 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parse(
             _PRINTS + f"llvm.mlir.global internal constant @offs(dense<[{values}]> : "
-            f"tensor<{len(ends)}xi32>) : !llvm.array<{len(ends)} x i32>"
+            f"tensor<{len(ends)}xi32>) : !llvm.array<{len(ends)} x i32>\n"
+            f"llvm.mlir.global internal @table(dense<0> : tensor<{2 * config.group_table + 1}xi32>)"
+            f" : !llvm.array<{2 * config.group_table + 1} x i32>"
         )
         i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
 
@@ -315,6 +325,8 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
             main = func.FuncOp("main", ir.FunctionType.get([], []))
             with ir.InsertionPoint(main.add_entry_block()):
                 offsets = llvm.mlir_addressof(llvm.PointerType.get(), "offs")
+                table = llvm.mlir_addressof(llvm.PointerType.get(), "table")
+                where = dict(table=table, threads=(c32(0), c32(1), lambda: None))
                 ctas_loop = scf.ForOp(
                     arith.constant(index, 0), arith.constant(index, ctas), arith.constant(index, 1)
                 )
@@ -323,10 +335,11 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
                     if max_rows is None:
                         s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets,
                                     c32(len(ends)), cta=g, ctas=c32(ctas),
-                                    rank=None if rank is None else c32(rank))  # fmt: skip
+                                    rank=None if rank is None else c32(rank), **where)  # fmt: skip
                     else:
                         s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k), offsets,
-                                   c32(len(ends)), c32(max_rows), cta=g, ctas=c32(ctas))  # fmt: skip
+                                   c32(len(ends)), c32(max_rows), cta=g, ctas=c32(ctas),
+                                   **where)  # fmt: skip
                     units = scf.ForOp(*s.units(), s.cursor())
                     with ir.InsertionPoint(units.body):
                         w, cursor = s.advance(units.induction_variable,
@@ -358,12 +371,14 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
      ([37 * i + (i % 3 == 0) * 100 for i in range(1, 20)], 512, 11),
      ([64 * (i + 1) for i in range(128)], 2048, 132)],
 )  # fmt: skip
-def test_grouped_covers_every_group_tile_once(ends, n, ctas):
+@pytest.mark.parametrize("table", ["none", "fit", "wide"])
+def test_grouped_covers_every_group_tile_once(ends, n, ctas, table):
     """Every (group, tile row, tile column) of the ragged groups is one
     unit over all of K: its rows start inside its group at a tile multiple
     from the group's first row, its store stops at the group's end, and B
-    is read from the group's batch entry."""
-    config = _config(epilogue="registers")
+    is read from the group's batch entry -- scanned, or searched in a table
+    just big enough or with room to spare."""
+    config = _config(epilogue="registers", group_table=_capacity(len(ends), table))
     k = 1000
     trace = _trace_grouped(config, ends, n, k, ctas)
     ends = [max(ends[: i + 1]) for i in range(len(ends))]  # as the scan clamps them
@@ -383,12 +398,14 @@ def test_grouped_covers_every_group_tile_once(ends, n, ctas):
 
 
 @pytest.mark.parametrize("ends", [[0, 1, 301, 301, 700, 1400], [256 * (i + 1) for i in range(8)]])
-def test_grouped_clusters_pair_adjacent_tile_rows_of_one_group(ends):
+@pytest.mark.parametrize("table", ["none", "fit"])
+def test_grouped_clusters_pair_adjacent_tile_rows_of_one_group(ends, table):
     """cluster_m 2: both CTAs of a cluster walk the same units (same group,
     column and K), rank r taking tile row 2i + r of its group; every tile
     row of every group is computed once, and a rank whose row is past its
     group's end (an odd count of tile rows) stores nothing (rows <= row)."""
-    config = _config(epilogue="registers", cluster_m=2)
+    config = _config(epilogue="registers", cluster_m=2,
+                     group_table=_capacity(len(ends), table))  # fmt: skip
     n, k, ctas = 1024, 1000, 5
     traces = [_trace_grouped(config, ends, n, k, ctas, rank=r) for r in (0, 1)]
     assert len(traces[0]) == len(traces[1])
@@ -410,10 +427,11 @@ def test_grouped_clusters_pair_adjacent_tile_rows_of_one_group(ends):
     [([0, 1, 300, 256, 5], 256, 1000),  # an empty group, a count past max_rows (clamped)
      ([17] * 8 + [-3], 64, 4096)],  # a negative count: empty
 )  # fmt: skip
-def test_masked_covers_each_groups_counted_rows_once(counts, max_rows, n):
+@pytest.mark.parametrize("table", ["none", "fit"])
+def test_masked_covers_each_groups_counted_rows_once(counts, max_rows, n, table):
     """The masked layout: group g's tiles cover rows [g * max_rows,
     g * max_rows + count) once each, stores bounded there, B from batch g."""
-    config = _config(epilogue="registers")
+    config = _config(epilogue="registers", group_table=_capacity(len(counts), table))
     trace = _trace_grouped(config, counts, n, 512, 132, max_rows=max_rows)
     clamped = [min(max(c, 0), max_rows) for c in counts]
     expected = {

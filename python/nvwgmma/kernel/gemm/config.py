@@ -21,6 +21,9 @@ ROW_BYTES = 128  # one 128B-swizzled row of K per stage
 # Persistent for every K: at steady state (bench/gemm/run.py, H200) it was
 # as fast or faster than one CTA per tile on every measured shape.
 PERSISTENT_MAX_K = 1 << 30
+# The most groups a grouped scheduler's shared table holds (8 KiB); more
+# groups scan the offsets instead.
+MAX_GROUP_TABLE = 1024
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,12 @@ class GemmConfig:
     # two add partials through a workspace in a fixed order.
     scheduler: str = "persistent"
     splits: int = 1
+    # Groups a grouped GEMM's scheduler keeps in shared memory (a power of
+    # two; 0: none, it scans the offsets for each unit): filled once per
+    # CTA, then each unit's group is found with no loop in the tile loop
+    # (group_table.py). build_gemm reserves it and hands its address to
+    # the scheduler.
+    group_table: int = 0
     # The kernel schedule: "cooperative" (the consumers share a tile of
     # 64 x consumers rows) or "pingpong" (two consumers take 64-row tiles
     # in turn, one's epilogue overlapping the other's mainloop).
@@ -130,8 +139,11 @@ class GemmConfig:
 
         align = 1024
         ring = self.stages * (self.tile_m + self.tile_n) * ROW_BYTES + 2 * 8 * self.stages
+        from .group_table import table_bytes
+
         _, staging_bytes = staging(self)
-        return -(-ring // align) * align + self.consumers * staging_bytes + (align - 16)
+        return (-(-ring // align) * align + self.consumers * staging_bytes
+                + table_bytes(self.group_table) + (align - 16))  # fmt: skip
 
     @property
     def name(self) -> str:
@@ -153,6 +165,7 @@ class GemmConfig:
             + {"persistent": "", "split_k": f"_split{self.splits}", "stream_k": "_streamk"}.get(
                 self.scheduler, ""
             )
+            + ("" if not self.group_table else f"_t{self.group_table}")
             + ("" if self.schedule == "cooperative" else "_pingpong")
             + ("" if self.k_order == "serpentine" else "_kfwd")
             + ("" if not self.store_transposed else "_ct")
@@ -256,6 +269,10 @@ def check_config(c: GemmConfig) -> GemmConfig:
     _checks.integer(c.epilogue_chunks, "epilogue_chunks", 1, 4)
     _checks.boolean(c.defer_store_wait, "defer_store_wait")
     _checks.integer(c.cluster_m, "cluster_m", 1, 2)
+    table = _checks.integer(c.group_table, "group_table", 0, MAX_GROUP_TABLE)
+    if table & (table - 1):
+        raise ValueError(f"group_table must be 0 or a power of two (the search halves its range), "
+                         f"but got {table}")  # fmt: skip
     _one_of(c.a_major, ("K", "M"), "a_major")
     _one_of(c.b_major, ("K", "N"), "b_major")
     if ELEMENT_BITS[c.dtype] == 8 and (c.a_major, c.b_major) != ("K", "K"):

@@ -123,7 +123,7 @@ def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", ou
     base = GemmConfig(dtype=dtype, out_dtype=out_dtype or dtype, epilogue=epilogue,
                       a_major="K", b_major=b_major)  # fmt: skip
     if per_group <= 64:
-        return replace(base, consumers=1, tile_n=128, stages=6)
+        return with_group_table(replace(base, consumers=1, tile_n=128, stages=6), groups)
     if counts is None:
         tile_rows = groups * math.ceil(per_group / 128)
     else:
@@ -135,7 +135,28 @@ def grouped_config(tokens: int, n: int, k: int, groups: int, *, dtype="bf16", ou
         return -(-tile_rows * -(-n // width) // sms) * width / PREFILL_TILES[width][1]
 
     width = min(widths, key=time)
-    return replace(base, consumers=2, tile_n=width, stages=PREFILL_TILES[width][0])
+    config = replace(base, consumers=2, tile_n=width, stages=PREFILL_TILES[width][0])
+    return with_group_table(config, groups)
+
+
+def with_group_table(config: GemmConfig, groups: int) -> GemmConfig:
+    """`config` with a shared-memory table of its groups (the smallest power
+    of two holding `groups`: GemmConfig.group_table) where one fits beside
+    its stages and holds them, else with none (each unit scans the offsets).
+    The table keeps the loop of the scan out of the tile loop, which cost
+    every tile of a large group 4-6 %."""
+    from .config import MAX_GROUP_TABLE
+    from .selector import SHARED_MEMORY_LIMIT
+
+    scan = replace(config, group_table=0)
+    if not 1 <= groups <= MAX_GROUP_TABLE:
+        return scan
+    table = replace(config, group_table=1 << (groups - 1).bit_length())
+    try:
+        fits = table.shared_memory_bytes <= SHARED_MEMORY_LIMIT
+    except ValueError:  # a config the checks refuse (build_gemm says why)
+        return table
+    return table if fits else scan
 
 
 def block_scaled_config(config: GemmConfig) -> GemmConfig:
@@ -144,10 +165,14 @@ def block_scaled_config(config: GemmConfig) -> GemmConfig:
     and a fresh accumulator), and as many stages as fit. (Promoting beside
     the next K tile, as blockwise_mm's pick does, spilled here: a third
     accumulator set beside the group scheduler's registers.)"""
-    from .selector import with_tile
+    from .selector import SHARED_MEMORY_LIMIT, with_tile
 
-    scaled = replace(config, block_scales=True, k_order="forward", inflight=0, split_wait=False)
-    return with_tile(scaled, min(config.tile_n, 128))
+    scaled = replace(config, block_scales=True, k_order="forward", inflight=0, split_wait=False,
+                     group_table=0)  # fmt: skip
+    scaled = with_tile(scaled, min(config.tile_n, 128))
+    # The group table where it fits beside those stages (a stage is worth more).
+    table = replace(scaled, group_table=config.group_table)
+    return table if table.shared_memory_bytes <= SHARED_MEMORY_LIMIT else scaled
 
 
 def grouped_key(config: GemmConfig, masked: bool = False) -> str:
@@ -165,14 +190,14 @@ def _scheduler(config, args, rank):
     from .scheduler import Grouped
 
     return Grouped(config, args["M"], args["N"], args["K"], args["offs"], args["groups"],
-                   rank=rank)  # fmt: skip
+                   rank=rank, table=args.get("group_table"))  # fmt: skip
 
 
 def _masked_scheduler(config, args, rank):
     from .scheduler import Masked
 
     return Masked(config, args["M"], args["N"], args["K"], args["offs"], args["groups"],
-                  args["max_rows"], rank=rank)  # fmt: skip
+                  args["max_rows"], rank=rank, table=args.get("group_table"))  # fmt: skip
 
 
 def _build(config: GemmConfig, masked: bool = False):
@@ -377,6 +402,7 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         config = replace(config, fusion=chain, gate=gate)
         if p["block"]:
             config = block_scaled_config(config)
+        config = with_group_table(config, p["groups"]) if config.group_table else config
     if config.block_scales != p["block"]:
         _fail(f"config.block_scales must be {p['block']} for this call's scales, but got "
               f"{config.block_scales}")  # fmt: skip
@@ -389,6 +415,9 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
                   f"{getattr(config, field)!r}")  # fmt: skip
     if config.a_major != "K":
         _fail(f"a grouped config must read a K-major, but got a_major {config.a_major!r}")
+    if config.group_table and p["groups"] > config.group_table:
+        _fail(f"config.group_table must hold this call's {p['groups']} groups (or be 0: scan "
+              f"the offsets), but got {config.group_table}")  # fmt: skip
     if config.epilogue == "tma" and not aligned:
         _fail("config.epilogue must be 'registers' where out's rows are not 16-byte aligned "
               "(TMA stores), but got 'tma'")  # fmt: skip

@@ -54,8 +54,9 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     Extension points (docs/kernels.md, "Extending the GEMM"), each a
     callable replacing the library's piece:
       scheduler(config, args, rank)  the tile scheduler (scheduler.Persistent's
-                     interface); `args` maps every parameter's name to its Value
-                     (default: default_scheduler)
+                     interface); `args` maps every parameter's name to its Value,
+                     and with config.group_table "group_table" to the shared
+                     memory reserved for the groups (default: default_scheduler)
       mainloop(config)  the TMA ring and wgmma steps (mainloop.Mainloop's)
       epilogue(config)  the fusion chain and store (store.Epilogue's)
       extra_params   (name, MLIR type) pairs the kernel takes after
@@ -66,6 +67,7 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     from .._ir import gep, kernel_shell
     from .dependent import wait_for_previous
     from .fixup import Workspace
+    from .group_table import table_bytes
     from .mainloop import Mainloop
     from .schedule import cooperative, pingpong
     from .store import Epilogue
@@ -83,7 +85,8 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     ring_at = c.stages * mainloop.stage_bytes
     align = mainloop.alignment
     c_at = -(-(ring_at + 2 * 8 * c.stages) // align) * align
-    dynamic_smem = c_at + c.consumers * ep.staging_bytes + (align - 16)
+    table_at = c_at + c.consumers * ep.staging_bytes
+    dynamic_smem = table_at + table_bytes(c.group_table) + (align - 16)
     assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
     if dynamic_smem > 227 * 1024:
         raise ValueError(
@@ -120,6 +123,8 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
             # any of them may read memory the previous kernel writes.
             wait_for_previous()
             mainloop.bind(base)
+            if c.group_table:
+                args = {**args, "group_table": gep(base, table_at)}
             tiles = (scheduler or default_scheduler)(c, args, v.rank)
             workspace = None
             if tiles.fixup:

@@ -381,15 +381,42 @@ class Grouped(Persistent):
     unit's group) and bounds the store to the group's last row
     (Work.rows), so the registers epilogue never writes into the next
     group. An end below the one before it reads as that one (an empty
-    group)."""
+    group).
 
-    def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None):
+    With `table` (a pointer to config.group_table groups' shared memory,
+    group_table.table_bytes) the CTA's threads first copy the groups
+    there, and `work(u)` finds u's group by a search of the table with no
+    loop (group_table.GroupTable). Every thread of the CTA must then
+    construct the scheduler: `threads` is (this thread, the CTA's threads,
+    a barrier callable), by default tid.x, ntid.x and bar.sync 0."""
+
+    def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None,
+                 table=None, threads=None):  # fmt: skip
         from ...dialects import arith
 
         one = arith.constant(m.type, 1)  # one batch: the groups share B's batch axis
         super().__init__(config, m, n, k, one, rank=rank, cta=cta, ctas=ctas)
         self.offsets, self.groups = offsets, groups
-        self.total = self._scan(None)[1]
+        self.table = None
+        if table is None or not config.group_table:
+            self.total = self._scan(None)[1]
+            return
+        from .group_table import GroupTable
+
+        self.table = GroupTable(self, table, config.group_table)
+        self.total = self.table.fill(*(threads or self._threads()))
+
+    def _threads(self):
+        from ...dialects import nvvm
+
+        def barrier():
+            # The table is no wgmma's operand, but the checker cannot tell
+            # (protocol_c5): a generic-proxy write to shared memory is
+            # fenced before any mma_async; once per CTA.
+            nvvm.fence_proxy(nvvm.ProxyKind.async_shared, space=nvvm.SharedSpace.shared_cta)
+            nvvm.barrier0()
+
+        return nvvm.read_ptx_sreg_tid_x(self.i32), nvvm.read_ptx_sreg_ntid_x(self.i32), barrier
 
     # Offsets a scan step reads at once: its loads are independent, so they
     # are in flight together, where one load per group waited for each in
@@ -469,14 +496,32 @@ class Grouped(Persistent):
         the next unit's scan starts there, not at group 0 -- a step or two
         where CTAs 132 units apart cross a few groups, instead of groups / 8
         steps before every unit's mainloop (at 128 experts, a short-K
-        tile's time)."""
-        return [self.const(0)] * 3
+        tile's time). With a table: (group, first row, end, units before
+        it, units up to its end); a unit below the last searches nothing."""
+        return [self.const(0)] * (3 if self.table is None else 5)
+
+    def _find(self, u, cursor):
+        """(group, first row, end, units before, cursor after) of unit `u`."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+
+        if self.table is None:
+            _, _, group, start, end, before = self._scan(u, cursor)
+            return group, start, end, before, [group, start, before]
+        same = arith.cmpi(arith.CmpIPredicate.ult, u, cursor[4])
+        found = scf.IfOp(same, [self.i32] * 5, has_else=True)
+        with InsertionPoint(found.then_block):
+            scf.YieldOp(list(cursor))
+        with InsertionPoint(found.else_block):
+            scf.YieldOp(list(self.table.find(u)))
+        group, start, end, before, _ = found.results
+        return group, start, end, before, list(found.results)
 
     def advance(self, unit, cursor) -> tuple:
         from ...dialects import arith
 
         u = arith.index_cast(self.i32, unit)
-        _, _, group, start, end, before = self._scan(u, cursor)
+        group, start, end, before, cursor = self._find(u, cursor)
         local = arith.subi(u, before)
         c, const, zero = self.config, self.const, self.const(0)
         # Inside a group, the L2 bands of Persistent.tile (row by row, a
@@ -493,7 +538,7 @@ class Grouped(Persistent):
         col = arith.muli(tn, const(c.tile_n))
         work = Work(row, col, zero, self._index(zero), self._index(self.k_tiles),
                     a_batch=zero, b_batch=group, rows=end)  # fmt: skip
-        return work, [group, start, before]
+        return work, cursor
 
 
 class Masked(Grouped):

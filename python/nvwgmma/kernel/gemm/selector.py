@@ -153,6 +153,7 @@ H100_SMS = 132
 # The fewest K stages a split-K part keeps: below it, the fix-up's
 # partial traffic outweighs the parallelism bought.
 MIN_PART_STAGES = 4
+SHARED_MEMORY_LIMIT = 227 * 1024  # dynamic shared memory a CTA may take on sm_90
 # Rule 3's consumer: one warpgroup computes all 128 rows of the tile.
 # Rules 3 and 4: a stage's wgmmas in two groups, the previous stage waited
 # for between them, so the tensor cores never drain.
@@ -213,7 +214,7 @@ def with_tile(config: GemmConfig, tile_n: int, *, max_stages: int = 8, **changes
         c = replace(c, producer_regs=32, consumer_regs=160)  # 512 shared by four warpgroups
     for stages in range(max_stages, 1, -1):
         candidate = replace(c, stages=stages)
-        if candidate.shared_memory_bytes <= 227 * 1024:
+        if candidate.shared_memory_bytes <= SHARED_MEMORY_LIMIT:
             return candidate
     raise ValueError(f"no stage count fits shared memory for {c.name}")
 
