@@ -119,6 +119,24 @@ def test_a_config_of_another_call_is_refused():
                         check_offsets=False)  # fmt: skip
 
 
+@pytest.mark.parametrize(
+    "counts, max_rows, expected",
+    [([1024] * 16, None, 128),  # DBRX's down projection: 3072 units, 24 waves of 128
+     ([1024] * 8 + [1], None, 130),  # 1560 units: 12 waves; 130 CTAs hold them, not 132
+     ([100, 0, 0], None, 24),  # fewer units than SMs: one each
+     ([0, 0], None, 1),  # no rows routed: one CTA finds no unit
+     (None, None, 132),  # offsets unread (a capture): one per SM, up to the bound
+     (None, 64, 132)],  # masked: ceil(R / rows) per group
+)  # fmt: skip
+def test_the_grid_balances_the_units_where_the_offsets_were_read(counts, max_rows, expected):
+    from nvwgmma.kernel.gemm.grouped import grouped_grid
+
+    groups = len(counts) if counts is not None else 16
+    problem = dict(tokens=sum(counts) if counts else 16 * 1024, n=6144 if counts else 4096,
+                   groups=groups, counts=counts, max_rows=max_rows)  # fmt: skip
+    assert grouped_grid(problem, 128, 256, 132) == expected
+
+
 def test_a_group_table_too_small_for_the_call_is_refused():
     from dataclasses import replace
 

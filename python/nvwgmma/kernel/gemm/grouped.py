@@ -429,20 +429,38 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         tm_a = _map(o["a"].address, p["dtype"], o["a_lead"], 0, t, k, 1, boxes["A"])
         tm_b = _map(o["b"].address, p["dtype"], o["b_lead"], o["b_bstride"], b_rows, b_cols, g,
                     boxes["B"])  # fmt: skip
-        # At most ceil(T / bm) + G tile rows, whatever the offsets (masked:
-        # ceil(max_rows / bm) per group).
-        rows_of_tiles = g * -(-p["max_rows"] // bm) if masked else -(-t // bm) + g
-        tiles = rows_of_tiles * -(-n // bn)
         sms = sms or runtime.device_attribute("MULTIPROCESSOR_COUNT")
         c = o["c"].address
         tm_c = (_map(c, p["out_dtype"], n, t * n, t, n, 1, boxes["C"])
                 if config.epilogue == "tma" else tm_a)  # fmt: skip
         args = runtime.named_args(meta["signature"], **_arguments(p, o, tm_a, tm_b, tm_c))
         cluster = meta["cluster"][0]  # CTAs per cluster, on adjacent tile rows
-        grid = cluster * min(sms // cluster, -(-tiles // cluster))
+        grid = cluster * grouped_grid(p, bm * cluster, bn, sms // cluster)
         launch = kernel.launcher(grid=(grid, 1, 1), block=tuple(meta["block"]), args=args,
                                  stream=stream)  # fmt: skip
     return launch, out
+
+
+def grouped_grid(problem: dict, rows: int, cols: int, slots: int) -> int:
+    """CTAs (clusters) to launch for `problem` in units of `rows` x `cols`
+    on `slots` SMs (clusters). Where the host read the offsets, the units
+    are known: the fewest CTAs that finish them in the same waves, so every
+    CTA gets as many (grid_size's balance; 3072 units: 128 CTAs x 24, not
+    132 with 36 doing one more -- the same waves, four SMs idle, which
+    under the power cap ran faster). Otherwise (in a capture, or masked)
+    one per SM up to the most units any offsets can make: ceil(T / rows)
+    + G rows of units (masked: ceil(R / rows) per group)."""
+    t, n, g, counts = problem["tokens"], problem["n"], problem["groups"], problem["counts"]
+    per_row = -(-n // cols)
+    if counts is not None:
+        units = sum(-(-max(0, c) // rows) for c in counts) * per_row
+        waves = -(-units // slots)
+        return max(1, -(-units // max(1, waves)))
+    if problem["max_rows"] is not None:
+        bound = g * -(-problem["max_rows"] // rows)
+    else:
+        bound = -(-t // rows) + g
+    return max(1, min(slots, bound * per_row))
 
 
 def grouped_mm(a, b, *, offs=None, counts=None, out=None, out_dtype=None, stream=None,
