@@ -32,7 +32,10 @@ DECODE = [
     ),
 ]
 
-GROUPED = "h200/2026-11-29-0105-grouped-mm.json"
+# grouped_mm's rule on each half, a file per half (the held-out half run
+# after the tuned half's).
+GROUPED = ("h200/2026-11-29-0356-grouped-mm-table-tuned.json",
+           "h200/2026-11-29-0359-grouped-mm-table-held-out.json")  # fmt: skip
 # The public shape corpus (bench/gemm/models.py), one file per half.
 CORPUS = [("held out, a second sample, rule 0's 64 rows for the last wave (H200)", "h200/2026-11-28-2302-gemm-corpus-heldout-second-waves.json"),
           ("held out, a second sample, rule 3d's 256-row transposed tile (H200)", "h200/2026-11-28-2241-gemm-corpus-heldout-second-3d.json"),
@@ -133,7 +136,7 @@ def grouped() -> str:
     tokens = (64, 512, 4096)
     lines = ["| half | " + " | ".join(f"T = {t}" for t in tokens) + " | all |",
              "|---|" + "---|" * (len(tokens) + 1)]  # fmt: skip
-    rows = _load(GROUPED)["rows"]
+    rows = [row for name in GROUPED for row in _load(name)["rows"]]
     for half, label in GROUPED_HALVES:
         mine = [r for r in rows if r["half"] == half]
         cells = []

@@ -58,6 +58,7 @@ __all__ = [
     "interleave_gate_up",
     "prepare_grouped",
     "scaled_grouped_mm",
+    "with_group_table",
 ]
 
 # The kernel's parameters after KERNEL_SIGNATURE: the groups' row ends (or,
