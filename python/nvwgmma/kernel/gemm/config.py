@@ -134,13 +134,13 @@ class GemmConfig:
         """Dynamic shared memory the kernel asks for: the ring's stages (an
         A and a B tile of one 128-byte row of K each) and their two
         barriers, aligned for the 128B swizzle, then each consumer's
-        epilogue staging, plus the slack to align the base at run time."""
+        epilogue staging and the group table, plus the slack to align the
+        base at run time."""
+        from .group_table import table_bytes
         from .store import staging
 
         align = 1024
         ring = self.stages * (self.tile_m + self.tile_n) * ROW_BYTES + 2 * 8 * self.stages
-        from .group_table import table_bytes
-
         _, staging_bytes = staging(self)
         return (-(-ring // align) * align + self.consumers * staging_bytes
                 + table_bytes(self.group_table) + (align - 16))  # fmt: skip

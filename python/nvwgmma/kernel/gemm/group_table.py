@@ -4,7 +4,7 @@ its tile loop, then searched, loop-free, for each work unit's group.
 The scan over the offsets (scheduler.Grouped without a table) is a loop,
 and a loop anywhere inside the tile loop cost every tile 4-6 % on
 1024-row experts, where the same tile's batched GEMM had none
-(bench/gemm/grouped_vs_batched.py); a lookup with no loop ran even with
+(bench/gemm/grouped_vs_batched.py); a lookup with no loop ran level with
 it. The table holds, for each of `capacity` (a power of two) groups, its
 end row (clamped: a decreasing end reads as the one before it, as the scan
 reads it) and the units up to and including it; a unit's group is then
@@ -27,23 +27,21 @@ def table_bytes(capacity: int) -> int:
 class GroupTable:
     """The table of `capacity` groups at `base` (a shared-memory pointer;
     any address space where the schedule runs on the CPU) for the grouped
-    scheduler `groups` (scheduler.Grouped: its offsets, group count,
+    scheduler `scheduler` (scheduler.Grouped: its offsets, group count,
     `_rows` and `_tile_rows`)."""
 
     STEP = 8  # groups the filling thread reads at once (independent loads)
 
-    def __init__(self, groups, base, capacity: int):
+    def __init__(self, scheduler, base, capacity: int):
         from ...dialects import arith
         from .._ir import gep
 
-        self.s, self.capacity = groups, capacity
-        i32 = groups.i32
+        self.s, self.capacity, self.i32 = scheduler, capacity, scheduler.i32
         self.ends = base
         self.afters = gep(base, 4 * capacity)
-        self.i32 = i32
         # More groups than the table holds are refused before launch
         # (grouped.prepare_grouped); clamped here, so memory stays in bounds.
-        self.count = arith.minsi(groups.groups, groups.const(capacity))
+        self.count = arith.minsi(scheduler.groups, scheduler.const(capacity))
 
     def _at(self, table, index):
         from .._ir import gep

@@ -497,7 +497,8 @@ class Grouped(Persistent):
         where CTAs 132 units apart cross a few groups, instead of groups / 8
         steps before every unit's mainloop (at 128 experts, a short-K
         tile's time). With a table: (group, first row, end, units before
-        it, units up to its end); a unit below the last searches nothing."""
+        it, units up to its end); a unit still in that group searches
+        nothing."""
         return [self.const(0)] * (3 if self.table is None else 5)
 
     def _find(self, u, cursor):
