@@ -302,7 +302,7 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
     walked as the kernel's roles walk them, the scan's cursor carried from
     one to the next; each unit's Work must equal work(unit)'s, found from
     group 0. With config.group_table, each CTA fills the table (in a global
-    array here; one thread, no barrier) and searches it."""
+    array here, by three threads in turn) and searches it."""
     from nvwgmma import ir
     from nvwgmma.dialects import arith, func, llvm, scf
     from nvwgmma.kernel.gemm.scheduler import Grouped, Masked
@@ -326,20 +326,28 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
             with ir.InsertionPoint(main.add_entry_block()):
                 offsets = llvm.mlir_addressof(llvm.PointerType.get(), "offs")
                 table = llvm.mlir_addressof(llvm.PointerType.get(), "table")
-                where = dict(table=table, threads=(c32(0), c32(1), lambda: None))
+
+                def where(thread):  # one of three threads filling the table
+                    return dict(table=table, threads=(c32(thread), c32(3), lambda: None))
+
                 ctas_loop = scf.ForOp(
                     arith.constant(index, 0), arith.constant(index, ctas), arith.constant(index, 1)
                 )
                 with ir.InsertionPoint(ctas_loop.body):
                     g = arith.index_cast(i32, ctas_loop.induction_variable)
-                    if max_rows is None:
-                        s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets,
-                                    c32(len(ends)), cta=g, ctas=c32(ctas),
-                                    rank=None if rank is None else c32(rank), **where)  # fmt: skip
-                    else:
-                        s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k), offsets,
-                                   c32(len(ends)), c32(max_rows), cta=g, ctas=c32(ctas),
-                                   **where)  # fmt: skip
+                    # Threads 1 and 2 copy their shares of the offsets, then
+                    # thread 0 its own and walks them: the order a barrier
+                    # between the copy and the walk allows.
+                    for thread in (1, 2, 0):
+                        if max_rows is None:
+                            s = Grouped(config, c32(ends[-1]), c32(n), c32(k), offsets,
+                                        c32(len(ends)), cta=g, ctas=c32(ctas),
+                                        rank=None if rank is None else c32(rank),
+                                        **where(thread))  # fmt: skip
+                        else:
+                            s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k),
+                                       offsets, c32(len(ends)), c32(max_rows), cta=g,
+                                       ctas=c32(ctas), **where(thread))  # fmt: skip
                     units = scf.ForOp(*s.units(), s.cursor())
                     with ir.InsertionPoint(units.body):
                         w, cursor = s.advance(units.induction_variable,
