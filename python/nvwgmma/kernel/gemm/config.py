@@ -21,6 +21,7 @@ ROW_BYTES = 128  # one 128B-swizzled row of K per stage
 # Persistent for every K: at steady state (bench/gemm/run.py, H200) it was
 # as fast or faster than one CTA per tile on every measured shape.
 PERSISTENT_MAX_K = 1 << 30
+SHARED_MEMORY_LIMIT = 227 * 1024  # dynamic shared memory a CTA may take on sm_90
 # The most groups a grouped scheduler's shared table holds (8 KiB); more
 # groups scan the offsets instead.
 MAX_GROUP_TABLE = 1024

@@ -45,7 +45,7 @@ import math
 from dataclasses import asdict, replace
 
 from .. import _calls
-from .config import GemmConfig
+from .config import MAX_GROUP_TABLE, SHARED_MEMORY_LIMIT, GemmConfig
 from .fusion import GATE_BLOCK
 from .launch import _ELEMENT_BYTES, _check_aligned, _fail, _map, _matrix, _Tensor
 
@@ -146,9 +146,6 @@ def with_group_table(config: GemmConfig, groups: int) -> GemmConfig:
     its stages and holds them, else with none (each unit scans the offsets).
     The table keeps the loop of the scan out of the tile loop, which cost
     every tile of a large group 4-6 %."""
-    from .config import MAX_GROUP_TABLE
-    from .selector import SHARED_MEMORY_LIMIT
-
     scan = replace(config, group_table=0)
     if not 1 <= groups <= MAX_GROUP_TABLE:
         return scan
@@ -166,7 +163,7 @@ def block_scaled_config(config: GemmConfig) -> GemmConfig:
     and a fresh accumulator), and as many stages as fit. (Promoting beside
     the next K tile, as blockwise_mm's pick does, spilled here: a third
     accumulator set beside the group scheduler's registers.)"""
-    from .selector import SHARED_MEMORY_LIMIT, with_tile
+    from .selector import with_tile
 
     scaled = replace(config, block_scales=True, k_order="forward", inflight=0, split_wait=False,
                      group_table=0)  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict
 
 from .._ir import TENSOR_MAP_PARAM
-from .config import PERSISTENT_MAX_K, GemmConfig, check_config
+from .config import PERSISTENT_MAX_K, SHARED_MEMORY_LIMIT, GemmConfig, check_config
 
 __all__ = ["KERNEL_SIGNATURE", "build_gemm", "default_scheduler"]
 
@@ -88,7 +88,7 @@ def build_gemm(config: GemmConfig | None = None, *, scheduler=None, mainloop=Non
     table_at = c_at + c.consumers * ep.staging_bytes
     dynamic_smem = table_at + table_bytes(c.group_table) + (align - 16)
     assert dynamic_smem == c.shared_memory_bytes, (dynamic_smem, c.shared_memory_bytes)
-    if dynamic_smem > 227 * 1024:
+    if dynamic_smem > SHARED_MEMORY_LIMIT:
         raise ValueError(
             f"the stages must fit 227 KiB of shared memory, but {c.stages} stages of "
             f"{mainloop.stage_bytes} bytes need {dynamic_smem}"

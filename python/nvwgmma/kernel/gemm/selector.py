@@ -145,7 +145,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .config import GemmConfig
+from .config import SHARED_MEMORY_LIMIT, GemmConfig
 
 __all__ = ["candidates", "select_config"]
 
@@ -153,7 +153,6 @@ H100_SMS = 132
 # The fewest K stages a split-K part keeps: below it, the fix-up's
 # partial traffic outweighs the parallelism bought.
 MIN_PART_STAGES = 4
-SHARED_MEMORY_LIMIT = 227 * 1024  # dynamic shared memory a CTA may take on sm_90
 # Rule 3's consumer: one warpgroup computes all 128 rows of the tile.
 # Rules 3 and 4: a stage's wgmmas in two groups, the previous stage waited
 # for between them, so the tensor cores never drain.
