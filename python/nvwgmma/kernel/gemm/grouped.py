@@ -443,17 +443,18 @@ def grouped_grid(problem: dict, rows: int, cols: int, slots: int) -> int:
     """CTAs (clusters) to launch for `problem` in units of `rows` x `cols`
     on `slots` SMs (clusters). Where the host read the offsets, the units
     are known: the fewest CTAs that finish them in the same waves, so every
-    CTA gets as many (grid_size's balance; 3072 units: 128 CTAs x 24, not
+    CTA gets as many (scheduler.balanced_ctas; 3072 units: 128 CTAs x 24, not
     132 with 36 doing one more -- the same waves, four SMs idle, which
     under the power cap ran faster). Otherwise (in a capture, or masked)
     one per SM up to the most units any offsets can make: ceil(T / rows)
     + G rows of units (masked: ceil(R / rows) per group)."""
+    from .scheduler import balanced_ctas
+
     t, n, g, counts = problem["tokens"], problem["n"], problem["groups"], problem["counts"]
     per_row = -(-n // cols)
     if counts is not None:
         units = sum(-(-max(0, c) // rows) for c in counts) * per_row
-        waves = -(-units // slots)
-        return max(1, -(-units // max(1, waves)))
+        return balanced_ctas(units, slots) if units else 1
     if problem["max_rows"] is not None:
         bound = g * -(-problem["max_rows"] // rows)
     else:

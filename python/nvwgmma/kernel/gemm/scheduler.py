@@ -58,9 +58,13 @@ def grid_size(meta: dict, m: int, n: int, k: int, sms: int, batch: int = 1) -> i
     units = tiles * (meta["splits"] if scheduler == "split_k" else 1)
     if k > meta["persistent_max_k"]:
         return units * cluster
-    slots = max(1, sms // cluster)
-    waves = _ceil(units, slots)
-    return _ceil(units, waves) * cluster
+    return balanced_ctas(units, max(1, sms // cluster)) * cluster
+
+
+def balanced_ctas(units: int, slots: int) -> int:
+    """The fewest CTAs (clusters) that finish `units` (at least 1) in as
+    many waves as `slots` would: every CTA gets the same number of units."""
+    return _ceil(units, _ceil(units, slots))
 
 
 def _slots(meta: dict, m: int, n: int, grid: int, batch: int) -> int:
