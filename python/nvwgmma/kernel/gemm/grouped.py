@@ -400,7 +400,6 @@ def prepare_grouped(a, b, *, offs=None, counts=None, out=None, out_dtype=None, s
         config = replace(config, fusion=chain, gate=gate)
         if p["block"]:
             config = block_scaled_config(config)
-        config = with_group_table(config, p["groups"]) if config.group_table else config
     if config.block_scales != p["block"]:
         _fail(f"config.block_scales must be {p['block']} for this call's scales, but got "
               f"{config.block_scales}")  # fmt: skip
