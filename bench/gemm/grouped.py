@@ -114,17 +114,15 @@ def _config(fields):
 
 
 def _picks():
-    """(model, tokens, routing, counts, grouped_config's pick) of every
-    measured row, the pick as grouped_mm makes it (it reads the offsets;
-    132 SMs: H100, H200)."""
+    """grouped_config's pick for every measured row, as grouped_mm makes it
+    (it reads the offsets; 132 SMs: H100, H200)."""
     from nvwgmma.kernel.gemm.grouped import grouped_config
 
-    for model, _layer, e, topk, n, k in layers():
+    for _model, _layer, e, topk, n, k in layers():
         for tokens in TOKENS:
             for routing in ROUTINGS:
                 counts = rows_per_group(tokens, e, topk, routing)
-                yield model, tokens, routing, counts, grouped_config(sum(counts), n, k, e,
-                                                                     counts=counts)  # fmt: skip
+                yield grouped_config(sum(counts), n, k, e, counts=counts)
 
 
 def generate(out_dir: str) -> None:
@@ -141,7 +139,7 @@ def generate(out_dir: str) -> None:
 
     for candidate in CANDIDATES:
         write(_config(candidate))
-    for *_, picked in _picks():
+    for picked in _picks():
         write(picked)
         write(replace(picked, group_table=0))  # the table's ablation: each unit scans
     # Every tile grouped_config returns, for checks() (8 experts): weights
