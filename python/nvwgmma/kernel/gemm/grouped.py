@@ -169,8 +169,7 @@ def block_scaled_config(config: GemmConfig) -> GemmConfig:
                      group_table=0)  # fmt: skip
     scaled = with_tile(scaled, min(config.tile_n, 128))
     # The group table where it fits beside those stages (a stage is worth more).
-    table = replace(scaled, group_table=config.group_table)
-    return table if table.shared_memory_bytes <= SHARED_MEMORY_LIMIT else scaled
+    return with_group_table(scaled, config.group_table)
 
 
 def grouped_key(config: GemmConfig, masked: bool = False) -> str:
