@@ -302,9 +302,12 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
     walked as the kernel's roles walk them, the scan's cursor carried from
     one to the next; each unit's Work must equal work(unit)'s, found from
     group 0. With config.group_table, each CTA fills the table (in a global
-    array here, by three threads in turn) and searches it."""
+    array here, by three threads in turn) and searches it twice: halving,
+    as the producer does, and by vote, as the consumers' warps do (each
+    lane's vote in turn here: group_table.OneThread)."""
     from nvwgmma import ir
     from nvwgmma.dialects import arith, func, llvm, scf
+    from nvwgmma.kernel.gemm.group_table import OneThread
     from nvwgmma.kernel.gemm.scheduler import Grouped, Masked
 
     runner, lib, opt = _tools()
@@ -328,7 +331,8 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
                 table = llvm.mlir_addressof(llvm.PointerType.get(), "table")
 
                 def where(thread):  # one of three threads filling the table
-                    return dict(table=table, threads=(c32(thread), c32(3), lambda: None))
+                    return dict(table=table, threads=(c32(thread), c32(3), lambda: None),
+                                lanes=OneThread())  # fmt: skip
 
                 ctas_loop = scf.ForOp(
                     arith.constant(index, 0), arith.constant(index, ctas), arith.constant(index, 1)
@@ -348,23 +352,28 @@ def _trace_grouped(config, ends, n, k, ctas, max_rows=None, rank=None):
                             s = Masked(config, c32(len(ends) * max_rows), c32(n), c32(k),
                                        offsets, c32(len(ends)), c32(max_rows), cta=g,
                                        ctas=c32(ctas), **where(thread))  # fmt: skip
-                    units = scf.ForOp(*s.units(), s.cursor())
+                    # The producer's cursor, then the consumers' (found by vote).
+                    carried = len(s.cursor())
+                    units = scf.ForOp(*s.units(), s.cursor() + s.cursor())
                     with ir.InsertionPoint(units.body):
-                        w, cursor = s.advance(units.induction_variable,
-                                              list(units.inner_iter_args))  # fmt: skip
+                        state = list(units.inner_iter_args)
+                        w, cursor = s.advance(units.induction_variable, state[:carried])
+                        voted, cursor_v = s.advance_in_warps(units.induction_variable,
+                                                             state[carried:])  # fmt: skip
                         fresh = s.work(units.induction_variable)
                         same = c32(1)
                         for field in ("row", "col", "b_batch", "rows"):
-                            eq = arith.cmpi(arith.CmpIPredicate.eq, getattr(w, field),
-                                            getattr(fresh, field))  # fmt: skip
-                            same = arith.andi(same, arith.extui(i32, eq))
+                            for found in (w, voted):
+                                eq = arith.cmpi(arith.CmpIPredicate.eq, getattr(found, field),
+                                                getattr(fresh, field))  # fmt: skip
+                                same = arith.andi(same, arith.extui(i32, eq))
                         _emit(g, w.row, w.col, w.b_batch, w.rows, w.k_first, w.k_end, same)
-                        scf.YieldOp(cursor)
+                        scf.YieldOp(cursor + cursor_v)
                     scf.YieldOp([])
                 func.ReturnOp([])
         text = str(module)
     rows = _execute(text, runner, lib, opt)
-    assert all(r[-1] == 1 for r in rows), "a carried cursor changed a unit's work"
+    assert all(r[-1] == 1 for r in rows), "a carried cursor or the vote changed a unit's work"
     return [r[:-1] for r in rows]
 
 

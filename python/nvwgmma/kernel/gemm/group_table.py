@@ -9,11 +9,22 @@ it. The table holds, for each of `capacity` (a power of two) groups, its
 end row (clamped: a decreasing end reads as the one before it, as the scan
 reads it) and the units up to and including it; a unit's group is then
 log2(capacity) dependent shared-memory loads away, and a unit of the
-previous unit's group (most units of a prefill) needs none."""
+previous unit's group (most units of a prefill) needs none.
+
+Whole warps (the consumers) search by vote instead: each lane reads one
+entry and a ballot counts those at or below the unit, one step up to 32
+groups, two up to 1024. The loads are independent of one another, and the
+count is a ballot, which ptxas knows to be the same in every lane: with
+the halving search at 16 groups or more, ptxas built the consumers' whole
+tile loop -- the mainloop's stage, phase and descriptor arithmetic -- in
+per-thread registers and moved them over (R2UR) before every wgmma, 2.7 %
+fewer tensor-core cycles than the same tile's dense GEMM (Nsight Compute,
+H200, 16 experts of 1024 rows; docs/performance.md). The producer is one
+thread, so it halves."""
 
 from __future__ import annotations
 
-__all__ = ["GroupTable", "table_bytes"]
+__all__ = ["GroupTable", "WarpVote", "table_bytes"]
 
 # Units of entries past the groups: above every unit, so no search stops there.
 _PAST = 0x7FFFFFFF
@@ -22,6 +33,43 @@ _PAST = 0x7FFFFFFF
 def table_bytes(capacity: int) -> int:
     """Shared memory a table of `capacity` groups takes: two i32 per group."""
     return 8 * capacity
+
+
+class WarpVote:
+    """How whole warps count: `count(n, predicate)` is the number of lanes
+    l < n (n <= 32) whose `predicate(l)` (l: this lane's index, an i32
+    Value below n; an i1 Value) holds, the same in every lane: a ballot of
+    the warp. Every lane of the calling warps must take part."""
+
+    def count(self, n: int, predicate):
+        from ...dialects import arith, llvm, nvvm
+        from ...ir import IntegerType
+        from .._ir import i32_constant
+
+        i32 = IntegerType.get_signless(32)
+        lane = nvvm.read_ptx_sreg_laneid(i32)
+        # Lanes past n read lane n - 1's entry and vote no.
+        held = arith.andi(predicate(arith.minui(lane, i32_constant(n - 1))),
+                          arith.cmpi(arith.CmpIPredicate.ult, lane, i32_constant(n)))  # fmt: skip
+        return llvm.intr_ctpop(nvvm.vote_sync(i32, i32_constant(-1), held,
+                                              nvvm.VoteSyncKind.ballot))  # fmt: skip
+
+
+class OneThread:
+    """How one thread counts (WarpVote's contract): every lane's
+    predicate in turn, summed -- n independent loads where a search
+    would chain them."""
+
+    def count(self, n: int, predicate):
+        from ...dialects import arith
+        from ...ir import IntegerType
+        from .._ir import i32_constant
+
+        i32 = IntegerType.get_signless(32)
+        total = i32_constant(0)
+        for lane in range(n):
+            total = arith.addi(total, arith.extui(i32, predicate(i32_constant(lane))))
+        return total
 
 
 class GroupTable:
@@ -114,18 +162,51 @@ class GroupTable:
 
     def find(self, unit):
         """(group, its first row, its end, units before it, units up to
-        its end) of `unit` (i32, below the total): the number of groups
-        whose units end at or before it, by halving a power-of-two range --
-        log2(capacity) loads, no loop."""
+        its end) of `unit` (i32, below the total), for one thread: the
+        number of groups whose units end at or before it, by halving a
+        power-of-two range -- log2(capacity) loads, no loop."""
         from ...dialects import arith
 
-        s, const = self.s, self.s.const
+        const = self.s.const
         group, half = const(0), self.capacity // 2
         while half:
             ended = self._load(self.afters, arith.addi(group, const(half - 1)))
             below = arith.cmpi(arith.CmpIPredicate.ule, ended, unit)
             group = arith.select(below, arith.addi(group, const(half)), group)
             half //= 2
+        return self._entries(group)
+
+    def find_by_vote(self, unit, lanes=None):
+        """find(unit)'s five values, for whole warps (`lanes`: how they
+        count, WarpVote by default): the groups ending at or before `unit`
+        counted by a ballot, one entry a lane -- the last group of each of
+        32 blocks first where the table holds more than 32, then the
+        groups of the unit's block."""
+        from ...dialects import arith
+
+        lanes, const = lanes or WarpVote(), self.s.const
+        capacity = self.capacity
+
+        def ended(first, stride, n):  # entries first + stride * (l + 1) - 1, l < n, at or below
+            def predicate(lane):
+                at = arith.addi(first, arith.subi(arith.muli(arith.addi(lane, const(1)),
+                                                             const(stride)), const(1)))  # fmt: skip
+                return arith.cmpi(arith.CmpIPredicate.ule, self._load(self.afters, at), unit)
+
+            return lanes.count(n, predicate)
+
+        if capacity <= 32:
+            return self._entries(ended(const(0), 1, capacity))
+        per = capacity // 32
+        first = arith.muli(ended(const(0), per, 32), const(per))
+        return self._entries(arith.addi(first, ended(first, 1, per)))
+
+    def _entries(self, group):
+        """(group, its first row, its end, units before it, units up to
+        its end) of table entry `group`."""
+        from ...dialects import arith
+
+        s, const = self.s, self.s.const
         first = arith.cmpi(arith.CmpIPredicate.eq, group, const(0))
         prev = arith.maxsi(arith.subi(group, const(1)), const(0))
         end = self._load(self.ends, group)

@@ -61,14 +61,22 @@ class _Roles:
         return arith.constant(self.i32, value)
 
     def producer(self):
-        """One thread issues every TMA load of the CTA's units, in order."""
+        """One thread issues every TMA load of the CTA's units, in order.
+        Where the scheduler finds units in warps (`advance_in_warps`: a
+        grouped schedule's table, searched by vote), the producer's first
+        warp walks the units and one elected lane issues each unit's loads:
+        one thread halving a table of 16 groups or more was code enough
+        that ptxas built the consumers' mainloops in per-thread registers
+        (group_table)."""
         from ...dialects import arith, nvvm, scf
-        from ...ir import InsertionPoint
+        from ...ir import InsertionPoint, IntegerType
 
-        c, v, ring, const = self.c, self.v, self.ring, self.const
+        c, v, const = self.c, self.v, self.const
         nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
-        issuer = scf.IfOp(v.first)
-        with InsertionPoint(issuer.then_block):
+        warps = hasattr(self.scheduler, "advance_in_warps")
+        walker = arith.cmpi(arith.CmpIPredicate.ult, v.wg_thread, const(32)) if warps else v.first
+        walks = scf.IfOp(walker)
+        with InsertionPoint(walks.then_block):
             serpentine = c.k_order == "serpentine"
             # Serpentine also counts the CTA's units (j).
             cursor = _cursor(self.scheduler)
@@ -76,23 +84,39 @@ class _Roles:
             with InsertionPoint(tiles.body):
                 start, *j = tiles.inner_iter_args[: 1 + serpentine]
                 work, cursor = _advance(self.scheduler, tiles.induction_variable,
-                                        tiles.inner_iter_args[1 + serpentine :])  # fmt: skip
-                loads = scf.ForOp(work.k_first, work.k_end, self.c1, [start])
-                with InsertionPoint(loads.body):
-                    it = loads.inner_iter_args[0]
-                    stage, phase = ring.stage_and_phase(it)
-                    ring.producer_acquire(stage, phase)
-                    ring.producer_expect(stage, self.ml.tx_bytes)
-                    kt = self.scheduler.k_stage(
-                        work, loads.induction_variable, j[0] if serpentine else None
-                    )
-                    k0 = arith.muli(kt, const(c.k_tile))
-                    self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row,
-                                 col=work.col, batch=work.batch, rank=v.rank,
-                                 a_batch=work.a_batch, b_batch=work.b_batch)  # fmt: skip
-                    scf.YieldOp([arith.addi(it, const(1))])
-                scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j] + cursor)
+                                        tiles.inner_iter_args[1 + serpentine :], warps)  # fmt: skip
+                if warps:
+                    issuer = scf.IfOp(nvvm.elect_sync(IntegerType.get_signless(1)))
+                    with InsertionPoint(issuer.then_block):
+                        self._loads(work, start, j[0] if serpentine else None)
+                        scf.YieldOp([])
+                    steps = arith.index_cast(self.i32, arith.subi(work.k_end, work.k_first))
+                    end = arith.addi(start, steps)
+                else:
+                    end = self._loads(work, start, j[0] if serpentine else None)
+                scf.YieldOp([end] + [arith.addi(u, const(1)) for u in j] + cursor)
             scf.YieldOp([])
+
+    def _loads(self, work, start, j):
+        """Issue one unit's loads from ring position `start`; the position
+        after them."""
+        from ...dialects import arith, scf
+        from ...ir import InsertionPoint
+
+        c, v, ring, const = self.c, self.v, self.ring, self.const
+        loads = scf.ForOp(work.k_first, work.k_end, self.c1, [start])
+        with InsertionPoint(loads.body):
+            it = loads.inner_iter_args[0]
+            stage, phase = ring.stage_and_phase(it)
+            ring.producer_acquire(stage, phase)
+            ring.producer_expect(stage, self.ml.tx_bytes)
+            kt = self.scheduler.k_stage(work, loads.induction_variable, j)
+            k0 = arith.muli(kt, const(c.k_tile))
+            self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row, col=work.col,
+                         batch=work.batch, rank=v.rank, a_batch=work.a_batch,
+                         b_batch=work.b_batch)  # fmt: skip
+            scf.YieldOp([arith.addi(it, const(1))])
+        return loads.results[0]
 
     def consumer(self, consumer, a_start):
         """The consumer's set-up: registers, descriptors (its A rows start
@@ -243,9 +267,13 @@ def _cursor(scheduler) -> list:
     return list(cursor()) if cursor is not None else []
 
 
-def _advance(scheduler, unit, cursor) -> tuple:
-    """(unit's Work, the cursor after it)."""
+def _advance(scheduler, unit, cursor, warps=False) -> tuple:
+    """(unit's Work, the cursor after it). `warps`: the caller is whole
+    warps, every lane together (a consumer), so the scheduler's
+    `advance_in_warps` where it has one (the producer is one thread)."""
     advance = getattr(scheduler, "advance", None)
+    if warps:
+        advance = getattr(scheduler, "advance_in_warps", advance)
     if advance is None:
         return scheduler.work(unit), []
     work, after = advance(unit, list(cursor))
@@ -281,7 +309,7 @@ def cooperative(config, v: KernelValues, ring, mainloop, epilogue, scheduler, wo
         tiles = scf.ForOp(*scheduler.units(), [r.const(0)] + _cursor(scheduler))
         with InsertionPoint(tiles.body):
             start, *cursor = tiles.inner_iter_args
-            work, cursor = _advance(scheduler, tiles.induction_variable, cursor)
+            work, cursor = _advance(scheduler, tiles.induction_variable, cursor, warps=True)
             accs, end = r.mainloop(work, start)
             row = arith.addi(work.row, arith.muli(index, r.const(config.consumer_rows)))
             r.finish_tile(work, accs, row)
@@ -319,7 +347,7 @@ def pingpong(config, v: KernelValues, ring, mainloop, epilogue, scheduler, works
         tiles = scf.ForOp(first, end, step, [const(0), const(0)] + _cursor(scheduler))
         with InsertionPoint(tiles.body):
             start, j, *cursor = tiles.inner_iter_args
-            work, cursor = _advance(scheduler, tiles.induction_variable, cursor)
+            work, cursor = _advance(scheduler, tiles.induction_variable, cursor, warps=True)
             mine = arith.cmpi(arith.CmpIPredicate.eq, arith.andi(j, const(1)), index)
             turn = scf.IfOp(mine, [start.type], has_else=True)
             with InsertionPoint(turn.then_block):

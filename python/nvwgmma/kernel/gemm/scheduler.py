@@ -392,15 +392,17 @@ class Grouped(Persistent):
     there, and `work(u)` finds u's group by a search of the table with no
     loop (group_table.GroupTable). Every thread of the CTA must then
     construct the scheduler: `threads` is (this thread, the CTA's threads,
-    a barrier callable), by default tid.x, ntid.x and bar.sync 0."""
+    a barrier callable), by default tid.x, ntid.x and bar.sync 0. Whole
+    warps (`advance_in_warps`: the consumers) search it by vote (`lanes`,
+    group_table.WarpVote by default), one thread (the producer) by halving."""
 
     def __init__(self, config, m, n, k, offsets, groups, *, rank=None, cta=None, ctas=None,
-                 table=None, threads=None):  # fmt: skip
+                 table=None, threads=None, lanes=None):  # fmt: skip
         from ...dialects import arith
 
         one = arith.constant(m.type, 1)  # one batch: the groups share B's batch axis
         super().__init__(config, m, n, k, one, rank=rank, cta=cta, ctas=ctas)
-        self.offsets, self.groups = offsets, groups
+        self.offsets, self.groups, self.lanes = offsets, groups, lanes
         self.table = None
         if table is None or not config.group_table:
             self.total = self._scan(None)[1]
@@ -505,8 +507,9 @@ class Grouped(Persistent):
         nothing."""
         return [self.const(0)] * (3 if self.table is None else 5)
 
-    def _find(self, u, cursor):
-        """(group, first row, end, units before, cursor after) of unit `u`."""
+    def _find(self, u, cursor, warps):
+        """(group, first row, end, units before, cursor after) of unit `u`,
+        found by whole warps or by one thread."""
         from ...dialects import arith, scf
         from ...ir import InsertionPoint
 
@@ -518,15 +521,24 @@ class Grouped(Persistent):
         with InsertionPoint(found.then_block):
             scf.YieldOp(list(cursor))
         with InsertionPoint(found.else_block):
-            scf.YieldOp(list(self.table.find(u)))
+            table = self.table
+            scf.YieldOp(list(table.find_by_vote(u, self.lanes) if warps else table.find(u)))
         group, start, end, before, _ = found.results
         return group, start, end, before, list(found.results)
 
     def advance(self, unit, cursor) -> tuple:
+        return self._advance(unit, cursor, warps=False)
+
+    def advance_in_warps(self, unit, cursor) -> tuple:
+        """advance(unit, cursor) for callers that are whole warps, every
+        lane together (the consumers): the table searched by vote."""
+        return self._advance(unit, cursor, warps=True)
+
+    def _advance(self, unit, cursor, warps) -> tuple:
         from ...dialects import arith
 
         u = arith.index_cast(self.i32, unit)
-        group, start, end, before, cursor = self._find(u, cursor)
+        group, start, end, before, cursor = self._find(u, cursor, warps)
         local = arith.subi(u, before)
         c, const, zero = self.config, self.const, self.const(0)
         # Inside a group, the L2 bands of Persistent.tile (row by row, a
