@@ -218,7 +218,8 @@ RULE_CASES = [(64, 4096, "K", "tma"), (4096, 4096, "K", "tma"), (2048, 1536, "K"
 def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilogue):
     """What grouped_config can return: strict-checked, assembled, 0 spills;
     the scan clamps a decreasing offset (max) and the store stops at the
-    group's end (min); under the TMA epilogue whole blocks take TMA."""
+    group's end (min); under the TMA epilogue whole blocks take TMA; the
+    consumers find a unit's group in the table by one ballot (8 groups)."""
     from gemm_checks import assert_waits_before_memory
     from nvwgmma.compile import compile_to_ptx, run_ptxas
     from nvwgmma.kernel.gemm.grouped import GROUP_PARAMS, _build, grouped_config
@@ -235,6 +236,7 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
     assert_waits_before_memory(ptx, meta)  # the group offsets are read after the wait
     assert "max.s32" in ptx and "min.u32" in ptx
     assert ("cp.async.bulk.tensor.3d.global.shared::cta" in ptx) == (epilogue == "tma")
+    assert ptx.count("vote.sync.ballot.b32") == 1
     if find_tool("ptxas") is not None:
         messages = run_ptxas(ptx, extra_args=["-v"])
         assert "0 bytes spill stores" in messages and "serialized" not in messages.lower()
@@ -244,7 +246,9 @@ def test_every_rule_config_builds_a_clean_kernel(ctx, tokens, n, b_major, epilog
 def test_the_scanning_kernel_builds_clean(ctx, tokens):
     """Without a group table (more groups than the largest, or no room):
     each unit scans the offsets; strict-checked, assembled, 0 spills, and
-    no shared-memory table is read (no ld.shared of an i32 outside TMA)."""
+    no shared-memory table is read (no ld.shared of an i32 outside TMA)
+    and nothing is voted on; with the largest table the consumers vote
+    twice (the block of 32 groups, then the group in it)."""
     from dataclasses import replace
 
     from nvwgmma.kernel.gemm.grouped import _build, grouped_config
@@ -252,9 +256,10 @@ def test_the_scanning_kernel_builds_clean(ctx, tokens):
     config = grouped_config(tokens * 2000, 4096, 2048, 2000)
     assert config.group_table == 0
     ptx = _assert_kernel_clean(_build(config)()[0])
-    assert "ld.shared.u32" not in ptx and "ld.shared.b32" not in ptx
+    assert "ld.shared.u32" not in ptx and "ld.shared.b32" not in ptx and "vote." not in ptx
     tabled = _assert_kernel_clean(_build(replace(config, group_table=1024))()[0])
     assert "ld.shared.u32" in tabled or "ld.shared.b32" in tabled
+    assert tabled.count("vote.sync.ballot.b32") == 2
 
 
 def test_a_clustered_grouped_kernel_builds_clean(ctx):

@@ -1,26 +1,27 @@
 """A grouped schedule's groups in shared memory: filled once per CTA before
 its tile loop, then searched, loop-free, for each work unit's group.
 
-The scan over the offsets (scheduler.Grouped without a table) is a loop,
-and a loop anywhere inside the tile loop cost every tile 4-6 % on
-1024-row experts, where the same tile's batched GEMM had none
-(bench/gemm/grouped_vs_batched.py); a lookup with no loop ran level with
-it. The table holds, for each of `capacity` (a power of two) groups, its
-end row (clamped: a decreasing end reads as the one before it, as the scan
-reads it) and the units up to and including it; a unit's group is then
-log2(capacity) dependent shared-memory loads away, and a unit of the
-previous unit's group (most units of a prefill) needs none.
-
-Whole warps (the consumers) search by vote instead: each lane reads one
+The table holds, for each of `capacity` (a power of two) groups, its end
+row (clamped: a decreasing end reads as the one before it, as the scan
+reads it) and the units up to and including it. One thread (the producer)
+finds a unit's group by halving: log2(capacity) dependent shared-memory
+loads. Whole warps (the consumers) find it by vote: each lane reads one
 entry and a ballot counts those at or below the unit, one step up to 32
-groups, two up to 1024. The loads are independent of one another, and the
-count is a ballot, which ptxas knows to be the same in every lane: with
-the halving search at 16 groups or more, ptxas built the consumers' whole
-tile loop -- the mainloop's stage, phase and descriptor arithmetic -- in
-per-thread registers and moved them over (R2UR) before every wgmma, 2.7 %
-fewer tensor-core cycles than the same tile's dense GEMM (Nsight Compute,
-H200, 16 experts of 1024 rows; docs/performance.md). The producer is one
-thread, so it halves."""
+groups, two up to 1024. A unit of the previous unit's group (most units of
+a prefill) searches nothing.
+
+Why not the scan over the offsets (scheduler.Grouped without a table), and
+why the vote: what the consumers do between tiles decides how ptxas builds
+their mainloop. With the scan's loop in the tile loop, or the halving search
+in both roles from 16 groups up, ptxas built the consumers' whole tile loop
+-- the mainloop's stage, phase and descriptor arithmetic -- in per-thread
+registers and moved them over (R2UR) before every wgmma: 2.7 % fewer
+tensor-core cycles than the same tile's dense GEMM, 3-6 % of the time on
+1024-row experts (Nsight Compute, H200; docs/performance.md). A ballot is
+the same in every lane and ptxas knows it: with the vote they stay in
+uniform registers up to 32 groups. From 64, where the producer's halving is
+longer, ptxas moves them again, at no cost measured on the benchmark's 64-
+to 256-expert layers (128 to 512 rows an expert)."""
 
 from __future__ import annotations
 

@@ -61,22 +61,14 @@ class _Roles:
         return arith.constant(self.i32, value)
 
     def producer(self):
-        """One thread issues every TMA load of the CTA's units, in order.
-        Where the scheduler finds units in warps (`advance_in_warps`: a
-        grouped schedule's table, searched by vote), the producer's first
-        warp walks the units and one elected lane issues each unit's loads:
-        one thread halving a table of 16 groups or more was code enough
-        that ptxas built the consumers' mainloops in per-thread registers
-        (group_table)."""
+        """One thread issues every TMA load of the CTA's units, in order."""
         from ...dialects import arith, nvvm, scf
-        from ...ir import InsertionPoint, IntegerType
+        from ...ir import InsertionPoint
 
-        c, v, const = self.c, self.v, self.const
+        c, v, ring, const = self.c, self.v, self.ring, self.const
         nvvm.setmaxregister(c.producer_regs, nvvm.SetMaxRegisterAction.decrease)
-        warps = hasattr(self.scheduler, "advance_in_warps")
-        walker = arith.cmpi(arith.CmpIPredicate.ult, v.wg_thread, const(32)) if warps else v.first
-        walks = scf.IfOp(walker)
-        with InsertionPoint(walks.then_block):
+        issuer = scf.IfOp(v.first)
+        with InsertionPoint(issuer.then_block):
             serpentine = c.k_order == "serpentine"
             # Serpentine also counts the CTA's units (j).
             cursor = _cursor(self.scheduler)
@@ -84,39 +76,23 @@ class _Roles:
             with InsertionPoint(tiles.body):
                 start, *j = tiles.inner_iter_args[: 1 + serpentine]
                 work, cursor = _advance(self.scheduler, tiles.induction_variable,
-                                        tiles.inner_iter_args[1 + serpentine :], warps)  # fmt: skip
-                if warps:
-                    issuer = scf.IfOp(nvvm.elect_sync(IntegerType.get_signless(1)))
-                    with InsertionPoint(issuer.then_block):
-                        self._loads(work, start, j[0] if serpentine else None)
-                        scf.YieldOp([])
-                    steps = arith.index_cast(self.i32, arith.subi(work.k_end, work.k_first))
-                    end = arith.addi(start, steps)
-                else:
-                    end = self._loads(work, start, j[0] if serpentine else None)
-                scf.YieldOp([end] + [arith.addi(u, const(1)) for u in j] + cursor)
+                                        tiles.inner_iter_args[1 + serpentine :])  # fmt: skip
+                loads = scf.ForOp(work.k_first, work.k_end, self.c1, [start])
+                with InsertionPoint(loads.body):
+                    it = loads.inner_iter_args[0]
+                    stage, phase = ring.stage_and_phase(it)
+                    ring.producer_acquire(stage, phase)
+                    ring.producer_expect(stage, self.ml.tx_bytes)
+                    kt = self.scheduler.k_stage(
+                        work, loads.induction_variable, j[0] if serpentine else None
+                    )
+                    k0 = arith.muli(kt, const(c.k_tile))
+                    self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row,
+                                 col=work.col, batch=work.batch, rank=v.rank,
+                                 a_batch=work.a_batch, b_batch=work.b_batch)  # fmt: skip
+                    scf.YieldOp([arith.addi(it, const(1))])
+                scf.YieldOp([loads.results[0]] + [arith.addi(u, const(1)) for u in j] + cursor)
             scf.YieldOp([])
-
-    def _loads(self, work, start, j):
-        """Issue one unit's loads from ring position `start`; the position
-        after them."""
-        from ...dialects import arith, scf
-        from ...ir import InsertionPoint
-
-        c, v, ring, const = self.c, self.v, self.ring, self.const
-        loads = scf.ForOp(work.k_first, work.k_end, self.c1, [start])
-        with InsertionPoint(loads.body):
-            it = loads.inner_iter_args[0]
-            stage, phase = ring.stage_and_phase(it)
-            ring.producer_acquire(stage, phase)
-            ring.producer_expect(stage, self.ml.tx_bytes)
-            kt = self.scheduler.k_stage(work, loads.induction_variable, j)
-            k0 = arith.muli(kt, const(c.k_tile))
-            self.ml.load(ring, stage, v.tm_a, v.tm_b, k0=k0, row=work.row, col=work.col,
-                         batch=work.batch, rank=v.rank, a_batch=work.a_batch,
-                         b_batch=work.b_batch)  # fmt: skip
-            scf.YieldOp([arith.addi(it, const(1))])
-        return loads.results[0]
 
     def consumer(self, consumer, a_start):
         """The consumer's set-up: registers, descriptors (its A rows start
@@ -269,8 +245,8 @@ def _cursor(scheduler) -> list:
 
 def _advance(scheduler, unit, cursor, warps=False) -> tuple:
     """(unit's Work, the cursor after it). `warps`: the caller is whole
-    warps, every lane together (a consumer), so the scheduler's
-    `advance_in_warps` where it has one (the producer is one thread)."""
+    warps, every lane together (a consumer; the producer is one thread),
+    so the scheduler's `advance_in_warps` where it has one."""
     advance = getattr(scheduler, "advance", None)
     if warps:
         advance = getattr(scheduler, "advance_in_warps", advance)
