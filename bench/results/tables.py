@@ -34,8 +34,8 @@ DECODE = [
 
 # grouped_mm's rule on each half, a file per half (the held-out half run
 # after the tuned half's).
-GROUPED = ("h200/2026-11-29-0356-grouped-mm-table-tuned.json",
-           "h200/2026-11-29-0359-grouped-mm-table-held-out.json")  # fmt: skip
+GROUPED = ("h200/2026-11-29-0720-grouped-mm-vote-tuned.json",
+           "h200/2026-11-29-0720-grouped-mm-vote-held-out.json")  # fmt: skip
 # The public shape corpus (bench/gemm/models.py), one file per half.
 CORPUS = [("held out, a second sample, rule 0's 64 rows for the last wave (H200)", "h200/2026-11-28-2302-gemm-corpus-heldout-second-waves.json"),
           ("held out, a second sample, rule 3d's 256-row transposed tile (H200)", "h200/2026-11-28-2241-gemm-corpus-heldout-second-3d.json"),
