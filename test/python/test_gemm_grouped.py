@@ -152,19 +152,19 @@ def test_a_group_table_too_small_for_the_call_is_refused():
     "groups, dtype, table",
     [(8, "bf16", 8), (5, "bf16", 8), (256, "bf16", 256), (1024, "bf16", 1024),
      (1025, "bf16", 0),  # past the largest table: the scan
-     (256, "e4m3", 0),  # the block-scaled 128 x 128 tile's six stages leave no room
-     (8, "e4m3", 8)],
+     # the block-scaled 128 x 128 tile's six stages leave no room: five and the table
+     (256, "e4m3", 256), (1024, "e4m3", 1024), (8, "e4m3", 8)],
 )  # fmt: skip
 def test_the_group_table_holds_the_groups_where_it_fits(groups, dtype, table):
     """grouped_config keeps a table of the groups (the smallest power of two
     holding them) unless it would not fit beside the stages; the
-    block-scaled tile keeps its stages and drops the table."""
+    block-scaled tile gives up its sixth stage for one."""
     from nvwgmma.kernel.gemm.grouped import block_scaled_config, grouped_config
 
     config = grouped_config(groups * 1024, 4096, 7168, groups, dtype=dtype, out_dtype="bf16")
     if dtype == "e4m3":
         config = block_scaled_config(config)
-        assert config.stages == 6
+        assert config.stages == (6 if groups <= 128 else 5)
     assert config.group_table == table and config.shared_memory_bytes <= 227 * 1024
 
 
@@ -523,18 +523,19 @@ def test_a_block_scaled_call_takes_block_scales(fp8_bytes):
         _plan_fused(X8, W8, scale_a=sa, scale_b=Array((4, 32), "<f4"))
 
 
-@pytest.mark.parametrize("tokens", [64, 4096])
-def test_block_scaled_grouped_kernels_build_clean(ctx, tokens):
+@pytest.mark.parametrize("tokens,groups,stages", [(64, 8, 8), (4096, 8, 6), (32768, 256, 5)])
+def test_block_scaled_grouped_kernels_build_clean(ctx, tokens, groups, stages):
     """The rule's tiles with block scales (block_scaled_config: 128 columns,
-    as many stages as fit): strict-checked, assembled, 0 spills, the
-    scales last; promoting beside the next K tile spills here."""
+    as many stages as fit beside the group table): strict-checked,
+    assembled, 0 spills, the scales last; promoting beside the next K tile
+    spills here."""
     from nvwgmma.kernel.gemm import grouped
 
     config = grouped.block_scaled_config(
-        grouped.grouped_config(tokens, 4096, 2048, 8, dtype="e4m3", out_dtype="bf16")
+        grouped.grouped_config(tokens, 4096, 2048, groups, dtype="e4m3", out_dtype="bf16")
     )
     assert (config.tile_n, config.inflight, config.k_order) == (128, 0, "forward")
-    assert config.stages == (8 if tokens == 64 else 6) and config.block_scales
+    assert config.stages == stages and config.block_scales and config.group_table >= groups
     module, meta = grouped._build(config)()
     assert meta["signature"][-2:] == [list(p) for p in grouped.SCALE_PARAMS]
     _assert_kernel_clean(module)

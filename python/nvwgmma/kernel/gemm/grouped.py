@@ -160,16 +160,24 @@ def with_group_table(config: GemmConfig, groups: int) -> GemmConfig:
 def block_scaled_config(config: GemmConfig) -> GemmConfig:
     """`config` for block scales (GemmConfig.block_scales): one scale block
     per 128-deep K tile, K walked forward, at most 128 columns (a running
-    and a fresh accumulator), and as many stages as fit. (Promoting beside
-    the next K tile, as blockwise_mm's pick does, spilled here: a third
-    accumulator set beside the group scheduler's registers.)"""
+    and a fresh accumulator), as many stages as fit, and the group table:
+    where it does not fit beside them (128 x 128 tiles, more than 128
+    groups), one stage fewer. (Promoting beside the next K tile, as
+    blockwise_mm's pick does, spilled here: a third accumulator set beside
+    the group scheduler's registers.)"""
     from .selector import with_tile
 
     scaled = replace(config, block_scales=True, k_order="forward", inflight=0, split_wait=False,
                      group_table=0)  # fmt: skip
     scaled = with_tile(scaled, min(config.tile_n, 128))
-    # The group table where it fits beside those stages (a stage is worth more).
-    return with_group_table(scaled, config.group_table)
+    tabled = with_group_table(scaled, config.group_table)
+    if config.group_table and not tabled.group_table:
+        # DeepSeek-V3's 256 experts at T = 4096: five stages and the table
+        # ran 1.00-1.05x six stages scanning the offsets (H200).
+        fewer = with_group_table(replace(scaled, stages=scaled.stages - 1), config.group_table)
+        if fewer.group_table:
+            return fewer
+    return tabled
 
 
 def grouped_key(config: GemmConfig, masked: bool = False) -> str:
