@@ -2,7 +2,8 @@
 
 `mlir-translate` and `llc` come from the MLIR/LLVM wheels nvwgmma depends on
 (installed under site-packages/{mlir,llvm}/bin); `ptxas` from the CUDA
-toolkit or NVIDIA's nvcc wheel, found on PATH.
+toolkit or NVIDIA's nvcc wheel, found on PATH; `nvdisasm` (the tests read
+SASS with it) from the toolkit or NVIDIA's nvdisasm wheel (nvidia/cu13/bin).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ _WHEEL_PACKAGE = {
     "mlir-opt": "mlir",
     "mlir-runner": "mlir",
     "llc": "llvm",
+    "nvdisasm": os.path.join("nvidia", "cu13"),
 }
 
 

@@ -48,3 +48,43 @@ def assert_waits_before_memory(ptx: str, meta: dict) -> None:
     first = GLOBAL_ACCESS.search(ptx)
     assert 0 <= wait < first.start(), (wait, first)
     assert "griddepcontrol.launch_dependents" not in ptx
+
+
+def wgmma_loops(ptx: str) -> list[list[str]]:
+    """The SASS of every loop of `ptx`'s kernel that issues wgmmas (HGMMA),
+    one instruction text per entry: assembled with ptxas, disassembled with
+    nvdisasm (skips where either is missing)."""
+    import os
+    import subprocess
+    import tempfile
+
+    from nvwgmma.tools import find_tool
+
+    ptxas, nvdisasm = find_tool("ptxas"), find_tool("nvdisasm")
+    if ptxas is None or nvdisasm is None:
+        pytest.skip("ptxas or nvdisasm not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        source, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(source, "w") as f:
+            f.write(ptx)
+        subprocess.run([ptxas, "-arch=sm_90a", source, "-o", cubin], check=True)
+        sass = subprocess.run([nvdisasm, "-c", cubin], check=True, capture_output=True,
+                              text=True).stdout  # fmt: skip
+    code, labels = [], {}
+    for label, text in SASS_LINE.findall(sass):
+        if label:  # a branch target: the next instruction
+            labels[label] = len(code)
+        else:
+            code.append(text.strip())
+    loops = []
+    for i, text in enumerate(code):
+        target = BRANCH.search(text)
+        if target and labels.get(target.group(1), i + 1) <= i:
+            body = code[labels[target.group(1)] : i + 1]
+            if any(t.startswith("HGMMA") for t in body):
+                loops.append(body)
+    return loops
+
+
+SASS_LINE = re.compile(r"^(?:(\.L_x_\d+):|\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;)", re.MULTILINE)
+BRANCH = re.compile(r"BRA `\((\.L_x_\d+)\)")

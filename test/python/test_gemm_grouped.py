@@ -585,3 +585,24 @@ def test_the_bench_passes_its_run_flag_and_refuses_others(monkeypatch):
     assert {m for m, *_ in grouped.layers("held-out")} == set(grouped.MODELS) - set(grouped.TUNED)
     with pytest.raises(SystemExit):
         grouped.main(["run", "ptx", "--all-candidates"])
+
+
+@pytest.mark.parametrize("groups", [8, 16, 32])
+def test_the_consumers_mainloop_stays_on_the_uniform_datapath(ctx, groups):
+    """The consumers count the group table by vote: their K loop's stage,
+    phase and descriptor arithmetic stays in uniform registers, as in the
+    dense kernel of the same tile -- no R2UR before the wgmmas. (Halving
+    the table in every role, ptxas moved it to per-thread registers from
+    16 groups up: 3-4 % on large experts, docs/performance.md.)"""
+    from gemm_checks import wgmma_loops
+    from nvwgmma.compile import compile_to_ptx
+    from nvwgmma.kernel.gemm import build_gemm
+    from nvwgmma.kernel.gemm.grouped import _build, grouped_config
+    from nvwgmma.kernel.gemm.launch import Problem, problem_config
+
+    config = grouped_config(groups * 1024, 6144, 10752, groups, counts=[1024] * groups)
+    assert config.group_table == groups and (config.tile_m, config.tile_n) == (128, 256)
+    dense = problem_config(Problem.of(1024, 6144, 10752, groups, "bf16", "bf16", "K", "K"))
+    for module in (_build(config)()[0], build_gemm(dense)[0]):
+        k_loop = min(wgmma_loops(compile_to_ptx(module)), key=len)
+        assert not [t for t in k_loop if t.startswith("R2UR")], k_loop
