@@ -57,9 +57,9 @@ class WarpVote:
 
 
 class OneThread:
-    """How one thread counts (WarpVote's contract): every lane's
-    predicate in turn, summed -- n independent loads where a search
-    would chain them."""
+    """WarpVote's count made by one thread, every lane's predicate in
+    turn, summed: the vote where there is no warp (the scheduler's traces
+    run the consumers' search on the CPU with it)."""
 
     def count(self, n: int, predicate):
         from ...dialects import arith
