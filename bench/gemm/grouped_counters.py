@@ -31,7 +31,7 @@ import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-N, K, ROWS = 6144, 10752, 1024
+N, K = 6144, 10752  # ROWS rows an expert: grouped_vs_batched's
 EXPERTS = (8, 16)
 # The kernels in launch order: what the counters' rows are.
 KERNELS = [f"{form}{e}" for e in EXPERTS for form in ("grouped", "batched")]
@@ -48,22 +48,13 @@ METRICS = {
 }
 
 
-def _configs():
-    from nvwgmma.kernel.gemm.grouped import grouped_config
-    from nvwgmma.kernel.gemm.launch import Problem, problem_config
-
-    for e in EXPERTS:
-        yield (
-            grouped_config(e * ROWS, N, K, e, counts=[ROWS] * e),
-            problem_config(Problem.of(ROWS, N, K, e, "bf16", "bf16", "K", "K")),
-        )
-
-
 def generate(out_dir: str) -> None:
+    from grouped_vs_batched import configs
     from nvwgmma.kernel.gemm.grouped import write_grouped
     from nvwgmma.kernel.gemm.launch import write_kernel
 
-    for grouped, dense in _configs():
+    for e in EXPERTS:
+        grouped, dense = configs(e, N, K)
         print(write_grouped(out_dir, grouped))
         print(write_kernel(out_dir, dense))
 
@@ -73,14 +64,12 @@ def run(ptx_dir: str, once: bool) -> int:
     os.environ["NVWGMMA_PTX_DIR"] = ptx_dir
     import torch
     from grouped import _time
+    from grouped_vs_batched import ROWS, inputs
     from nvwgmma.kernel.gemm.grouped import prepare_grouped
 
     calls, failed = {}, 0
     for e in EXPERTS:
-        g = torch.Generator(device="cuda").manual_seed(e)
-        w = torch.randn(e, N, K, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
-        x = torch.randn(e * ROWS, K, device="cuda", generator=g, dtype=torch.bfloat16)
-        offs = torch.tensor([ROWS] * e, device="cuda").cumsum(0).to(torch.int32)
+        x, w, offs = inputs(e, N, K, seed=e)
         grouped, out_g = prepare_grouped(x, w.transpose(-2, -1), offs=offs)
         batched, out_b = prepare_grouped(x.view(e, ROWS, K), w.transpose(-2, -1))
         calls[f"grouped{e}"], calls[f"batched{e}"] = grouped, batched

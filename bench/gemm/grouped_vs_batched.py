@@ -35,18 +35,39 @@ LAYERS = {
 }
 
 
+def configs(e: int, n: int, k: int) -> tuple:
+    """(grouped_mm's pick, the batched matmul's) for `e` experts of ROWS
+    rows each, N x K weights."""
+    from nvwgmma.kernel.gemm.grouped import grouped_config
+    from nvwgmma.kernel.gemm.launch import Problem, problem_config
+
+    return (grouped_config(e * ROWS, n, k, e, counts=[ROWS] * e),
+            problem_config(Problem.of(ROWS, n, k, e, "bf16", "bf16", "K", "K")))  # fmt: skip
+
+
+def inputs(e: int, n: int, k: int, seed: int) -> tuple:
+    """(x: e x ROWS rows of K, w: (e, N, K), offs) of that problem, bf16
+    on the GPU."""
+    import torch
+
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
+    x = torch.randn(e * ROWS, k, device="cuda", generator=g, dtype=torch.bfloat16)
+    offs = torch.tensor([ROWS] * e, device="cuda").cumsum(0).to(torch.int32)
+    return x, w, offs
+
+
 def generate(out_dir: str) -> None:
     from dataclasses import replace
 
-    from nvwgmma.kernel.gemm.grouped import grouped_config, write_grouped
-    from nvwgmma.kernel.gemm.launch import Problem, problem_config, write_kernel
+    from nvwgmma.kernel.gemm.grouped import write_grouped
+    from nvwgmma.kernel.gemm.launch import write_kernel
 
     for e, n, k in LAYERS.values():
-        picked = grouped_config(e * ROWS, n, k, e, counts=[ROWS] * e)
+        picked, dense = configs(e, n, k)
         print(write_grouped(out_dir, picked))
         print(write_grouped(out_dir, replace(picked, group_table=0)))
-        problem = Problem.of(ROWS, n, k, e, "bf16", "bf16", "K", "K")
-        print(write_kernel(out_dir, problem_config(problem)))
+        print(write_kernel(out_dir, dense))
 
 
 def run(ptx_dir: str, out_dir: str) -> int:
@@ -56,19 +77,16 @@ def run(ptx_dir: str, out_dir: str) -> int:
 
     import torch
     from grouped import _time
-    from nvwgmma.kernel.gemm.grouped import grouped_config, prepare_grouped
+    from nvwgmma.kernel.gemm.grouped import prepare_grouped
     from run import _gpu_info
 
     rows, failed = [], 0
     for name, (e, n, k) in LAYERS.items():
-        g = torch.Generator(device="cuda").manual_seed(e + n + k)
-        w = torch.randn(e, n, k, device="cuda", generator=g, dtype=torch.bfloat16) * 0.05
-        x = torch.randn(e * ROWS, k, device="cuda", generator=g, dtype=torch.bfloat16)
+        x, w, offs = inputs(e, n, k, seed=e + n + k)
         x3, w_kn = x.view(e, ROWS, k), w.transpose(-2, -1)
-        offs = torch.tensor([ROWS] * e, device="cuda").cumsum(0).to(torch.int32)
         grouped, out_g = prepare_grouped(x, w_kn, offs=offs)
         # The same pick scanning the offsets for each unit (no group table).
-        scan = replace(grouped_config(e * ROWS, n, k, e, counts=[ROWS] * e), group_table=0)
+        scan = replace(configs(e, n, k)[0], group_table=0)
         scanning, out_s = prepare_grouped(x, w_kn, offs=offs, config=scan)
         batched, out_b = prepare_grouped(x3, w_kn)
         for launch in (grouped, scanning, batched):
